@@ -1,0 +1,290 @@
+// The C ABI: check the handle and the arguments, canonicalize, call lib/, turn its Status into an
+// fg_status_t and this thread's last-error message. No kernels here, and nothing escapes: every entry
+// point runs its body inside guarded().
+#include "fastgemm/fastgemm.h"
+
+#include <memory>
+#include <new>
+#include <string>
+
+#include "capi/validate.hpp"
+#include "core/check.hpp"
+#include "core/context.hpp"
+#include "rowmean/registry.hpp"
+#include "sgemm/registry.hpp"
+
+struct fg_context {
+  std::unique_ptr<fastgemm::detail::Context> context;
+};
+
+namespace fastgemm::capi {
+namespace {
+
+using detail::Context;
+using detail::StatusCode;
+
+thread_local std::string t_last_message;
+thread_local int t_last_cuda_error = 0;
+
+fg_status_t public_status(StatusCode code) {
+  switch (code) {
+    case StatusCode::success: return FG_STATUS_SUCCESS;
+    case StatusCode::invalid_value: return FG_STATUS_INVALID_VALUE;
+    case StatusCode::invalid_handle: return FG_STATUS_INVALID_HANDLE;
+    case StatusCode::not_supported: return FG_STATUS_NOT_SUPPORTED;
+    case StatusCode::no_device: return FG_STATUS_NO_DEVICE;
+    case StatusCode::alloc_failed: return FG_STATUS_ALLOC_FAILED;
+    case StatusCode::cuda_error: return FG_STATUS_CUDA_ERROR;
+    case StatusCode::cublas_error: return FG_STATUS_CUBLAS_ERROR;
+    case StatusCode::internal_error: return FG_STATUS_INTERNAL_ERROR;
+  }
+  return FG_STATUS_INTERNAL_ERROR;
+}
+
+fg_status_t record(const char *function, const Status &status) noexcept {
+  if (status.ok()) return FG_STATUS_SUCCESS;
+  try {
+    t_last_message = std::string(function) + ": " + status.message;
+  } catch (...) {
+    t_last_message.clear();  // out of host memory even for the message: keep the status at least
+  }
+  t_last_cuda_error = status.cuda_error;
+  return public_status(status.code);
+}
+
+template <typename Body>
+fg_status_t guarded(const char *function, Body &&body) noexcept {
+  try {
+    return record(function, body());
+  } catch (const std::bad_alloc &) {
+    return record(function, Status::failure(StatusCode::alloc_failed, "host memory could not be allocated"));
+  } catch (...) {
+    return record(function, Status::failure(StatusCode::internal_error, "unexpected internal exception"));
+  }
+}
+
+Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
+Status null_argument(const char *name) {
+  return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
+}
+
+// What the driver says of a pointer, against the handle's device.
+PointerInspector driver_inspector(int device) {
+  return [device](const void *pointer) {
+    cudaPointerAttributes attributes = {};
+    if (!detail::cuda_status(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes").ok()) {
+      (void)cudaGetLastError();  // the failed query must not linger as this thread's CUDA error
+      return PointerKind::unknown;
+    }
+    switch (attributes.type) {
+      case cudaMemoryTypeUnregistered: return PointerKind::pageable_host;
+      case cudaMemoryTypeDevice: return attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+      case cudaMemoryTypeHost:
+      case cudaMemoryTypeManaged: return PointerKind::device_accessible;
+    }
+    return PointerKind::unknown;
+  };
+}
+
+// Runs `body(context)` with the handle's device current.
+template <typename Body>
+fg_status_t with_handle(const char *function, fg_handle_t handle, Body &&body) noexcept {
+  return guarded(function, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    detail::DeviceGuard guard;
+    FG_RETURN_IF_ERROR(guard.enter(handle->context->device().ordinal));
+    return body(*handle->context);
+  });
+}
+
+// Algorithm ids: the enums reserve 0..99 for the project's algorithms and 100 for cuBLAS. A value in that
+// range that this build does not carry is not supported; any other value is invalid.
+bool in_algo_range(int value) { return (value >= 0 && value <= 99) || value == 100; }
+
+template <typename Id, typename Find>
+Status check_algo(Id algo, Id auto_id, Find &&find) {
+  if (!in_algo_range(static_cast<int>(algo)))
+    return Status::failure(StatusCode::invalid_value,
+                           "algo = " + std::to_string(static_cast<int>(algo)) + " is no algorithm id");
+  if (algo != auto_id && find(algo) == nullptr)
+    return Status::failure(StatusCode::not_supported,
+                           "algo = " + std::to_string(static_cast<int>(algo)) + " is not in this build");
+  return Status::success();
+}
+
+fg_status_t sgemm_entry(const char *function, fg_handle_t handle, const SgemmArgs &args) noexcept {
+  return with_handle(function, handle, [&](Context &context) -> Status {
+    detail::GemmProblem problem;
+    GemmWork work = GemmWork::nothing;
+    FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
+    fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+    if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
+    if (work == GemmWork::product) FG_RETURN_IF_ERROR(detail::run_sgemm(problem, context, context.sgemm_algo, &ran));
+    context.last_sgemm_algo = ran;
+    return Status::success();
+  });
+}
+
+}  // namespace
+}  // namespace fastgemm::capi
+
+using namespace fastgemm::capi;
+using fastgemm::detail::Context;
+
+extern "C" {
+
+int fg_version(void) { return FG_VERSION; }
+
+const char *fg_status_name(fg_status_t status) {
+  switch (status) {
+    case FG_STATUS_SUCCESS: return "FG_STATUS_SUCCESS";
+    case FG_STATUS_INVALID_VALUE: return "FG_STATUS_INVALID_VALUE";
+    case FG_STATUS_INVALID_HANDLE: return "FG_STATUS_INVALID_HANDLE";
+    case FG_STATUS_NOT_SUPPORTED: return "FG_STATUS_NOT_SUPPORTED";
+    case FG_STATUS_NO_DEVICE: return "FG_STATUS_NO_DEVICE";
+    case FG_STATUS_ALLOC_FAILED: return "FG_STATUS_ALLOC_FAILED";
+    case FG_STATUS_CUDA_ERROR: return "FG_STATUS_CUDA_ERROR";
+    case FG_STATUS_CUBLAS_ERROR: return "FG_STATUS_CUBLAS_ERROR";
+    case FG_STATUS_INTERNAL_ERROR: return "FG_STATUS_INTERNAL_ERROR";
+  }
+  return "FG_STATUS_UNKNOWN";
+}
+
+const char *fg_status_string(fg_status_t status) {
+  switch (status) {
+    case FG_STATUS_SUCCESS: return "The call succeeded.";
+    case FG_STATUS_INVALID_VALUE: return "An argument is outside its domain.";
+    case FG_STATUS_INVALID_HANDLE: return "The handle is NULL.";
+    case FG_STATUS_NOT_SUPPORTED: return "The selected algorithm cannot run this problem.";
+    case FG_STATUS_NO_DEVICE: return "No usable CUDA device or driver was found.";
+    case FG_STATUS_ALLOC_FAILED: return "Memory could not be allocated; nothing was written.";
+    case FG_STATUS_CUDA_ERROR: return "A CUDA runtime call failed.";
+    case FG_STATUS_CUBLAS_ERROR: return "A cuBLAS call failed.";
+    case FG_STATUS_INTERNAL_ERROR: return "An internal error occurred in fastgemm.";
+  }
+  return "The status value is not one fastgemm defines.";
+}
+
+const char *fg_last_error_message(void) { return t_last_message.c_str(); }
+
+int fg_last_cuda_error(void) { return t_last_cuda_error; }
+
+fg_status_t fg_create(fg_handle_t *handle) {
+  return guarded("fg_create", [&]() -> Status {
+    if (handle == nullptr) return null_argument("handle");
+    *handle = nullptr;
+    Context *context = nullptr;
+    FG_RETURN_IF_ERROR(Context::create(&context));
+    std::unique_ptr<Context> owned(context);
+    *handle = new fg_context{std::move(owned)};
+    return Status::success();
+  });
+}
+
+fg_status_t fg_destroy(fg_handle_t handle) {
+  if (handle == nullptr) return FG_STATUS_SUCCESS;
+  return with_handle("fg_destroy", handle, [&](Context &) -> Status {
+    delete handle;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
+  return with_handle("fg_set_stream", handle, [&](Context &context) { return context.set_stream(stream); });
+}
+
+fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream) {
+  return guarded("fg_get_stream", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (stream == nullptr) return null_argument("stream");
+    *stream = handle->context->stream();
+    return Status::success();
+  });
+}
+
+fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc) {
+  const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
+  return sgemm_entry("fg_sgemm", handle, args);
+}
+
+fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                                     int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                                     int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b, float beta,
+                                     float *C, int64_t ldc, int64_t stride_c, int64_t batch_count) {
+  const SgemmArgs args{layout, transa, transb, m,        n,   k,        alpha,       A,   lda, stride_a,
+                       B,      ldb,    stride_b, beta, C, ldc, stride_c, batch_count, true};
+  return sgemm_entry("fg_sgemm_strided_batched", handle, args);
+}
+
+fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {
+  return guarded("fg_set_sgemm_algo", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    FG_RETURN_IF_ERROR(check_algo(algo, FG_SGEMM_AUTO, fastgemm::detail::find_sgemm_variant));
+    handle->context->sgemm_algo = algo;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
+  return guarded("fg_get_sgemm_algo", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (algo == nullptr) return null_argument("algo");
+    *algo = handle->context->sgemm_algo;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
+  return guarded("fg_get_last_sgemm_algo", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (algo == nullptr) return null_argument("algo");
+    *algo = handle->context->last_sgemm_algo;
+    return Status::success();
+  });
+}
+
+const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo) {
+  if (algo == FG_SGEMM_AUTO) return "auto";
+  const auto *variant = fastgemm::detail::find_sgemm_variant(algo);
+  return variant != nullptr ? variant->name : "unknown";
+}
+
+fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *input, const void *matrix,
+                              void *output, int64_t L, int64_t M, int64_t N) {
+  return with_handle("fg_rowmean_matvec", handle, [&](Context &context) -> Status {
+    fastgemm::detail::RowmeanProblem problem;
+    bool empty = true;
+    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N},
+                                        driver_inspector(context.device().ordinal), &problem, &empty));
+    if (empty) return Status::success();
+    return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo);
+  });
+}
+
+fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t algo) {
+  return guarded("fg_set_rowmean_algo", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    FG_RETURN_IF_ERROR(check_algo(algo, FG_ROWMEAN_AUTO, fastgemm::detail::find_rowmean_variant));
+    handle->context->rowmean_algo = algo;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo) {
+  return guarded("fg_get_rowmean_algo", [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (algo == nullptr) return null_argument("algo");
+    *algo = handle->context->rowmean_algo;
+    return Status::success();
+  });
+}
+
+const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo) {
+  if (algo == FG_ROWMEAN_AUTO) return "auto";
+  const auto *variant = fastgemm::detail::find_rowmean_variant(algo);
+  return variant != nullptr ? variant->name : "unknown";
+}
+
+}  // extern "C"

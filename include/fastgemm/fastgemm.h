@@ -1,0 +1,234 @@
+/*
+ * fastgemm: FP32 matrix products and a batched "row mean, then matrix-vector product" on CUDA GPUs.
+ *
+ * This header is the library's whole C ABI. It compiles as C99 and C++11 and includes only <stdint.h>,
+ * <stddef.h> and <cuda_runtime_api.h>.
+ *
+ * Conventions
+ *  - Every function returns an fg_status_t unless it is a pure query, and never throws, prints, aborts
+ *    or exits. On any error nothing is written to device memory.
+ *  - Sizes, leading dimensions, strides and counts are int64_t.
+ *  - Matrix pointers are device-accessible memory: cudaMalloc, cudaMallocAsync, managed memory, or pinned
+ *    host memory from cudaMallocHost / cudaHostRegister (which the device can address). Pageable host
+ *    memory is rejected with FG_STATUS_INVALID_VALUE. Scalars (alpha, beta) are host values.
+ *  - Calls are asynchronous on the handle's stream: errors found while enqueuing are returned, errors of
+ *    a running kernel surface at the caller's next synchronization.
+ *  - Enumerations carry the CBLAS values, so CBLAS callers can pass theirs through. Values never change
+ *    once released; new ones are added.
+ */
+#ifndef FASTGEMM_FASTGEMM_H
+#define FASTGEMM_FASTGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#if defined(_WIN32)
+#if defined(FASTGEMM_BUILDING_SHARED)
+#define FG_API __declspec(dllexport)
+#elif defined(FASTGEMM_SHARED)
+#define FG_API __declspec(dllimport)
+#else
+#define FG_API
+#endif
+#else
+#define FG_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Version                                                                                          */
+/* ---------------------------------------------------------------------------------------------- */
+#define FG_VERSION_MAJOR 0
+#define FG_VERSION_MINOR 1
+#define FG_VERSION_PATCH 0
+#define FG_VERSION (FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH)
+
+/* Returns the FG_VERSION the library was built with; compare it with this header's FG_VERSION. */
+FG_API int fg_version(void);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Status                                                                                           */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum fg_status_t {
+  FG_STATUS_SUCCESS = 0,
+  FG_STATUS_INVALID_VALUE = 1,  /* an argument is outside its domain; the message names it */
+  FG_STATUS_INVALID_HANDLE = 2, /* NULL handle */
+  FG_STATUS_NOT_SUPPORTED = 3,  /* the selected algorithm cannot run this problem (alignment, size, device) */
+  FG_STATUS_NO_DEVICE = 4,      /* no usable CUDA device or driver */
+  FG_STATUS_ALLOC_FAILED = 5,   /* memory could not be allocated; nothing was written */
+  FG_STATUS_CUDA_ERROR = 6,     /* a CUDA runtime call failed; fg_last_cuda_error() has its cudaError_t */
+  FG_STATUS_CUBLAS_ERROR = 7,   /* a cuBLAS call failed */
+  FG_STATUS_INTERNAL_ERROR = 8
+} fg_status_t;
+
+/* Returns the enumerator's name, e.g. "FG_STATUS_INVALID_VALUE"; "FG_STATUS_UNKNOWN" for any other
+   value. The string is static. */
+FG_API const char *fg_status_name(fg_status_t status);
+
+/* Returns one static sentence describing the status; a sentence about an unknown status for any other
+   value. */
+FG_API const char *fg_status_string(fg_status_t status);
+
+/* Returns this thread's last failure message, naming the function and the argument or call that failed,
+   e.g. "fg_sgemm: lda = 3 must be >= max(1, k) = 16 for FG_ROW_MAJOR, FG_OP_N"; "" if no call of this
+   thread has failed. Successful calls leave it as it is. The pointer stays valid until this thread's next
+   failing call. */
+FG_API const char *fg_last_error_message(void);
+
+/* Returns the cudaError_t behind this thread's last FG_STATUS_CUDA_ERROR (or FG_STATUS_NO_DEVICE, when a
+   CUDA call reported it); 0 if there was none. */
+FG_API int fg_last_cuda_error(void);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Handle                                                                                           */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct fg_context *fg_handle_t;
+
+/* Creates a handle bound to the calling thread's current CUDA device, on the legacy default stream.
+   Returns FG_STATUS_SUCCESS and sets *handle; FG_STATUS_INVALID_VALUE if handle is NULL;
+   FG_STATUS_NO_DEVICE when there is no usable device or driver (*handle is set to NULL);
+   FG_STATUS_ALLOC_FAILED or FG_STATUS_CUDA_ERROR otherwise. A handle is used by one thread at a time;
+   different handles are independent and may run concurrently from different threads. */
+FG_API fg_status_t fg_create(fg_handle_t *handle);
+
+/* Releases the handle and the device memory it holds. Waits for nothing but what its own release
+   requires. NULL is accepted and returns FG_STATUS_SUCCESS. */
+FG_API fg_status_t fg_destroy(fg_handle_t handle);
+
+/* Sets the stream every later call of this handle enqueues on; 0 is the legacy default stream.
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle. */
+FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
+
+/* Stores the handle's stream in *stream. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL stream pointer. */
+FG_API fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* SGEMM                                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum fg_layout_t { FG_ROW_MAJOR = 101, FG_COL_MAJOR = 102 } fg_layout_t;
+typedef enum fg_op_t { FG_OP_N = 111, FG_OP_T = 112, FG_OP_C = 113 } fg_op_t; /* FG_OP_C means FG_OP_T for real data */
+
+/* C := alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n and C m x n, all stored in the given
+   layout. Semantics are the reference BLAS's:
+   - m, n, k >= 0. m == 0 or n == 0: success, nothing is read or written.
+   - k == 0 or alpha == 0: C := beta * C; A and B are not read and may be NULL. beta == 1 then leaves C as it is.
+   - beta == 0: C is not read; NaN or Inf already in C never reaches the result.
+   - Leading dimensions: FG_ROW_MAJOR: lda >= max(1, transa == N ? k : m), ldb >= max(1, transb == N ? n : k),
+     ldc >= max(1, n); FG_COL_MAJOR: lda >= max(1, transa == N ? m : k), ldb >= max(1, transb == N ? k : n),
+     ldc >= max(1, m). They are checked even when nothing is read.
+   - A, B and C must be device-accessible (see the conventions above) wherever they are read or written.
+   Any pointer alignment and any leading dimension work with FG_SGEMM_AUTO. For one algorithm, device and
+   build, the same inputs give bitwise the same C.
+   Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a bad
+   enumerator, a negative size, a short leading dimension, a NULL or pageable-host pointer that would be
+   read or written, or sizes whose element offsets overflow int64 (the message names the argument);
+   FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the problem (the message names the unmet
+   condition); FG_STATUS_CUDA_ERROR / FG_STATUS_CUBLAS_ERROR / FG_STATUS_ALLOC_FAILED when the device
+   refuses. On every error nothing is written. */
+FG_API fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                            int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *A, int64_t lda,
+                            const float *B, int64_t ldb,
+                            float beta, float *C, int64_t ldc);
+
+/* batch_count independent products C_i := alpha * op(A_i) * op(B_i) + beta * C_i, where
+   A_i = A + i * stride_a, B_i = B + i * stride_b and C_i = C + i * stride_c (strides in elements).
+   Everything fg_sgemm says holds for each product, and:
+   - batch_count >= 0; batch_count == 0: success, nothing is read or written.
+   - Strides >= 0. A stride of 0 for A or B broadcasts one matrix to every product.
+   - C's stride must keep the products apart: either stride_c is at least one C matrix's extent
+     (stacked matrices), or stride_c is at least the C matrix's contiguous width and the batch_count
+     matrices side by side fit in one leading dimension (interleaved rows). Anything else, stride_c == 0
+     with batch_count > 1 included, returns FG_STATUS_INVALID_VALUE naming stride_c.
+   Returns as fg_sgemm does. */
+FG_API fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                                            int64_t m, int64_t n, int64_t k,
+                                            float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                            const float *B, int64_t ldb, int64_t stride_b,
+                                            float beta, float *C, int64_t ldc, int64_t stride_c,
+                                            int64_t batch_count);
+
+typedef enum fg_sgemm_algo_t {
+  FG_SGEMM_AUTO = 0,          /* the fastest known for the problem on this device (default) */
+  FG_SGEMM_NAIVE = 1,         /* one thread per element of C */
+  FG_SGEMM_SMEM = 2,          /* 128x128x8 shared-memory tiles, 8x8 outputs per thread */
+  FG_SGEMM_SMEM_VEC4 = 3,     /* + 128-bit global loads and stores */
+  FG_SGEMM_BANK_FREE = 4,     /* + A tile stored transposed: conflict-free 128-bit shared reads */
+  FG_SGEMM_DOUBLE_BUFFER = 5, /* + two shared-memory stages, loads overlapped with math */
+  /* 6..99: the project's own faster kernels, added as they land */
+  FG_SGEMM_CUBLAS = 100       /* cuBLAS with FP32 math (TF32 off), for comparison */
+} fg_sgemm_algo_t;
+
+/* Selects the algorithm later fg_sgemm* calls of this handle use (FG_SGEMM_AUTO by default). Returns
+   FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
+   fg_sgemm_algo_t, FG_STATUS_NOT_SUPPORTED for one this build does not carry. A forced algorithm that
+   cannot run a given problem makes that call return FG_STATUS_NOT_SUPPORTED; FG_SGEMM_AUTO never does. */
+FG_API fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo);
+
+/* Stores the selected algorithm in *algo. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL algo. */
+FG_API fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo);
+
+/* Stores in *algo the algorithm the last successful fg_sgemm* call of this handle ran: AUTO's choice when
+   AUTO is selected, never FG_SGEMM_AUTO itself, except before any product has run and after a call that
+   needed no product (m, n or batch_count 0, or only C := beta * C), which store FG_SGEMM_AUTO.
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL algo. */
+FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo);
+
+/* Returns the algorithm's short static name, e.g. "double_buffer"; "unknown" for any other value. */
+FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Row mean, then matrix-vector product                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum fg_dtype_t { FG_F32 = 0, FG_F64 = 1 } fg_dtype_t;
+
+/* output[i*N + k] = sum_j matrix[i*L + j] * (1/M) * sum_m input[(k*L + j)*M + m]
+   input:  N x L x M, row-major (N batches of L rows of M values)
+   matrix: L x L, row-major
+   output: L x N, row-major (column k holds batch k)
+   All three arrays hold dtype elements, are device-accessible and dense; any alignment works.
+   L == 0 or N == 0: success, nothing is read or written. M must be >= 1 (a mean of nothing is
+   FG_STATUS_INVALID_VALUE, whatever L and N are). output must not overlap input or matrix.
+   Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a bad
+   dtype, a negative size, M == 0, a NULL or pageable-host pointer, or sizes whose element counts overflow
+   int64; FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the shape; FG_STATUS_ALLOC_FAILED when
+   the workspace some algorithms need cannot be allocated; FG_STATUS_CUDA_ERROR / FG_STATUS_CUBLAS_ERROR
+   when the device refuses. On every error nothing is written. */
+FG_API fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype,
+                                     const void *input, const void *matrix, void *output,
+                                     int64_t L, int64_t M, int64_t N);
+
+typedef enum fg_rowmean_algo_t {
+  FG_ROWMEAN_AUTO = 0,            /* the fastest known (default) */
+  FG_ROWMEAN_SINGLE_BLOCK = 1,    /* one block of L threads walks all N batches */
+  FG_ROWMEAN_BLOCK_PER_BATCH = 2, /* one block per batch, shared-memory tree reduction per output row */
+  FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions */
+  FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
+  /* 5..99: the project's own faster kernels */
+  FG_ROWMEAN_CUBLAS = 100         /* gemv for the means, then gemm, through cuBLAS */
+} fg_rowmean_algo_t;
+
+/* Selects the algorithm later fg_rowmean_matvec calls of this handle use (FG_ROWMEAN_AUTO by default).
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
+   fg_rowmean_algo_t, FG_STATUS_NOT_SUPPORTED for one this build does not carry. */
+FG_API fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t algo);
+
+/* Stores the selected algorithm in *algo. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL algo. */
+FG_API fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo);
+
+/* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
+FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FASTGEMM_FASTGEMM_H */

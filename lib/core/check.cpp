@@ -1,0 +1,48 @@
+#include "core/check.hpp"
+
+#include <string>
+
+namespace fastgemm::detail {
+namespace {
+
+std::string call_name(const char *call) {
+  std::string name(call ? call : "CUDA call");
+  const auto paren = name.find('(');
+  if (paren != std::string::npos) name.resize(paren);
+  return name;
+}
+
+}  // namespace
+
+Status cuda_status(cudaError_t error, const char *call) {
+  if (error == cudaSuccess) return Status::success();
+  std::string message = call_name(call) + " failed: " + cudaGetErrorString(error) + " (" +
+                        cudaGetErrorName(error) + ")";
+  StatusCode code = StatusCode::cuda_error;
+  switch (error) {
+    case cudaErrorMemoryAllocation:
+      code = StatusCode::alloc_failed;
+      break;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      code = StatusCode::no_device;
+      break;
+    default:
+      break;
+  }
+  return Status::failure(code, std::move(message), static_cast<int>(error));
+}
+
+Status cublas_status(cublasStatus_t status, const char *call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return Status::success();
+  std::string message = call_name(call) + " failed: " + cublasGetStatusString(status) + " (" +
+                        cublasGetStatusName(status) + ")";
+  const StatusCode code =
+      status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::alloc_failed : StatusCode::cublas_error;
+  return Status::failure(code, std::move(message));
+}
+
+}  // namespace fastgemm::detail

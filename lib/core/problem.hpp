@@ -1,0 +1,44 @@
+// Canonical problem forms that every kernel sees. The C ABI's layouts, transposes and trivial cases are
+// resolved before a problem reaches lib/: a GemmProblem is always row-major, with m, n, k, batch >= 1 and
+// alpha != 0.
+#pragma once
+
+#include <cstdint>
+
+#include "fastgemm/fastgemm.h"
+
+namespace fastgemm::detail {
+
+// One row-major operand of a product: element (r, c) of op(X) lives at
+// data[transposed ? c * ld + r : r * ld + c], batch i at data + i * stride.
+struct GemmOperand {
+  const float *data = nullptr;
+  int64_t ld = 0;
+  int64_t stride = 0;
+  bool transposed = false;
+};
+
+// C := alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, row-major, batch products.
+// beta == 0 means C is written without being read.
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  GemmOperand a, b;
+  float *c = nullptr;
+  int64_t ldc = 0;
+  int64_t stride_c = 0;
+};
+
+// output (L x N) = matrix (L x L) * means^T, means[k][j] = mean over M of input[k][j][:].
+// L, M, N >= 1; arrays dense, row-major, of `dtype` elements.
+struct RowmeanProblem {
+  fg_dtype_t dtype = FG_F32;
+  const void *input = nullptr;
+  const void *matrix = nullptr;
+  void *output = nullptr;
+  int64_t L = 0, M = 0, N = 0;
+};
+
+inline int64_t element_size(fg_dtype_t dtype) { return dtype == FG_F64 ? 8 : 4; }
+
+}  // namespace fastgemm::detail

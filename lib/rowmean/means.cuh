@@ -1,0 +1,18 @@
+// Row means of the N x L x M input into a dense (N*L) vector, shared by the algorithms that keep the
+// means in a workspace: one warp per row, lanes walking the row with stride 32 so that a warp's loads
+// are contiguous, sums in double, a shuffle tree at the end.
+#pragma once
+
+#include <cstdint>
+
+#include "core/context.hpp"
+#include "core/problem.hpp"
+#include "core/status.hpp"
+
+namespace fastgemm::detail {
+
+// means[r] = (1/M) * sum_m input[r * M + m] for r < rows, enqueued on `stream`.
+template <typename T>
+Status row_means(const T *input, T *means, int64_t rows, int64_t M, cudaStream_t stream);
+
+}  // namespace fastgemm::detail

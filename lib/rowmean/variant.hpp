@@ -1,0 +1,25 @@
+// The protocol every rowmean_matvec algorithm follows, the same as SGEMM's: can_implement checks without
+// touching the device, run enqueues on the context's stream and never synchronizes.
+#pragma once
+
+#include "core/context.hpp"
+#include "core/device.hpp"
+#include "core/problem.hpp"
+#include "core/status.hpp"
+#include "fastgemm/fastgemm.h"
+
+namespace fastgemm::detail {
+
+struct RowmeanVariant {
+  fg_rowmean_algo_t id;
+  const char *name;
+  Status (*can_implement)(const RowmeanProblem &, const DeviceInfo &);
+  Status (*run)(const RowmeanProblem &, Context &);
+};
+
+inline Status any_rowmean_shape(const RowmeanProblem &, const DeviceInfo &) { return Status::success(); }
+
+extern const RowmeanVariant two_pass_rowmean;
+extern const RowmeanVariant cublas_rowmean;
+
+}  // namespace fastgemm::detail

@@ -1,0 +1,28 @@
+// The table of SGEMM variants this build carries, AUTO's choice among them, and the one entry point
+// capi/ calls with a canonical problem.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+#include "sgemm/variant.hpp"
+
+namespace fastgemm::detail {
+
+// The variant with this id, or nullptr when the build carries none.
+const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id);
+
+// AUTO's choice for the problem on the device: the first variant of its preference order that can
+// implement the problem. Pure: it reads nothing but its arguments.
+fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device);
+
+// Runs a canonical problem (m, n, k, batch >= 1, alpha != 0) with the selected algorithm, AUTO resolved,
+// and stores the algorithm that ran in *ran.
+Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, fg_sgemm_algo_t *ran);
+
+// C := beta * C over the problem's C (the k == 0 or alpha == 0 case); beta == 0 writes zeros without
+// reading C.
+Status scale_c(const GemmProblem &problem, cudaStream_t stream);
+
+}  // namespace fastgemm::detail
