@@ -1,0 +1,130 @@
+// fg_rowmean_matvec against an extended-precision CPU reference, for every algorithm the build carries and
+// AUTO, both element types.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "gpu/gemm_harness.hpp"
+
+using namespace fgtest;
+
+namespace {
+
+std::vector<fg_rowmean_algo_t> rowmean_algos_under_test(fg_handle_t handle) {
+  std::vector<fg_rowmean_algo_t> algos{FG_ROWMEAN_AUTO};
+  for (fg_rowmean_algo_t algo : carried_rowmean_algos(handle)) algos.push_back(algo);
+  REQUIRE(algos.size() >= 3);  // AUTO, the two-pass kernel and cuBLAS at least
+  return algos;
+}
+
+// The classic one-thread-per-row algorithms stop at L = 1024; every other one runs any shape.
+bool may_refuse(fg_rowmean_algo_t algo, int64_t L) {
+  return L > 1024 && (algo == FG_ROWMEAN_SINGLE_BLOCK || algo == FG_ROWMEAN_BLOCK_PER_BATCH ||
+                      algo == FG_ROWMEAN_COALESCED);
+}
+
+template <typename T>
+double tolerance(fg_rowmean_algo_t algo) {
+  // cuBLAS sums in T; the project's own kernels keep the error near one rounding of the result.
+  if (std::is_same<T, float>::value) return algo == FG_ROWMEAN_CUBLAS ? 1e-5 : 2e-6;
+  return algo == FG_ROWMEAN_CUBLAS ? 1e-12 : 1e-13;
+}
+
+struct RowmeanCase {
+  int64_t L, M, N;
+  int64_t offset = 0;  // elements between each allocation and its array
+};
+
+template <typename T>
+void check_rowmean_case(fg_handle_t handle, const std::vector<fg_rowmean_algo_t> &algos, const RowmeanCase &rc,
+                        uint64_t seed) {
+  const fg_dtype_t dtype = std::is_same<T, float>::value ? FG_F32 : FG_F64;
+  INFO((dtype == FG_F32 ? "f32" : "f64") << " L=" << rc.L << " M=" << rc.M << " N=" << rc.N << " offset=" << rc.offset);
+  std::vector<T> input(static_cast<size_t>(rc.N * rc.L * rc.M)), matrix(static_cast<size_t>(rc.L * rc.L));
+  fill_uniform(input, seed * 2 + 1, T(-0.5), T(1.5));
+  fill_uniform(matrix, seed * 2 + 2);
+  const std::vector<long double> reference = reference_rowmean(input, matrix, rc.L, rc.M, rc.N);
+
+  const size_t output_count = static_cast<size_t>(rc.L * rc.N) + 2 * rc.offset;
+  DeviceMemory input_device((input.size() + rc.offset) * sizeof(T)), matrix_device((matrix.size() + rc.offset) * sizeof(T)),
+      output_device(output_count * sizeof(T));
+  std::vector<T> staged(input.size() + rc.offset);
+  std::copy(input.begin(), input.end(), staged.begin() + rc.offset);
+  upload(input_device, staged);
+  staged.assign(matrix.size() + rc.offset, T(0));
+  std::copy(matrix.begin(), matrix.end(), staged.begin() + rc.offset);
+  upload(matrix_device, staged);
+  const std::vector<T> poison(output_count, std::numeric_limits<T>::quiet_NaN());
+
+  for (fg_rowmean_algo_t algo : algos) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle, algo));
+    upload(output_device, poison);
+    const fg_status_t status =
+        fg_rowmean_matvec(handle, dtype, input_device.as<T>() + rc.offset, matrix_device.as<T>() + rc.offset,
+                          output_device.as<T>() + rc.offset, rc.L, rc.M, rc.N);
+    const std::vector<T> result = download<T>(output_device, output_count);
+    if (status == FG_STATUS_NOT_SUPPORTED && may_refuse(algo, rc.L)) {
+      CHECK(std::strlen(fg_last_error_message()) > 0);
+      CHECK(std::memcmp(result.data(), poison.data(), result.size() * sizeof(T)) == 0);
+      continue;
+    }
+    INFO("status " << fg_status_name(status) << ": " << fg_last_error_message());
+    REQUIRE(status == FG_STATUS_SUCCESS);
+    const std::vector<T> window(result.begin() + rc.offset, result.begin() + rc.offset + rc.L * rc.N);
+    const double error = relative_error(window, reference);
+    INFO("relative error " << error);
+    CHECK(error <= tolerance<T>(algo));
+    for (int64_t i = 0; i < rc.offset; ++i) {  // nothing written before or after the output
+      CHECK(std::isnan(result[i]));
+      CHECK(std::isnan(result[rc.offset + rc.L * rc.N + i]));
+    }
+  }
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle, FG_ROWMEAN_AUTO));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("rowmean_matvec: L x M x N grid", "[grid]", float, double) {
+  Handle handle;
+  const auto algos = rowmean_algos_under_test(handle.get());
+  uint64_t seed = 1;
+  for (int64_t L : {1, 3, 100, 1025, 3000})
+    for (int64_t M : {1, 7, 64, 513})
+      for (int64_t N : {1, 5, 64}) check_rowmean_case<TestType>(handle.get(), algos, {L, M, N}, seed++);
+}
+
+TEMPLATE_TEST_CASE("rowmean_matvec: pointers offset by one element", "[rowmean][alignment]", float, double) {
+  Handle handle;
+  const auto algos = rowmean_algos_under_test(handle.get());
+  uint64_t seed = 1000;
+  for (RowmeanCase rc : {RowmeanCase{64, 64, 33, 1}, RowmeanCase{5, 1001, 7, 1}, RowmeanCase{1030, 8, 3, 1},
+                         RowmeanCase{17, 1, 300, 1}})
+    check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
+}
+
+TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches", "[classes]", float, double) {
+  Handle handle;
+  const auto algos = rowmean_algos_under_test(handle.get());
+  uint64_t seed = 2000;
+  for (RowmeanCase rc : {RowmeanCase{3, 100000, 4}, RowmeanCase{64, 1, 20000}, RowmeanCase{4096, 8, 40},
+                         RowmeanCase{8192, 16, 3}, RowmeanCase{1024, 64, 300}, RowmeanCase{2, 1 << 20, 1},
+                         RowmeanCase{1, 2, 100000}, RowmeanCase{300, 32, 1}})
+    check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
+}
+
+TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[empty]") {
+  Handle handle;
+  DeviceMemory output(sizeof(float));
+  upload(output, std::vector<float>{3.0f});
+  REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F32, nullptr, nullptr, output.get(), 0, 4, 4));
+  REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F64, nullptr, nullptr, nullptr, 4, 4, 0));
+  CHECK(fg_rowmean_matvec(handle.get(), FG_F32, output.get(), output.get(), output.get(), 1, 0, 1) ==
+        FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("M = 0") != std::string::npos);
+  CHECK(download<float>(output, 1)[0] == 3.0f);
+}

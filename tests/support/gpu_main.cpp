@@ -1,0 +1,20 @@
+// Entry point of the GPU test programs: without a usable CUDA device they report "skipped" to CTest
+// (exit code 77, the tests' SKIP_RETURN_CODE) instead of passing without having run.
+#define CATCH_CONFIG_RUNNER
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include <cuda_runtime_api.h>
+
+int main(int argc, char **argv) {
+  int devices = 0;
+  const cudaError_t error = cudaGetDeviceCount(&devices);
+  if (error != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device (%s); GPU tests need one\n",
+                error != cudaSuccess ? cudaGetErrorName(error) : "0 devices");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,119 @@
+// The parts of the C ABI that need no GPU: version, status and algorithm names, NULL handles, and
+// fg_create's answer on the machine at hand.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "fastgemm/fastgemm.h"
+
+TEST_CASE("version: library and header agree", "[abi]") {
+  CHECK(fg_version() == FG_VERSION);
+  CHECK(FG_VERSION == FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH);
+}
+
+TEST_CASE("status: every value has its name and a sentence", "[abi]") {
+  const std::pair<fg_status_t, const char *> names[] = {
+      {FG_STATUS_SUCCESS, "FG_STATUS_SUCCESS"},           {FG_STATUS_INVALID_VALUE, "FG_STATUS_INVALID_VALUE"},
+      {FG_STATUS_INVALID_HANDLE, "FG_STATUS_INVALID_HANDLE"}, {FG_STATUS_NOT_SUPPORTED, "FG_STATUS_NOT_SUPPORTED"},
+      {FG_STATUS_NO_DEVICE, "FG_STATUS_NO_DEVICE"},       {FG_STATUS_ALLOC_FAILED, "FG_STATUS_ALLOC_FAILED"},
+      {FG_STATUS_CUDA_ERROR, "FG_STATUS_CUDA_ERROR"},     {FG_STATUS_CUBLAS_ERROR, "FG_STATUS_CUBLAS_ERROR"},
+      {FG_STATUS_INTERNAL_ERROR, "FG_STATUS_INTERNAL_ERROR"}};
+  std::set<std::string> sentences;
+  int expected_value = 0;
+  for (const auto &entry : names) {
+    CHECK(static_cast<int>(entry.first) == expected_value++);  // values are pinned: 0..8 in this order
+    CHECK(std::string(fg_status_name(entry.first)) == entry.second);
+    const std::string sentence = fg_status_string(entry.first);
+    CHECK(sentence.size() > 10);
+    CHECK(sentence.back() == '.');
+    sentences.insert(sentence);
+  }
+  CHECK(sentences.size() == 9);
+  CHECK(std::string(fg_status_name(static_cast<fg_status_t>(9))) == "FG_STATUS_UNKNOWN");
+  CHECK(std::string(fg_status_name(static_cast<fg_status_t>(-1))) == "FG_STATUS_UNKNOWN");
+  CHECK(sentences.count(fg_status_string(static_cast<fg_status_t>(42))) == 0);
+}
+
+TEST_CASE("enumerations carry the CBLAS and API values", "[abi]") {
+  CHECK(FG_ROW_MAJOR == 101);
+  CHECK(FG_COL_MAJOR == 102);
+  CHECK(FG_OP_N == 111);
+  CHECK(FG_OP_T == 112);
+  CHECK(FG_OP_C == 113);
+  CHECK(FG_SGEMM_AUTO == 0);
+  CHECK(FG_SGEMM_DOUBLE_BUFFER == 5);
+  CHECK(FG_SGEMM_CUBLAS == 100);
+  CHECK(FG_ROWMEAN_COALESCED == 3);
+  CHECK(FG_ROWMEAN_CUBLAS == 100);
+  CHECK(FG_F32 == 0);
+  CHECK(FG_F64 == 1);
+}
+
+TEST_CASE("algorithm names", "[abi]") {
+  CHECK(std::string(fg_sgemm_algo_name(FG_SGEMM_AUTO)) == "auto");
+  CHECK(std::string(fg_sgemm_algo_name(FG_SGEMM_NAIVE)) == "naive");
+  CHECK(std::string(fg_sgemm_algo_name(FG_SGEMM_CUBLAS)) == "cublas");
+  CHECK(std::string(fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(77))) == "unknown");
+  CHECK(std::string(fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(-5))) == "unknown");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_AUTO)) == "auto");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_TWO_PASS)) == "two_pass");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_CUBLAS)) == "cublas");
+  CHECK(std::string(fg_rowmean_algo_name(static_cast<fg_rowmean_algo_t>(1000))) == "unknown");
+}
+
+namespace {
+void check_null_handle(fg_status_t status, const char *function) {
+  INFO(function);
+  CHECK(status == FG_STATUS_INVALID_HANDLE);
+  const std::string message = fg_last_error_message();
+  CHECK(message == std::string(function) + ": handle is NULL");
+}
+}  // namespace
+
+TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDLE", "[abi]") {
+  float value = 0;
+  cudaStream_t stream = nullptr;
+  fg_sgemm_algo_t sgemm_algo;
+  fg_rowmean_algo_t rowmean_algo;
+  check_null_handle(fg_set_stream(nullptr, nullptr), "fg_set_stream");
+  check_null_handle(fg_get_stream(nullptr, &stream), "fg_get_stream");
+  check_null_handle(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f,
+                             &value, 1),
+                    "fg_sgemm");
+  check_null_handle(fg_sgemm_strided_batched(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, 1,
+                                             &value, 1, 1, 0.0f, &value, 1, 1, 1),
+                    "fg_sgemm_strided_batched");
+  check_null_handle(fg_set_sgemm_algo(nullptr, FG_SGEMM_NAIVE), "fg_set_sgemm_algo");
+  check_null_handle(fg_get_sgemm_algo(nullptr, &sgemm_algo), "fg_get_sgemm_algo");
+  check_null_handle(fg_get_last_sgemm_algo(nullptr, &sgemm_algo), "fg_get_last_sgemm_algo");
+  check_null_handle(fg_rowmean_matvec(nullptr, FG_F32, &value, &value, &value, 1, 1, 1), "fg_rowmean_matvec");
+  check_null_handle(fg_set_rowmean_algo(nullptr, FG_ROWMEAN_AUTO), "fg_set_rowmean_algo");
+  check_null_handle(fg_get_rowmean_algo(nullptr, &rowmean_algo), "fg_get_rowmean_algo");
+  CHECK(fg_destroy(nullptr) == FG_STATUS_SUCCESS);
+  CHECK(value == 0.0f);
+}
+
+TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
+  CHECK(fg_create(nullptr) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()) == "fg_create: handle is NULL");
+  int devices = 0;
+  const bool has_device = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  fg_handle_t handle = reinterpret_cast<fg_handle_t>(&devices);
+  const fg_status_t status = fg_create(&handle);
+  if (has_device) {
+    CHECK(status == FG_STATUS_SUCCESS);
+    CHECK(handle != nullptr);
+    CHECK(fg_destroy(handle) == FG_STATUS_SUCCESS);
+  } else {
+    CHECK(status == FG_STATUS_NO_DEVICE);
+    CHECK(handle == nullptr);
+    const std::string message = fg_last_error_message();
+    INFO(message);
+    CHECK(message.find("fg_create: cudaGetDeviceCount failed: ") == 0);
+    CHECK(fg_last_cuda_error() != 0);
+  }
+}

@@ -1,0 +1,216 @@
+// The argument validator and AUTO's choices as pure functions, over a simulated device: no GPU needed.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "capi/validate.hpp"
+#include "rowmean/registry.hpp"
+#include "sgemm/registry.hpp"
+#include "support/bad_inputs.hpp"
+
+using namespace fastgemm;
+using fgtest::SgemmCall;
+
+namespace {
+
+// Simulated memory: three "device" regions and one of pageable host memory.
+alignas(16) float device_a[64], device_b[64], device_c[64], host_memory[64], other_device[64];
+
+capi::PointerKind simulated(const void *pointer) {
+  const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + 64; };
+  if (inside(host_memory)) return capi::PointerKind::pageable_host;
+  if (inside(other_device)) return capi::PointerKind::other_device;
+  if (inside(device_a) || inside(device_b) || inside(device_c)) return capi::PointerKind::device_accessible;
+  return capi::PointerKind::unknown;
+}
+
+capi::SgemmArgs args_of(const SgemmCall &c, bool batched) {
+  return capi::SgemmArgs{c.layout, c.transa, c.transb, c.m,          c.n,        c.k,   c.alpha,
+                         c.A,      c.lda,    c.stride_a, c.B,        c.ldb,      c.stride_b, c.beta,
+                         c.C,      c.ldc,    c.stride_c, c.batch_count, batched};
+}
+
+capi::Status validate(const capi::SgemmArgs &args, detail::GemmProblem *problem, capi::GemmWork *work) {
+  return capi::validate_sgemm(args, simulated, problem, work);
+}
+
+}  // namespace
+
+TEST_CASE("validator: every bad sgemm argument class is invalid and named", "[validate]") {
+  const auto cases = fgtest::bad_sgemm_cases(device_a, device_b, device_c, host_memory);
+  REQUIRE(cases.size() >= 25);
+  for (const auto &bad : cases)
+    for (bool batched : {false, true}) {
+      if (bad.batched_only && !batched) continue;
+      INFO(bad.what << (batched ? ", batched" : ""));
+      detail::GemmProblem problem;
+      capi::GemmWork work;
+      const capi::Status status = validate(args_of(bad.call, batched), &problem, &work);
+      INFO(status.message);
+      CHECK(status.code == detail::StatusCode::invalid_value);
+      CHECK(status.message.find(bad.message_part) != std::string::npos);
+    }
+  const SgemmCall valid = fgtest::valid_sgemm_call(device_a, device_b, device_c);
+  detail::GemmProblem problem;
+  capi::GemmWork work;
+  for (bool batched : {false, true}) CHECK(validate(args_of(valid, batched), &problem, &work).ok());
+  SgemmCall elsewhere = valid;
+  elsewhere.B = other_device;
+  CHECK(validate(args_of(elsewhere, false), &problem, &work).message.find("another device") != std::string::npos);
+}
+
+TEST_CASE("validator: leading-dimension minimum for every layout and transpose", "[validate]") {
+  // The reference BLAS's rule, written out independently of the validator.
+  const int64_t m = 7, n = 11, k = 13;
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR})
+    for (fg_op_t transa : {FG_OP_N, FG_OP_T, FG_OP_C})
+      for (fg_op_t transb : {FG_OP_N, FG_OP_T, FG_OP_C}) {
+        const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
+        const int64_t lda_min = row ? (a_n ? k : m) : (a_n ? m : k);
+        const int64_t ldb_min = row ? (b_n ? n : k) : (b_n ? k : n);
+        const int64_t ldc_min = row ? n : m;
+        SgemmCall call{layout, transa, transb, m, n, k, 1.0f, device_a, lda_min, 0, device_b, ldb_min, 0,
+                       0.0f,   device_c, ldc_min, 0, 1};
+        INFO("layout " << layout << " transa " << transa << " transb " << transb);
+        detail::GemmProblem problem;
+        capi::GemmWork work;
+        CHECK(validate(args_of(call, false), &problem, &work).ok());
+        for (int which = 0; which < 3; ++which) {
+          SgemmCall short_call = call;
+          int64_t &ld = which == 0 ? short_call.lda : (which == 1 ? short_call.ldb : short_call.ldc);
+          ld -= 1;
+          const capi::Status status = validate(args_of(short_call, false), &problem, &work);
+          INFO(status.message);
+          CHECK(status.code == detail::StatusCode::invalid_value);
+          CHECK(status.message.find(std::string(which == 0 ? "lda" : (which == 1 ? "ldb" : "ldc")) + " = " +
+                                    std::to_string(ld)) == 0);
+        }
+      }
+}
+
+TEST_CASE("validator: trivial cases need no pointers", "[validate]") {
+  detail::GemmProblem problem;
+  capi::GemmWork work = capi::GemmWork::product;
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 0, 5, 5, 1.0f, nullptr, 5, 0, nullptr, 5, 0, 0.0f, nullptr, 5, 0, 1};
+  REQUIRE(validate(args_of(call, false), &problem, &work).ok());
+  CHECK(work == capi::GemmWork::nothing);
+  call.m = 4, call.batch_count = 0;
+  REQUIRE(validate(args_of(call, true), &problem, &work).ok());
+  CHECK(work == capi::GemmWork::nothing);
+  call.batch_count = 1, call.k = 0, call.C = device_c, call.beta = 2.0f;  // C := beta C, A and B unread
+  REQUIRE(validate(args_of(call, false), &problem, &work).ok());
+  CHECK(work == capi::GemmWork::scale_c);
+  call.k = 5, call.alpha = 0.0f;
+  REQUIRE(validate(args_of(call, false), &problem, &work).ok());
+  CHECK(work == capi::GemmWork::scale_c);
+  call.beta = 1.0f, call.C = nullptr;  // C := 1 * C: nothing to do, nothing touched
+  REQUIRE(validate(args_of(call, false), &problem, &work).ok());
+  CHECK(work == capi::GemmWork::nothing);
+}
+
+TEST_CASE("validator: column-major becomes the row-major product with A and B swapped", "[validate]") {
+  SgemmCall call{FG_COL_MAJOR, FG_OP_T, FG_OP_N, 3, 4, 5, 2.0f, device_a, 6, 30, device_b, 7, 35, 0.5f,
+                 device_c, 8, 32, 2};
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  REQUIRE(validate(args_of(call, true), &p, &work).ok());
+  CHECK(work == capi::GemmWork::product);
+  CHECK(p.m == 4);
+  CHECK(p.n == 3);
+  CHECK(p.k == 5);
+  CHECK(p.batch == 2);
+  CHECK(p.a.data == device_b);
+  CHECK(p.a.ld == 7);
+  CHECK(p.a.stride == 35);
+  CHECK(!p.a.transposed);
+  CHECK(p.b.data == device_a);
+  CHECK(p.b.ld == 6);
+  CHECK(p.b.transposed);
+  CHECK(p.c == device_c);
+  CHECK(p.ldc == 8);
+  CHECK(p.stride_c == 32);
+  CHECK(p.alpha == 2.0f);
+  CHECK(p.beta == 0.5f);
+  call.layout = FG_ROW_MAJOR, call.lda = 3, call.ldb = 4, call.ldc = 4;
+  REQUIRE(validate(args_of(call, false), &p, &work).ok());
+  CHECK(p.m == 3);
+  CHECK(p.a.data == device_a);
+  CHECK(p.a.transposed);
+  CHECK(p.batch == 1);
+}
+
+TEST_CASE("validator: C's stride must keep the products apart", "[validate]") {
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  // 4 x 5 row-major products, ldc = 5: stacked needs stride_c >= 20.
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4, 5, 6, 1.0f, device_a, 6, 0, device_b, 5, 0, 0.0f, device_c, 5,
+                 20, 3};
+  CHECK(validate(args_of(call, true), &p, &work).ok());
+  call.stride_c = 19;
+  CHECK(!validate(args_of(call, true), &p, &work).ok());
+  // Side by side within rows: ldc = 15 holds three products of width 5.
+  call.ldc = 15, call.stride_c = 5;
+  CHECK(validate(args_of(call, true), &p, &work).ok());
+  call.stride_c = 4;
+  CHECK(!validate(args_of(call, true), &p, &work).ok());
+  call.ldc = 14, call.stride_c = 5;  // the third product would run past ldc into the next row
+  CHECK(!validate(args_of(call, true), &p, &work).ok());
+  call.batch_count = 1, call.stride_c = 0;  // one product: any stride
+  CHECK(validate(args_of(call, true), &p, &work).ok());
+}
+
+TEST_CASE("validator: every bad rowmean argument class is invalid and named", "[validate]") {
+  for (const auto &bad : fgtest::bad_rowmean_cases(device_a, device_b, device_c, host_memory)) {
+    INFO(bad.what);
+    detail::RowmeanProblem problem;
+    bool empty = false;
+    const auto &c = bad.call;
+    const capi::Status status =
+        capi::validate_rowmean({c.dtype, c.input, c.matrix, c.output, c.L, c.M, c.N}, simulated, &problem, &empty);
+    INFO(status.message);
+    CHECK(status.code == detail::StatusCode::invalid_value);
+    CHECK(status.message.find(bad.message_part) != std::string::npos);
+  }
+  detail::RowmeanProblem problem;
+  bool empty = true;
+  REQUIRE(capi::validate_rowmean({FG_F64, device_a, device_b, device_c, 4, 3, 2}, simulated, &problem, &empty).ok());
+  CHECK(!empty);
+  CHECK(problem.dtype == FG_F64);
+  CHECK(problem.L == 4);
+  REQUIRE(capi::validate_rowmean({FG_F32, nullptr, nullptr, nullptr, 0, 3, 2}, simulated, &problem, &empty).ok());
+  CHECK(empty);
+  REQUIRE(capi::validate_rowmean({FG_F32, nullptr, nullptr, nullptr, 4, 3, 0}, simulated, &problem, &empty).ok());
+  CHECK(empty);
+}
+
+TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
+  detail::DeviceInfo hopper;
+  hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
+  detail::DeviceInfo turing;
+  turing.cc_major = 7, turing.cc_minor = 5, turing.sm_count = 40, turing.smem_per_block_optin = 64 * 1024;
+  for (const detail::DeviceInfo &device : {hopper, turing})
+    for (int64_t size : {1, 7, 128, 129, 1000, 4096})
+      for (int64_t misalign : {0, 1}) {
+        detail::GemmProblem p;
+        p.m = p.n = p.k = size;
+        p.a = {device_a + misalign, size, 0, misalign == 1};
+        p.b = {device_b, size + misalign, 0, false};
+        p.c = device_c + misalign;
+        p.ldc = size;
+        INFO("size " << size << " misaligned " << misalign << " arch " << device.arch());
+        const fg_sgemm_algo_t choice = detail::choose_sgemm_algo(p, device);
+        CHECK(choice != FG_SGEMM_AUTO);
+        const detail::SgemmVariant *variant = detail::find_sgemm_variant(choice);
+        REQUIRE(variant != nullptr);
+        CHECK(variant->can_implement(p, device).ok());
+      }
+  for (int64_t L : {1, 100, 1025, 16384}) {
+    const detail::RowmeanProblem p{FG_F32, device_a, device_b, device_c, L, 64, 8};
+    const fg_rowmean_algo_t choice = detail::choose_rowmean_algo(p, hopper);
+    const detail::RowmeanVariant *variant = detail::find_rowmean_variant(choice);
+    REQUIRE(variant != nullptr);
+    CHECK(variant->can_implement(p, hopper).ok());
+  }
+}
