@@ -89,7 +89,7 @@ void check_rowmean_case(fg_handle_t handle, const std::vector<fg_rowmean_algo_t>
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("rowmean_matvec: L x M x N grid", "[grid]", float, double) {
+TEMPLATE_TEST_CASE("rowmean_matvec: L x M x N grid", "[rowmean][grid]", float, double) {
   Handle handle;
   const auto algos = rowmean_algos_under_test(handle.get());
   uint64_t seed = 1;
@@ -107,7 +107,7 @@ TEMPLATE_TEST_CASE("rowmean_matvec: pointers offset by one element", "[rowmean][
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
-TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches", "[classes]", float, double) {
+TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches", "[rowmean][classes]", float, double) {
   Handle handle;
   const auto algos = rowmean_algos_under_test(handle.get());
   uint64_t seed = 2000;
@@ -117,7 +117,7 @@ TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
-TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[empty]") {
+TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[rowmean][empty]") {
   Handle handle;
   DeviceMemory output(sizeof(float));
   upload(output, std::vector<float>{3.0f});

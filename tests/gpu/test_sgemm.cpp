@@ -34,7 +34,7 @@ void for_each_layout_and_transpose(GemmCase base, Body body) {
 
 }  // namespace
 
-TEST_CASE("sgemm: small, prime and tile-edge shapes in every layout and transpose", "[shapes]") {
+TEST_CASE("sgemm: small, prime and tile-edge shapes in every layout and transpose", "[sgemm][shapes]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   const Shape shapes[] = {{1, 1, 1},     {1, 37, 17},    {53, 1, 29},   {31, 37, 1},  {7, 13, 5},
@@ -52,7 +52,7 @@ TEST_CASE("sgemm: small, prime and tile-edge shapes in every layout and transpos
     });
 }
 
-TEST_CASE("sgemm: large and rectangular shapes", "[large]") {
+TEST_CASE("sgemm: large and rectangular shapes", "[sgemm][large]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   GemmCase square;
@@ -71,7 +71,7 @@ TEST_CASE("sgemm: large and rectangular shapes", "[large]") {
   check_gemm_case(handle.get(), algos, wide, 13);
 }
 
-TEST_CASE("sgemm: leading dimensions above the minimum", "[ld]") {
+TEST_CASE("sgemm: leading dimensions above the minimum", "[sgemm][ld]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   uint64_t seed = 100;
@@ -103,7 +103,7 @@ TEST_CASE("sgemm: pointers offset by one float", "[sgemm][alignment]") {
   check_gemm_case(handle.get(), algos, only_c, seed++);
 }
 
-TEST_CASE("sgemm: alpha and beta in {0, 1, -0.5, 2.25}", "[scalars]") {
+TEST_CASE("sgemm: alpha and beta in {0, 1, -0.5, 2.25}", "[sgemm][scalars]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   const float values[] = {0.0f, 1.0f, -0.5f, 2.25f};
@@ -121,7 +121,7 @@ TEST_CASE("sgemm: alpha and beta in {0, 1, -0.5, 2.25}", "[scalars]") {
       }
 }
 
-TEST_CASE("sgemm: alpha == 0 or k == 0 reads neither A nor B", "[scalars]") {
+TEST_CASE("sgemm: alpha == 0 or k == 0 reads neither A nor B", "[sgemm][scalars]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   uint64_t seed = 400;
@@ -139,7 +139,7 @@ TEST_CASE("sgemm: alpha == 0 or k == 0 reads neither A nor B", "[scalars]") {
   }
 }
 
-TEST_CASE("sgemm: m, n or batch_count 0 touches nothing", "[scalars]") {
+TEST_CASE("sgemm: m, n or batch_count 0 touches nothing", "[sgemm][scalars]") {
   Handle handle;
   float sentinel = 7.0f;
   DeviceMemory c(sizeof(float));
@@ -153,7 +153,7 @@ TEST_CASE("sgemm: m, n or batch_count 0 touches nothing", "[scalars]") {
   CHECK(download<float>(c, 1)[0] == sentinel);
 }
 
-TEST_CASE("sgemm: strided batches, broadcast and interleaved", "[batched]") {
+TEST_CASE("sgemm: strided batches, broadcast and interleaved", "[sgemm][batched]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
   uint64_t seed = 500;
@@ -182,7 +182,7 @@ TEST_CASE("sgemm: strided batches, broadcast and interleaved", "[batched]") {
   check_gemm_case(handle.get(), algos, single, seed++);
 }
 
-TEST_CASE("sgemm: the handle's stream carries the work", "[stream]") {
+TEST_CASE("sgemm: the handle's stream carries the work", "[sgemm][stream]") {
   Handle handle;
   cudaStream_t stream = nullptr;
   REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
