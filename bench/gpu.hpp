@@ -46,14 +46,11 @@ DeviceInfo query_device(int ordinal);
 // "13.0" from 13000.
 std::string cuda_version_string(int version);
 
-// Owns one cudaMalloc allocation; move-only.
+// Owns one cudaMalloc allocation.
 class DeviceBuffer {
  public:
-  DeviceBuffer() = default;
   explicit DeviceBuffer(size_t bytes);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer &&other) noexcept;
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 

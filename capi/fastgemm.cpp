@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "capi/trace.hpp"
 #include "capi/validate.hpp"
 #include "core/check.hpp"
 #include "core/context.hpp"
@@ -53,14 +54,17 @@ fg_status_t record(const char *function, const Status &status) noexcept {
 }
 
 template <typename Body>
-fg_status_t guarded(const char *function, Body &&body) noexcept {
+fg_status_t guarded(CallTrace &trace, Body &&body) noexcept {
+  fg_status_t status = FG_STATUS_INTERNAL_ERROR;
   try {
-    return record(function, body());
+    status = record(trace.function(), body());
   } catch (const std::bad_alloc &) {
-    return record(function, Status::failure(StatusCode::alloc_failed, "host memory could not be allocated"));
+    status = record(trace.function(), Status::failure(StatusCode::alloc_failed, "host memory could not be allocated"));
   } catch (...) {
-    return record(function, Status::failure(StatusCode::internal_error, "unexpected internal exception"));
+    status = record(trace.function(), Status::failure(StatusCode::internal_error, "unexpected internal exception"));
   }
+  trace.set_status(status);
+  return status;
 }
 
 Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
@@ -70,26 +74,31 @@ Status null_argument(const char *name) {
 
 // What the driver says of a pointer, against the handle's device.
 PointerInspector driver_inspector(int device) {
-  return [device](const void *pointer) {
+  return [device](const void *pointer, PointerKind *kind) -> Status {
     cudaPointerAttributes attributes = {};
-    if (!detail::cuda_status(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes").ok()) {
-      (void)cudaGetLastError();  // the failed query must not linger as this thread's CUDA error
-      return PointerKind::unknown;
+    const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+    if (error == cudaErrorInvalidValue) {  // a pointer the driver has never seen
+      (void)cudaGetLastError();            // the refused query must not linger as this thread's CUDA error
+      *kind = PointerKind::unknown;
+      return Status::success();
     }
+    FG_RETURN_IF_ERROR(detail::cuda_status(error, "cudaPointerGetAttributes"));
     switch (attributes.type) {
-      case cudaMemoryTypeUnregistered: return PointerKind::pageable_host;
-      case cudaMemoryTypeDevice: return attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+      case cudaMemoryTypeUnregistered: *kind = PointerKind::pageable_host; break;
+      case cudaMemoryTypeDevice:
+        *kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+        break;
       case cudaMemoryTypeHost:
-      case cudaMemoryTypeManaged: return PointerKind::device_accessible;
+      case cudaMemoryTypeManaged: *kind = PointerKind::device_accessible; break;
     }
-    return PointerKind::unknown;
+    return Status::success();
   };
 }
 
 // Runs `body(context)` with the handle's device current.
 template <typename Body>
-fg_status_t with_handle(const char *function, fg_handle_t handle, Body &&body) noexcept {
-  return guarded(function, [&]() -> Status {
+fg_status_t with_handle(CallTrace &trace, fg_handle_t handle, Body &&body) noexcept {
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     detail::DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(handle->context->device().ordinal));
@@ -112,8 +121,12 @@ Status check_algo(Id algo, Id auto_id, Find &&find) {
   return Status::success();
 }
 
-fg_status_t sgemm_entry(const char *function, fg_handle_t handle, const SgemmArgs &args) noexcept {
-  return with_handle(function, handle, [&](Context &context) -> Status {
+const char *selected_sgemm_algo(fg_handle_t handle) {
+  return handle != nullptr ? fg_sgemm_algo_name(handle->context->sgemm_algo) : "-";
+}
+
+fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &args) noexcept {
+  return with_handle(trace, handle, [&](Context &context) -> Status {
     detail::GemmProblem problem;
     GemmWork work = GemmWork::nothing;
     FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
@@ -121,6 +134,7 @@ fg_status_t sgemm_entry(const char *function, fg_handle_t handle, const SgemmArg
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
     if (work == GemmWork::product) FG_RETURN_IF_ERROR(detail::run_sgemm(problem, context, context.sgemm_algo, &ran));
     context.last_sgemm_algo = ran;
+    trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
   });
 }
@@ -170,7 +184,8 @@ const char *fg_last_error_message(void) { return t_last_message.c_str(); }
 int fg_last_cuda_error(void) { return t_last_cuda_error; }
 
 fg_status_t fg_create(fg_handle_t *handle) {
-  return guarded("fg_create", [&]() -> Status {
+  CallTrace trace("fg_create", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_argument("handle");
     *handle = nullptr;
     Context *context = nullptr;
@@ -183,18 +198,21 @@ fg_status_t fg_create(fg_handle_t *handle) {
 
 fg_status_t fg_destroy(fg_handle_t handle) {
   if (handle == nullptr) return FG_STATUS_SUCCESS;
-  return with_handle("fg_destroy", handle, [&](Context &) -> Status {
+  CallTrace trace("fg_destroy", "handle=%p", static_cast<void *>(handle));
+  return with_handle(trace, handle, [&](Context &) -> Status {
     delete handle;
     return Status::success();
   });
 }
 
 fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
-  return with_handle("fg_set_stream", handle, [&](Context &context) { return context.set_stream(stream); });
+  CallTrace trace("fg_set_stream", "handle=%p, stream=%p", static_cast<void *>(handle), static_cast<void *>(stream));
+  return with_handle(trace, handle, [&](Context &context) { return context.set_stream(stream); });
 }
 
 fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream) {
-  return guarded("fg_get_stream", [&]() -> Status {
+  CallTrace trace("fg_get_stream", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     if (stream == nullptr) return null_argument("stream");
     *stream = handle->context->stream();
@@ -206,7 +224,14 @@ fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_
                      int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc) {
   const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
-  return sgemm_entry("fg_sgemm", handle, args);
+  CallTrace trace("fg_sgemm",
+                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
+                  "B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s",
+                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
+                  static_cast<long long>(lda), static_cast<const void *>(B), static_cast<long long>(ldb), beta,
+                  static_cast<void *>(C), static_cast<long long>(ldc), selected_sgemm_algo(handle));
+  return sgemm_entry(trace, handle, args);
 }
 
 fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
@@ -215,11 +240,22 @@ fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_
                                      float *C, int64_t ldc, int64_t stride_c, int64_t batch_count) {
   const SgemmArgs args{layout, transa, transb, m,        n,   k,        alpha,       A,   lda, stride_a,
                        B,      ldb,    stride_b, beta, C, ldc, stride_c, batch_count, true};
-  return sgemm_entry("fg_sgemm_strided_batched", handle, args);
+  CallTrace trace("fg_sgemm_strided_batched",
+                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
+                  "stride_a=%lld, B=%p, ldb=%lld, stride_b=%lld, beta=%g, C=%p, ldc=%lld, stride_c=%lld, "
+                  "batch_count=%lld, algo=%s",
+                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
+                  static_cast<long long>(lda), static_cast<long long>(stride_a), static_cast<const void *>(B),
+                  static_cast<long long>(ldb), static_cast<long long>(stride_b), beta, static_cast<void *>(C),
+                  static_cast<long long>(ldc), static_cast<long long>(stride_c), static_cast<long long>(batch_count),
+                  selected_sgemm_algo(handle));
+  return sgemm_entry(trace, handle, args);
 }
 
 fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {
-  return guarded("fg_set_sgemm_algo", [&]() -> Status {
+  CallTrace trace("fg_set_sgemm_algo", "handle=%p, algo=%d", static_cast<void *>(handle), static_cast<int>(algo));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     FG_RETURN_IF_ERROR(check_algo(algo, FG_SGEMM_AUTO, fastgemm::detail::find_sgemm_variant));
     handle->context->sgemm_algo = algo;
@@ -228,7 +264,8 @@ fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {
 }
 
 fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
-  return guarded("fg_get_sgemm_algo", [&]() -> Status {
+  CallTrace trace("fg_get_sgemm_algo", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
     *algo = handle->context->sgemm_algo;
@@ -237,7 +274,8 @@ fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
 }
 
 fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
-  return guarded("fg_get_last_sgemm_algo", [&]() -> Status {
+  CallTrace trace("fg_get_last_sgemm_algo", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
     *algo = handle->context->last_sgemm_algo;
@@ -253,18 +291,26 @@ const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo) {
 
 fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *input, const void *matrix,
                               void *output, int64_t L, int64_t M, int64_t N) {
-  return with_handle("fg_rowmean_matvec", handle, [&](Context &context) -> Status {
+  CallTrace trace("fg_rowmean_matvec", "handle=%p, dtype=%d, input=%p, matrix=%p, output=%p, L=%lld, M=%lld, N=%lld, algo=%s",
+                  static_cast<void *>(handle), dtype, input, matrix, output, static_cast<long long>(L),
+                  static_cast<long long>(M), static_cast<long long>(N),
+                  handle != nullptr ? fg_rowmean_algo_name(handle->context->rowmean_algo) : "-");
+  return with_handle(trace, handle, [&](Context &context) -> Status {
     fastgemm::detail::RowmeanProblem problem;
     bool empty = true;
     FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N},
                                         driver_inspector(context.device().ordinal), &problem, &empty));
     if (empty) return Status::success();
-    return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo);
+    fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
+    FG_RETURN_IF_ERROR(fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran));
+    trace.set_algorithm(fg_rowmean_algo_name(ran));
+    return Status::success();
   });
 }
 
 fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t algo) {
-  return guarded("fg_set_rowmean_algo", [&]() -> Status {
+  CallTrace trace("fg_set_rowmean_algo", "handle=%p, algo=%d", static_cast<void *>(handle), static_cast<int>(algo));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     FG_RETURN_IF_ERROR(check_algo(algo, FG_ROWMEAN_AUTO, fastgemm::detail::find_rowmean_variant));
     handle->context->rowmean_algo = algo;
@@ -273,7 +319,8 @@ fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t algo) {
 }
 
 fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo) {
-  return guarded("fg_get_rowmean_algo", [&]() -> Status {
+  CallTrace trace("fg_get_rowmean_algo", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
     *algo = handle->context->rowmean_algo;

@@ -13,9 +13,9 @@ Status invalid(std::string message) { return Status::failure(StatusCode::invalid
 
 std::string int_text(int64_t value) { return std::to_string(value); }
 
-const char *layout_name(fg_layout_t layout) { return layout == FG_ROW_MAJOR ? "FG_ROW_MAJOR" : "FG_COL_MAJOR"; }
-const char *op_name(fg_op_t op) { return op == FG_OP_N ? "FG_OP_N" : (op == FG_OP_T ? "FG_OP_T" : "FG_OP_C"); }
-bool valid_op(fg_op_t op) { return op == FG_OP_N || op == FG_OP_T || op == FG_OP_C; }
+const char *layout_name(int layout) { return layout == FG_ROW_MAJOR ? "FG_ROW_MAJOR" : "FG_COL_MAJOR"; }
+const char *op_name(int op) { return op == FG_OP_N ? "FG_OP_N" : (op == FG_OP_T ? "FG_OP_T" : "FG_OP_C"); }
+bool valid_op(int op) { return op == FG_OP_N || op == FG_OP_T || op == FG_OP_C; }
 
 // A matrix in memory: `lines` runs of `length` contiguous elements, `ld` apart; `count` of them `stride` apart.
 struct Footprint {
@@ -43,7 +43,9 @@ std::string pointer_text(const void *pointer) {
 // The rule every pointer that is read or written follows.
 Status check_pointer(const char *name, const void *pointer, const char *why, const PointerInspector &inspect) {
   if (pointer == nullptr) return invalid(std::string(name) + " is NULL but is " + why);
-  switch (inspect(pointer)) {
+  PointerKind kind = PointerKind::unknown;
+  FG_RETURN_IF_ERROR(inspect(pointer, &kind));
+  switch (kind) {
     case PointerKind::device_accessible:
       return Status::success();
     case PointerKind::pageable_host:
@@ -63,7 +65,7 @@ Status check_size(const char *name, int64_t value) {
   return Status::success();
 }
 
-Status check_ld(const char *name, int64_t ld, const Footprint &shape, const SgemmArgs &args, fg_op_t op) {
+Status check_ld(const char *name, int64_t ld, const Footprint &shape, const SgemmArgs &args, int op) {
   const int64_t minimum = shape.length > 1 ? shape.length : 1;
   if (ld >= minimum) return Status::success();
   return invalid(std::string(name) + " = " + int_text(ld) + " must be >= max(1, " + shape.length_name +
@@ -178,7 +180,8 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
   *empty = args.L == 0 || args.N == 0;
   if (*empty) return Status::success();
 
-  const int64_t element = detail::element_size(args.dtype);
+  const fg_dtype_t dtype = static_cast<fg_dtype_t>(args.dtype);
+  const int64_t element = detail::element_size(dtype);
   int64_t input_count = 0, input_bytes = 0, matrix_bytes = 0, output_bytes = 0;
   if (__builtin_mul_overflow(args.N, args.L, &input_count) ||
       __builtin_mul_overflow(input_count, args.M, &input_count) ||
@@ -200,7 +203,7 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
   if (overlaps(args.input, input_bytes)) return invalid("output overlaps input");
   if (overlaps(args.matrix, matrix_bytes)) return invalid("output overlaps matrix");
 
-  *problem = detail::RowmeanProblem{args.dtype, args.input, args.matrix, args.output, args.L, args.M, args.N};
+  *problem = detail::RowmeanProblem{dtype, args.input, args.matrix, args.output, args.L, args.M, args.N};
   return Status::success();
 }
 

@@ -21,12 +21,14 @@ enum class PointerKind {
   unknown,            // the driver could not say what the pointer is
 };
 
-// Classifies a non-NULL pointer.
-using PointerInspector = std::function<PointerKind(const void *)>;
+// Classifies a non-NULL pointer; fails only when the driver itself fails (a device lost to an earlier
+// fault, say), which is then the call's error.
+using PointerInspector = std::function<Status(const void *, PointerKind *)>;
 
+// Enumerators are held as the ints a C caller passed, since any value may arrive through the ABI.
 struct SgemmArgs {
-  fg_layout_t layout;
-  fg_op_t transa, transb;
+  int layout;
+  int transa, transb;
   int64_t m, n, k;
   float alpha;
   const float *A;
@@ -53,7 +55,7 @@ Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, de
                       GemmWork *work);
 
 struct RowmeanArgs {
-  fg_dtype_t dtype;
+  int dtype;
   const void *input, *matrix;
   void *output;
   int64_t L, M, N;

@@ -19,6 +19,12 @@ ensure_dependencies() {
   command -v pkg-config >/dev/null || missing+=(pkg-config)
   command -v c++ >/dev/null || missing+=(g++)
   have_catch2 || missing+=(catch2)
+  command -v clang++ >/dev/null || missing+=(clang)
+  # libFuzzer's runtime: clang prints a bare file name when it has none.
+  case "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" in
+    /*) ;;
+    *) missing+=(libclang-rt-dev) ;;
+  esac
   if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "fastgemm: the CUDA toolkit (nvcc, cuBLAS) is missing; install CUDA 12.4 or newer first." >&2
     return 1

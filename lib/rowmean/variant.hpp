@@ -19,7 +19,12 @@ struct RowmeanVariant {
 
 inline Status any_rowmean_shape(const RowmeanProblem &, const DeviceInfo &) { return Status::success(); }
 
+extern const RowmeanVariant single_block_rowmean;
+extern const RowmeanVariant block_per_batch_rowmean;
+extern const RowmeanVariant coalesced_rowmean;
 extern const RowmeanVariant two_pass_rowmean;
+extern const RowmeanVariant fused_rowmean;
+extern const RowmeanVariant staged_rowmean;
 extern const RowmeanVariant cublas_rowmean;
 
 }  // namespace fastgemm::detail

@@ -8,6 +8,10 @@ namespace {
 // Ladder order, then the comparison. Adding a variant is one line here.
 const SgemmVariant *const kVariants[] = {
     &naive_sgemm,
+    &smem_sgemm,
+    &smem_vec4_sgemm,
+    &bank_free_sgemm,
+    &double_buffer_sgemm,
     &cublas_sgemm,
 };
 

@@ -26,6 +26,10 @@ inline Status always_implementable(const GemmProblem &, const DeviceInfo &) { re
 
 // The variants, each defined in its own file.
 extern const SgemmVariant naive_sgemm;
+extern const SgemmVariant smem_sgemm;
+extern const SgemmVariant smem_vec4_sgemm;
+extern const SgemmVariant bank_free_sgemm;
+extern const SgemmVariant double_buffer_sgemm;
 extern const SgemmVariant cublas_sgemm;
 
 }  // namespace fastgemm::detail

@@ -117,3 +117,11 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
     CHECK(fg_last_cuda_error() != 0);
   }
 }
+
+// Run by the log.* CTest entries, which read what it prints with and without FASTGEMM_LOG=1.
+TEST_CASE("log: calls to trace", "[.log]") {
+  float value = 0;
+  CHECK(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_T, FG_OP_N, 3, 4, 5, 1.5f, &value, 3, &value, 4, 0.0f, &value, 4) ==
+        FG_STATUS_INVALID_HANDLE);
+  CHECK(fg_rowmean_matvec(nullptr, FG_F64, &value, &value, &value, 7, 8, 9) == FG_STATUS_INVALID_HANDLE);
+}

@@ -18,12 +18,17 @@ namespace {
 // Simulated memory: three "device" regions and one of pageable host memory.
 alignas(16) float device_a[64], device_b[64], device_c[64], host_memory[64], other_device[64];
 
-capi::PointerKind simulated(const void *pointer) {
+capi::PointerKind classify(const void *pointer) {
   const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + 64; };
   if (inside(host_memory)) return capi::PointerKind::pageable_host;
   if (inside(other_device)) return capi::PointerKind::other_device;
   if (inside(device_a) || inside(device_b) || inside(device_c)) return capi::PointerKind::device_accessible;
   return capi::PointerKind::unknown;
+}
+
+capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
+  *kind = classify(pointer);
+  return capi::Status::success();
 }
 
 capi::SgemmArgs args_of(const SgemmCall &c, bool batched) {

@@ -1,0 +1,51 @@
+// The command line: parsed into plain values here; what they mean for sgemm or rowmean is decided by
+// the op that reads them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "measure.hpp"
+
+namespace bench {
+
+// A command line the bench cannot run; exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string command;  // "sgemm" or "rowmean"; empty with --help or --list
+  bool help = false;
+  bool list = false;
+  std::vector<std::string> algos;   // names as given, each may be "all"; empty: auto
+  std::vector<int64_t> sizes;       // --sizes
+  std::vector<std::string> shapes;  // --shape entries, unparsed
+  bool suite = false;
+  std::vector<std::string> trans;    // --trans entries
+  std::vector<std::string> layouts;  // --layout entries
+  std::optional<int64_t> batch;
+  std::optional<std::string> dtype;
+  TimingPolicy timing;
+  int device = 0;
+  std::string csv_path;
+  std::string json_path;
+  std::string command_line;  // argv joined, for the reports
+};
+
+// Throws UsageError.
+Options parse_options(int argc, char **argv);
+
+const char *usage_text();
+
+// "4096" -> 4096; anything but a whole number >= 1 is a UsageError naming what.
+int64_t parse_positive(const std::string &text, const std::string &what);
+
+// "4096x1024x512" -> {4096, 1024, 512}; what names the expected form in the error, e.g. "MxNxK".
+std::vector<int64_t> parse_dimensions(const std::string &text, size_t count, const std::string &what);
+
+}  // namespace bench

@@ -1,0 +1,103 @@
+// The results: one row per (algorithm, problem), printed as a table line on stdout as it completes and
+// written at the end as CSV and JSON. sgemm and rowmean share all of it; a Metric says what they differ in.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpu.hpp"
+#include "measure.hpp"
+
+namespace bench {
+
+enum class Ceiling { fp32_peak, read_bandwidth };
+
+struct Metric {
+  const char *op;             // "sgemm"
+  const char *rate_unit;      // in the table: "GFLOPS"
+  const char *rate_key;       // column: "gflops"
+  Ceiling ceiling;            // what "% of" compares with
+  const char *ceiling_label;  // in the table: "peak"
+  const char *ceiling_key;    // column: "percent_of_peak"
+};
+
+// One named value of a row or of the run. A number is stored formatted; an empty number has no value
+// (null in JSON, blank in CSV).
+struct Field {
+  enum class Kind { text, number };
+  std::string key;
+  std::string value;
+  Kind kind = Kind::text;
+};
+Field text_field(const std::string &key, const std::string &value);
+Field number_field(const std::string &key, double value);
+Field integer_field(const std::string &key, int64_t value);
+
+enum class Outcome { ok, check_failed, not_supported, error };
+
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+struct Row {
+  std::string algo;
+  std::string ran;            // the algorithm AUTO chose, where the ABI tells
+  std::string problem;        // as the table shows it
+  std::vector<Field> fields;  // the problem's columns
+  Outcome outcome = Outcome::ok;
+  std::string message;
+  Timing timing;
+  double rate = kNoValue;  // GFLOP/s or GB/s from the median time
+  double ratio_to_cublas = kNoValue;
+  double percent_of_ceiling = kNoValue;
+  double rel_error = kNoValue;
+  double tolerance = kNoValue;
+};
+
+struct RunInfo {
+  Metric metric{};
+  DeviceInfo device;
+  double read_bandwidth_gb_per_s = kNoValue;  // measured in the run when the metric needs it
+  size_t read_sweep_bytes = 0;                // the buffer it was measured over
+  std::string fastgemm_version;
+  std::string command;
+  std::string timing;
+
+  double ceiling() const {
+    return metric.ceiling == Ceiling::fp32_peak ? device.peak_gflops : read_bandwidth_gb_per_s;
+  }
+};
+
+// The lines above the table: device, versions, timing scheme.
+std::vector<std::string> heading(const RunInfo &run);
+
+// "auto   row NN  M N K = 4096 4096 4096, Time = min 2.701 median 2.712 max 2.803 ms, 51000 GFLOPS, ..."
+std::string table_line(const Row &row, const Metric &metric, size_t algo_width);
+
+struct GeometricMean {
+  std::string algo;
+  double ratio = kNoValue;  // of cuBLAS's median time to the algorithm's
+  int cases = 0;            // problems the algorithm passed and was timed on
+};
+// For each algorithm other than cuBLAS that was timed at least once, in the order rows first name them.
+std::vector<GeometricMean> geometric_means(const std::vector<Row> &rows, const std::string &cublas_name);
+std::string geometric_mean_line(const std::vector<GeometricMean> &means, size_t case_count);
+
+void write_csv(std::ostream &out, const RunInfo &run, const std::vector<Row> &rows);
+void write_json(std::ostream &out, const RunInfo &run, const std::vector<Row> &rows,
+                const std::vector<GeometricMean> &means);
+
+// A one-line "what runs now" on stderr, redrawn in place; only when stderr is a terminal, so logs stay clean.
+class Progress {
+ public:
+  Progress();
+  void show(const std::string &text);
+  void clear();
+
+ private:
+  bool enabled_ = false;
+  bool shown_ = false;
+};
+
+}  // namespace bench

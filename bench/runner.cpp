@@ -1,0 +1,244 @@
+#include "runner.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include "gpu.hpp"
+#include "measure.hpp"
+#include "text.hpp"
+
+namespace bench {
+namespace {
+
+constexpr int kLastAlgoId = 100;
+
+std::string version_string(int version) {
+  return format("%d.%d.%d", version / 10000, version / 100 % 100, version % 100);
+}
+
+// Checks and times every algorithm of a plan, one problem at a time, and keeps the rows.
+class Runner {
+ public:
+  Runner(const Plan &plan, fg_handle_t handle, Timer &timer, const RunInfo &run)
+      : plan_(plan), handle_(handle), timer_(timer), run_(run) {
+    for (int algo : plan.algos) algo_width_ = std::max(algo_width_, std::strlen(plan.family.name(algo)));
+  }
+
+  // Returns false once the device is lost and nothing more can run.
+  bool run_case(const BenchCase &bench_case, size_t index);
+
+  const std::vector<Row> &rows() const { return rows_; }
+  int failures() const { return failures_; }
+
+ private:
+  std::unique_ptr<Workload> prepare(const BenchCase &bench_case);
+  Row measure(Row row, Workload &workload, int algo);
+  std::string ran_algo();
+  void record(Row row, double work_per_call);
+
+  const Plan &plan_;
+  fg_handle_t handle_;
+  Timer &timer_;
+  const RunInfo &run_;
+  Progress progress_;
+  size_t algo_width_ = 0;
+  double cublas_median_ms_ = kNoValue;
+  std::vector<Row> rows_;
+  int failures_ = 0;
+};
+
+std::unique_ptr<Workload> Runner::prepare(const BenchCase &bench_case) {
+  std::unique_ptr<Workload> workload = bench_case.allocate();
+  check_fastgemm(plan_.family.select(handle_, plan_.family.cublas_id), plan_.family.select_call);
+  check_fastgemm(workload->run(handle_, Target::reference), "the cuBLAS reference call");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the cuBLAS reference call");
+  return workload;
+}
+
+bool Runner::run_case(const BenchCase &bench_case, size_t index) {
+  const std::string position = format("[%zu/%zu]", index + 1, plan_.cases.size());
+  Row base;
+  base.problem = bench_case.describe();
+  base.fields = bench_case.fields();
+  base.tolerance = bench_case.tolerance();
+  cublas_median_ms_ = kNoValue;
+
+  progress_.show(position + " cuBLAS reference for " + base.problem);
+  std::unique_ptr<Workload> workload;
+  try {
+    workload = prepare(bench_case);
+  } catch (const BenchError &error) {
+    for (int algo : plan_.algos) {
+      Row row = base;
+      row.algo = plan_.family.name(algo);
+      row.outcome = Outcome::error;
+      row.message = std::string("no cuBLAS reference: ") + error.what();
+      record(std::move(row), bench_case.work_per_call());
+    }
+    return device_still_usable();
+  }
+
+  for (int algo : plan_.algos) {
+    progress_.show(position + " " + plan_.family.name(algo) + " " + base.problem);
+    Row row = measure(base, *workload, algo);
+    if (algo == plan_.family.cublas_id) cublas_median_ms_ = row.timing.median_ms;
+    const bool failed = row.outcome == Outcome::error;
+    record(std::move(row), bench_case.work_per_call());
+    if (failed && !device_still_usable()) return false;
+  }
+  return true;
+}
+
+Row Runner::measure(Row row, Workload &workload, int algo) {
+  row.algo = plan_.family.name(algo);
+  try {
+    check_fastgemm(plan_.family.select(handle_, algo), plan_.family.select_call);
+    workload.poison_output();
+    const fg_status_t status = workload.run(handle_, Target::output);
+    if (status == FG_STATUS_NOT_SUPPORTED) {
+      row.outcome = Outcome::not_supported;
+      row.message = fg_last_error_message();
+      return row;
+    }
+    check_fastgemm(status, "the checked call");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the checked call");
+    row.ran = ran_algo();
+    row.rel_error = workload.relative_error();
+    // Written so that a NaN error fails too.
+    if (!(row.rel_error <= row.tolerance)) {
+      row.outcome = Outcome::check_failed;
+      return row;
+    }
+    row.timing = timer_.measure([&] { check_fastgemm(workload.run(handle_, Target::output), "a timed call"); });
+  } catch (const BenchError &error) {
+    row.outcome = Outcome::error;
+    row.message = error.what();
+  }
+  return row;
+}
+
+std::string Runner::ran_algo() {
+  if (plan_.family.last_ran == nullptr) return "";
+  int id = 0;
+  check_fastgemm(plan_.family.last_ran(handle_, &id), plan_.family.last_ran_call);
+  return plan_.family.name(id);
+}
+
+void Runner::record(Row row, double work_per_call) {
+  if (row.outcome == Outcome::ok) {
+    row.rate = work_per_call / (row.timing.median_ms * 1e-3) / 1e9;
+    row.ratio_to_cublas = cublas_median_ms_ / row.timing.median_ms;
+    row.percent_of_ceiling = 100 * row.rate / run_.ceiling();
+  }
+  if (row.outcome == Outcome::check_failed || row.outcome == Outcome::error) ++failures_;
+  progress_.clear();
+  std::printf("%s\n", table_line(row, plan_.metric, algo_width_).c_str());
+  std::fflush(stdout);
+  rows_.push_back(std::move(row));
+}
+
+std::ofstream open_report(const std::string &path) {
+  std::ofstream out;
+  if (path.empty()) return out;
+  out.open(path);
+  if (!out) throw BenchError("cannot open " + path + " for writing: " + std::strerror(errno));
+  return out;
+}
+
+// Returns whether the file was written completely; an unopened stream (no such report asked for) was.
+template <typename Write>
+bool write_report(std::ofstream &out, const std::string &path, Write write) {
+  if (!out.is_open()) return true;
+  write(out);
+  out.close();
+  if (out) return true;
+  std::fprintf(stderr, "fastgemm-bench: writing %s failed\n", path.c_str());
+  return false;
+}
+
+int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
+  int ordinal = 0;
+  check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+  RunInfo run;
+  run.metric = plan.metric;
+  run.device = query_device(ordinal);
+  run.fastgemm_version = version_string(fg_version());
+  run.command = options.command_line;
+  Timer timer(run.device, options.timing);
+  run.timing = timer.describe();
+  // Opened before the sweep, so a path that cannot be written fails now rather than after it.
+  std::ofstream csv = open_report(options.csv_path);
+  std::ofstream json = open_report(options.json_path);
+  if (plan.metric.ceiling == Ceiling::read_bandwidth) {
+    const ReadBandwidth bandwidth = measure_read_bandwidth(timer, run.device);
+    run.read_bandwidth_gb_per_s = bandwidth.gb_per_s;
+    run.read_sweep_bytes = bandwidth.swept_bytes;
+  }
+  for (const std::string &line : heading(run)) std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+
+  Runner runner(plan, handle, timer, run);
+  for (size_t i = 0; i < plan.cases.size(); ++i) {
+    if (!runner.run_case(*plan.cases[i], i)) {
+      std::fprintf(stderr, "fastgemm-bench: the device can no longer run work; stopping\n");
+      break;
+    }
+  }
+  const std::vector<GeometricMean> means = geometric_means(runner.rows(), plan.family.name(plan.family.cublas_id));
+  if (!means.empty()) std::printf("%s\n", geometric_mean_line(means, plan.cases.size()).c_str());
+
+  bool written = write_report(csv, options.csv_path, [&](std::ostream &out) { write_csv(out, run, runner.rows()); });
+  written &= write_report(json, options.json_path,
+                          [&](std::ostream &out) { write_json(out, run, runner.rows(), means); });
+  if (runner.failures() > 0) {
+    std::fprintf(stderr, "fastgemm-bench: %d failed check(s) or call(s)\n", runner.failures());
+  }
+  return runner.failures() == 0 && written ? 0 : 1;
+}
+
+}  // namespace
+
+std::vector<int> carried_algos(const AlgoFamily &family) {
+  std::vector<int> ids;
+  for (int id = 0; id <= kLastAlgoId; ++id) {
+    if (std::strcmp(family.name(id), "unknown") != 0) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<int> resolve_algos(const std::vector<std::string> &names, const AlgoFamily &family) {
+  const std::vector<int> carried = carried_algos(family);
+  std::vector<int> ids = {family.cublas_id};
+  const auto add = [&](int id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  for (const std::string &name : names.empty() ? std::vector<std::string>{"auto"} : names) {
+    if (name == "all") {
+      for (int id : carried) add(id);
+      continue;
+    }
+    const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) { return name == family.name(id); });
+    if (match == carried.end()) {
+      std::vector<std::string> known;
+      for (int id : carried) known.push_back(family.name(id));
+      throw UsageError(format("--algo '%s' is not an algorithm of this build (%s, or all)", name.c_str(),
+                              join(known, ", ").c_str()));
+    }
+    add(*match);
+  }
+  return ids;
+}
+
+int run_plan(const Plan &plan, const Options &options, fg_handle_t handle) {
+  try {
+    return run_checked(plan, options, handle);
+  } catch (const BenchError &error) {
+    std::fprintf(stderr, "fastgemm-bench: %s\n", error.what());
+    return 1;
+  }
+}
+
+}  // namespace bench

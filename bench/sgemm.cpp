@@ -1,0 +1,242 @@
+// sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches.
+#include <array>
+
+#include "gpu.hpp"
+#include "ops.hpp"
+#include "text.hpp"
+
+namespace bench {
+namespace {
+
+const std::vector<int64_t> kClassicSizes = {128,  256,  384,  512,  768,  1024,  1536,
+                                            2048, 3072, 4096, 6144, 8192, 12288, 16384};
+
+// Distinct seeds keep A and B different matrices.
+constexpr uint64_t kSeedA = 0xA;
+constexpr uint64_t kSeedB = 0xB;
+
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+  fg_layout_t layout = FG_ROW_MAJOR;
+  fg_op_t transa = FG_OP_N;
+  fg_op_t transb = FG_OP_N;
+};
+
+struct LeadingDimensions {
+  int64_t a;
+  int64_t b;
+  int64_t c;
+};
+
+// Dense operands: each leading dimension is the smallest the contract allows.
+LeadingDimensions leading_dimensions(const GemmShape &s) {
+  const bool ta = s.transa != FG_OP_N;
+  const bool tb = s.transb != FG_OP_N;
+  if (s.layout == FG_ROW_MAJOR) return {ta ? s.m : s.k, tb ? s.k : s.n, s.n};
+  return {ta ? s.k : s.m, tb ? s.n : s.k, s.m};
+}
+
+std::string trans_name(const GemmShape &s) {
+  return std::string(s.transa == FG_OP_N ? "N" : "T") + (s.transb == FG_OP_N ? "N" : "T");
+}
+
+const char *layout_name(fg_layout_t layout) { return layout == FG_ROW_MAJOR ? "row" : "col"; }
+
+size_t float_bytes(int64_t count) { return static_cast<size_t>(count) * sizeof(float); }
+
+class SgemmWorkload : public Workload {
+ public:
+  explicit SgemmWorkload(const GemmShape &shape)
+      : shape_(shape),
+        ld_(leading_dimensions(shape)),
+        a_(float_bytes(shape.m * shape.k * shape.batch)),
+        b_(float_bytes(shape.k * shape.n * shape.batch)),
+        c_(float_bytes(shape.m * shape.n * shape.batch)),
+        reference_(c_.bytes()) {
+    fill_uniform(a_.as<float>(), shape.m * shape.k * shape.batch, kSeedA);
+    fill_uniform(b_.as<float>(), shape.k * shape.n * shape.batch, kSeedB);
+  }
+
+  fg_status_t run(fg_handle_t handle, Target target) override {
+    const GemmShape &s = shape_;
+    float *c = (target == Target::reference ? reference_ : c_).as<float>();
+    if (s.batch == 1) {
+      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a,
+                      b_.as<float>(), ld_.b, 0.0f, c, ld_.c);
+    }
+    return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(),
+                                    ld_.a, s.m * s.k, b_.as<float>(), ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n,
+                                    s.batch);
+  }
+
+  void poison_output() override { poison(c_.get(), c_.bytes()); }
+
+  double relative_error() const override {
+    return bench::relative_error(c_.as<float>(), reference_.as<float>(), shape_.m * shape_.n * shape_.batch);
+  }
+
+ private:
+  GemmShape shape_;
+  LeadingDimensions ld_;
+  DeviceBuffer a_;
+  DeviceBuffer b_;
+  DeviceBuffer c_;
+  DeviceBuffer reference_;
+};
+
+class SgemmCase : public BenchCase {
+ public:
+  explicit SgemmCase(const GemmShape &shape) : shape_(shape) {}
+
+  std::string describe() const override {
+    const GemmShape &s = shape_;
+    std::string text = format("%s %s  M N K = %5lld %5lld %5lld", layout_name(s.layout), trans_name(s).c_str(),
+                              static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k));
+    if (s.batch > 1) text += format(", batch %lld", static_cast<long long>(s.batch));
+    return text;
+  }
+
+  std::vector<Field> fields() const override {
+    return {text_field("layout", layout_name(shape_.layout)), text_field("trans", trans_name(shape_)),
+            integer_field("m", shape_.m),
+            integer_field("n", shape_.n),
+            integer_field("k", shape_.k),
+            integer_field("batch", shape_.batch)};
+  }
+
+  double work_per_call() const override {
+    return 2.0 * static_cast<double>(shape_.m) * static_cast<double>(shape_.n) * static_cast<double>(shape_.k) *
+           static_cast<double>(shape_.batch);
+  }
+
+  double tolerance() const override { return bench::tolerance<float>(shape_.k); }
+
+  std::unique_ptr<Workload> allocate() const override { return std::make_unique<SgemmWorkload>(shape_); }
+
+ private:
+  GemmShape shape_;
+};
+
+GemmShape shape(int64_t m, int64_t n, int64_t k) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  return s;
+}
+
+std::array<fg_op_t, 2> parse_trans(const std::string &text) {
+  const auto op = [&](char c) {
+    if (c == 'N') return FG_OP_N;
+    if (c == 'T') return FG_OP_T;
+    throw UsageError("--trans '" + text + "' is not NN, NT, TN or TT");
+  };
+  if (text.size() != 2) throw UsageError("--trans '" + text + "' is not NN, NT, TN or TT");
+  return {op(text[0]), op(text[1])};
+}
+
+fg_layout_t parse_layout(const std::string &text) {
+  if (text == "row") return FG_ROW_MAJOR;
+  if (text == "col") return FG_COL_MAJOR;
+  throw UsageError("--layout '" + text + "' is not row or col");
+}
+
+std::vector<GemmShape> suite_shapes(const Options &options) {
+  if (!options.sizes.empty() || !options.shapes.empty() || !options.trans.empty() || !options.layouts.empty() ||
+      options.batch) {
+    throw UsageError("--suite fixes its own problems: it takes no --sizes, --shape, --trans, --layout or --batch");
+  }
+  std::vector<GemmShape> shapes;
+  for (int64_t size : kClassicSizes) shapes.push_back(shape(size, size, size));
+  for (int64_t size : {1000, 4097, 8191}) shapes.push_back(shape(size, size, size));
+  for (const auto &[m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {4096, 4096, 256}, {256, 256, 16384}, {16384, 128, 4096}, {128, 16384, 4096}, {8192, 1024, 8192}}) {
+    shapes.push_back(shape(m, n, k));
+  }
+  for (const char *trans : {"NN", "NT", "TN", "TT"}) {
+    GemmShape s = shape(4096, 4096, 4096);
+    const std::array<fg_op_t, 2> ops = parse_trans(trans);
+    s.transa = ops[0];
+    s.transb = ops[1];
+    shapes.push_back(s);
+  }
+  GemmShape column_major = shape(4096, 4096, 4096);
+  column_major.layout = FG_COL_MAJOR;
+  shapes.push_back(column_major);
+  for (const auto &[batch, size] : std::vector<std::array<int64_t, 2>>{{64, 256}, {1024, 64}, {16, 1024}}) {
+    GemmShape s = shape(size, size, size);
+    s.batch = batch;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+// Every size and shape asked for, in each layout and transpose asked for.
+std::vector<GemmShape> requested_shapes(const Options &options) {
+  std::vector<std::array<int64_t, 3>> dimensions;
+  for (int64_t size : options.sizes) dimensions.push_back({size, size, size});
+  for (const std::string &text : options.shapes) {
+    const std::vector<int64_t> mnk = parse_dimensions(text, 3, "MxNxK");
+    dimensions.push_back({mnk[0], mnk[1], mnk[2]});
+  }
+  if (dimensions.empty()) {
+    for (int64_t size : kClassicSizes) dimensions.push_back({size, size, size});
+  }
+  std::vector<fg_layout_t> layouts;
+  for (const std::string &text : options.layouts) layouts.push_back(parse_layout(text));
+  if (layouts.empty()) layouts.push_back(FG_ROW_MAJOR);
+  std::vector<std::array<fg_op_t, 2>> transposes;
+  for (const std::string &text : options.trans) transposes.push_back(parse_trans(text));
+  if (transposes.empty()) transposes.push_back({FG_OP_N, FG_OP_N});
+
+  std::vector<GemmShape> shapes;
+  for (const auto &[m, n, k] : dimensions) {
+    for (fg_layout_t layout : layouts) {
+      for (const auto &[transa, transb] : transposes) {
+        GemmShape s = shape(m, n, k);
+        s.batch = options.batch.value_or(1);
+        s.layout = layout;
+        s.transa = transa;
+        s.transb = transb;
+        shapes.push_back(s);
+      }
+    }
+  }
+  return shapes;
+}
+
+}  // namespace
+
+const AlgoFamily &sgemm_algos() {
+  static const AlgoFamily family = {
+      [](int id) { return fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(id)); },
+      [](fg_handle_t handle, int id) { return fg_set_sgemm_algo(handle, static_cast<fg_sgemm_algo_t>(id)); },
+      "fg_set_sgemm_algo",
+      [](fg_handle_t handle, int *id) {
+        fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+        const fg_status_t status = fg_get_last_sgemm_algo(handle, &algo);
+        *id = algo;
+        return status;
+      },
+      "fg_get_last_sgemm_algo",
+      FG_SGEMM_CUBLAS,
+  };
+  return family;
+}
+
+Plan make_sgemm_plan(const Options &options) {
+  if (options.dtype) throw UsageError("--dtype is a rowmean option");
+  Plan plan;
+  plan.metric = {"sgemm", "GFLOPS", "gflops", Ceiling::fp32_peak, "peak", "percent_of_peak"};
+  plan.family = sgemm_algos();
+  plan.algos = resolve_algos(options.algos, plan.family);
+  for (const GemmShape &s : options.suite ? suite_shapes(options) : requested_shapes(options)) {
+    plan.cases.push_back(std::make_unique<SgemmCase>(s));
+  }
+  return plan;
+}
+
+}  // namespace bench

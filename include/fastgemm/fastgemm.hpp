@@ -1,0 +1,108 @@
+// fastgemm for C++: a header-only layer over the C ABI in fastgemm.h. A move-only Handle owns an
+// fg_handle_t; every failing call throws fastgemm::Error carrying the status and the library's message.
+// Requires C++11.
+#ifndef FASTGEMM_FASTGEMM_HPP
+#define FASTGEMM_FASTGEMM_HPP
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "fastgemm/fastgemm.h"
+
+namespace fastgemm {
+
+// A failed call: status() is the fg_status_t, what() the message fg_last_error_message() gave.
+class Error : public std::runtime_error {
+ public:
+  Error(fg_status_t status, const std::string &message)
+      : std::runtime_error(message.empty() ? std::string(fg_status_name(status)) : message), status_(status) {}
+  fg_status_t status() const noexcept { return status_; }
+  const char *status_name() const noexcept { return fg_status_name(status_); }
+
+ private:
+  fg_status_t status_;
+};
+
+// Throws Error for any status but FG_STATUS_SUCCESS.
+inline void check(fg_status_t status) {
+  if (status != FG_STATUS_SUCCESS) throw Error(status, fg_last_error_message());
+}
+
+class Handle {
+ public:
+  // Binds to the calling thread's current device; throws Error (FG_STATUS_NO_DEVICE without a GPU).
+  Handle() { check(fg_create(&handle_)); }
+  explicit Handle(cudaStream_t stream) : Handle() { set_stream(stream); }
+  ~Handle() { fg_destroy(handle_); }
+  Handle(Handle &&other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+  Handle &operator=(Handle &&other) noexcept {
+    if (this != &other) {
+      fg_destroy(handle_);
+      handle_ = other.handle_;
+      other.handle_ = nullptr;
+    }
+    return *this;
+  }
+  Handle(const Handle &) = delete;
+  Handle &operator=(const Handle &) = delete;
+
+  // The C handle, for calls this class does not wrap; NULL after a move.
+  fg_handle_t get() const noexcept { return handle_; }
+
+  void set_stream(cudaStream_t stream) { check(fg_set_stream(handle_, stream)); }
+  cudaStream_t stream() const {
+    cudaStream_t stream = nullptr;
+    check(fg_get_stream(handle_, &stream));
+    return stream;
+  }
+
+  void set_sgemm_algo(fg_sgemm_algo_t algo) { check(fg_set_sgemm_algo(handle_, algo)); }
+  fg_sgemm_algo_t sgemm_algo() const {
+    fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+    check(fg_get_sgemm_algo(handle_, &algo));
+    return algo;
+  }
+  fg_sgemm_algo_t last_sgemm_algo() const {
+    fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+    check(fg_get_last_sgemm_algo(handle_, &algo));
+    return algo;
+  }
+  void set_rowmean_algo(fg_rowmean_algo_t algo) { check(fg_set_rowmean_algo(handle_, algo)); }
+  fg_rowmean_algo_t rowmean_algo() const {
+    fg_rowmean_algo_t algo = FG_ROWMEAN_AUTO;
+    check(fg_get_rowmean_algo(handle_, &algo));
+    return algo;
+  }
+
+  // C := alpha * op(A) * op(B) + beta * C, as fg_sgemm.
+  void sgemm(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+             const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    check(fg_sgemm(handle_, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+  }
+
+  // As fg_sgemm_strided_batched.
+  void sgemm_strided_batched(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k,
+                             float alpha, const float *A, int64_t lda, int64_t stride_a, const float *B, int64_t ldb,
+                             int64_t stride_b, float beta, float *C, int64_t ldc, int64_t stride_c,
+                             int64_t batch_count) {
+    check(fg_sgemm_strided_batched(handle_, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                   stride_b, beta, C, ldc, stride_c, batch_count));
+  }
+
+  // As fg_rowmean_matvec, the element type taken from the pointers.
+  void rowmean_matvec(const float *input, const float *matrix, float *output, int64_t L, int64_t M, int64_t N) {
+    check(fg_rowmean_matvec(handle_, FG_F32, input, matrix, output, L, M, N));
+  }
+  void rowmean_matvec(const double *input, const double *matrix, double *output, int64_t L, int64_t M, int64_t N) {
+    check(fg_rowmean_matvec(handle_, FG_F64, input, matrix, output, L, M, N));
+  }
+
+ private:
+  fg_handle_t handle_ = nullptr;
+};
+
+}  // namespace fastgemm
+
+#endif  // FASTGEMM_FASTGEMM_HPP

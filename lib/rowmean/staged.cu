@@ -1,0 +1,286 @@
+// FG_ROWMEAN_STAGED: any L, M and N, in stages through the handle's workspace.
+//
+// 1. Row means in double (row_sums.cuh), read at the speed of the input. When there are too few rows to keep every SM
+//    busy (3 x 100000 x 100 has 300), each row is split into 2^k pieces whose sums are joined afterwards in a fixed
+//    order: no atomics, so results are the same bit for bit from run to run.
+// 2. The product. When the matrix is read once or stays in L2, warps stream it against the means on FP64 tensor cores
+//    (tensor_product.cuh), each warp a 16-row tile over a segment of j; segments, when there are few row tiles to go
+//    round, are summed afterwards, again in a fixed order. When the matrix is large and re-read for many batches
+//    (L = 4096, N = 16384: a compute-bound 4096 x 16384 x 4096 product), cuBLAS DGEMM does it, on the means in
+//    double and, for f32, a double copy of the matrix. Either way the products are exact and summed in double.
+#include <type_traits>
+
+#include "core/check.hpp"
+#include "core/launch.cuh"
+#include "rowmean/row_sums.cuh"
+#include "rowmean/tensor_product.cuh"
+#include "rowmean/variant.hpp"
+
+namespace fastgemm::detail {
+namespace {
+
+constexpr int kStageThreads = 256;
+// Blocks of the row-sum kernel resident on an SM (its launch bounds hold it to the registers for that many), so that
+// its grid is one full wave: 16 warps with 128 bytes in flight per lane keep the memory system saturated.
+constexpr int kRowSumBlocksPerSm = 2;
+// Product blocks resident per SM: f64 fragments with four groups take more registers than two blocks leave a thread.
+template <typename T, int kGroups>
+constexpr int kProductBlocksPerSm = sizeof(T) == 8 && kGroups == 4 ? 1 : 2;
+// Row splitting: at least 64 spans per SM (several for every resident warp), pieces of at least this many elements,
+// at most 2^6 pieces.
+constexpr int64_t kSpansPerSm = 64;
+constexpr int64_t kMinPieceLength = 2048;
+constexpr int kMaxLog2Pieces = 6;
+// Product: enough warp units for a block of 8 warps per SM, segments of at least this many columns, at most 64.
+constexpr int64_t kProductWarpsPerSm = 8;
+constexpr int64_t kMinSegmentLength = 256;
+constexpr int64_t kMaxSegments = 64;
+
+// Byte offsets of the workspace's arrays, each 256-byte aligned.
+struct WorkspaceCarver {
+  size_t bytes = 0;
+  size_t take(int64_t size) {
+    const size_t at = bytes;
+    bytes += static_cast<size_t>(ceil_div(size, 256) * 256);
+    return at;
+  }
+};
+
+struct ScaledSink {
+  double *out;
+  double scale;
+  __device__ __forceinline__ void operator()(int64_t span, double sum) const { out[span] = sum * scale; }
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kStageThreads, kRowSumBlocksPerSm)
+    row_sums_kernel(const T *input, double *sums, SpanLayout layout, int64_t span_count, SpanReadPlan read,
+                    double scale) {
+  const int worker = static_cast<int>(blockIdx.x * kStageThreads + threadIdx.x);
+  sum_spans(read, input, 0, span_count, layout, worker, static_cast<int>(gridDim.x * kStageThreads),
+            ScaledSink{sums, scale});
+}
+
+__global__ void join_pieces_kernel(const double *piece_sums, double *means, int64_t rows, int pieces,
+                                   double inverse_m) {
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double *sums = piece_sums + row * pieces;
+    double sum = 0.0;
+    for (int piece = 0; piece < pieces; ++piece) sum += sums[piece];
+    means[row] = sum * inverse_m;
+  }
+}
+
+template <typename T>
+struct ProductParams {
+  const T *matrix;
+  const double *means;  // N x L, dense
+  T *output;
+  double *segment_sums;  // segments x L x N, when segments > 1
+  int64_t L, N;
+  int64_t row_tiles, slabs, segments, segment_length;
+  bool matrix_vector_ok, means_vector_ok, output_pair_ok, segment_pair_ok;
+};
+
+// One warp per (16-row tile, slab of 8 * kGroups batches, segment of j).
+template <typename T, int kGroups>
+__global__ void __launch_bounds__(kStageThreads, (kProductBlocksPerSm<T, kGroups>))
+    product_kernel(const ProductParams<T> p) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t first_unit = (static_cast<int64_t>(blockIdx.x) * kStageThreads + threadIdx.x) / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kStageThreads / 32);
+  const int64_t units = p.row_tiles * p.slabs * p.segments;
+  const MatrixOperand<T> matrix{p.matrix, p.L, p.matrix_vector_ok};
+  for (int64_t unit = first_unit; unit < units; unit += warps) {
+    // Consecutive warps take consecutive row tiles of one slab and segment: the means they share come from L1.
+    const int64_t i0 = unit % p.row_tiles * 16;
+    const int64_t rest = unit / p.row_tiles;
+    const int64_t k0 = rest % p.slabs * (8 * kGroups);
+    const int64_t segment = rest / p.slabs;
+    const int64_t j_begin = segment * p.segment_length;
+    const int64_t j_end = j_begin + p.segment_length < p.L ? j_begin + p.segment_length : p.L;
+    const int active = (p.N - k0 + 7) / 8 < kGroups ? static_cast<int>((p.N - k0 + 7) / 8) : kGroups;
+    const MeansOperand<double> means{p.means + k0 * p.L, p.L, p.N - k0, p.means_vector_ok};
+    double acc[kGroups][4] = {};
+    multiply_tile<kGroups, false>(acc, matrix, i0, means, active, static_cast<int>(j_begin), static_cast<int>(j_end),
+                                  lane);
+    if (p.segments == 1)
+      store_tile(acc, p.output, p.N, p.L, i0, k0, p.N, active, p.output_pair_ok, lane);
+    else
+      store_tile(acc, p.segment_sums + segment * p.L * p.N, p.N, p.L, i0, k0, p.N, active, p.segment_pair_ok, lane);
+  }
+}
+
+template <typename T>
+__global__ void join_segments_kernel(const double *segment_sums, T *output, int64_t count, int64_t segments) {
+  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double sum = 0.0;
+    for (int64_t segment = 0; segment < segments; ++segment) sum += segment_sums[segment * count + index];
+    output[index] = static_cast<T>(sum);
+  }
+}
+
+template <typename From, typename To>
+__global__ void convert_kernel(const From *from, To *to, int64_t count) {
+  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    to[index] = static_cast<To>(from[index]);
+}
+
+template <typename From, typename To>
+Status convert(const From *from, To *to, int64_t count, cudaStream_t stream) {
+  return launch(convert_kernel<From, To>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),
+                dim3(kStageThreads), 0, stream, from, to, count);
+}
+
+// Rows are split while there are fewer spans than kSpansPerSm per SM and the pieces stay long.
+int choose_log2_pieces(int64_t rows, int64_t M, const DeviceInfo &device) {
+  const int64_t wanted = kSpansPerSm * device.sm_count;
+  int log2_pieces = 0;
+  while (log2_pieces < kMaxLog2Pieces && (rows << log2_pieces) < wanted &&
+         (M >> (log2_pieces + 1)) >= kMinPieceLength)
+    ++log2_pieces;
+  return log2_pieces;
+}
+
+struct ProductPlan {
+  bool tensor_cores = true;  // false: cuBLAS DGEMM
+  int groups = 4;            // batches per warp unit / 8
+  int64_t row_tiles = 0, slabs = 0, segments = 1, segment_length = 0;
+};
+
+ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device) {
+  ProductPlan plan;
+  // Four groups of 8 batches per warp halve the matrix reads against two.
+  plan.groups = p.N <= 16 ? 2 : 4;
+  plan.row_tiles = ceil_div(p.L, 16);
+  plan.slabs = ceil_div(p.N, 8 * plan.groups);
+  // Every slab reads the whole matrix: from memory once or twice, or from L2 when it fits with room to spare.
+  const int64_t matrix_bytes = p.L * p.L * element_size(p.dtype);
+  plan.tensor_cores = plan.slabs <= 2 || matrix_bytes * 4 <= static_cast<int64_t>(device.l2_bytes);
+  const int64_t wanted = kProductWarpsPerSm * device.sm_count;
+  while (plan.segments < kMaxSegments && plan.row_tiles * plan.slabs * plan.segments < wanted &&
+         p.L >= plan.segments * 2 * kMinSegmentLength)
+    plan.segments *= 2;
+  plan.segment_length = ceil_div(ceil_div(p.L, plan.segments), 16) * 16;
+  return plan;
+}
+
+template <typename T, int kGroups>
+Status launch_product(const ProductParams<T> &params, cudaStream_t stream) {
+  const int64_t units = params.row_tiles * params.slabs * params.segments;
+  return launch(product_kernel<T, kGroups>, dim3(capped_grid(ceil_div(units, kStageThreads / 32), INT32_MAX)),
+                dim3(kStageThreads), 0, stream, params);
+}
+
+template <typename T>
+Status launch_product(const ProductParams<T> &params, int groups, cudaStream_t stream) {
+  return groups == 4 ? launch_product<T, 4>(params, stream) : launch_product<T, 2>(params, stream);
+}
+
+template <typename T>
+Status run_typed(const RowmeanProblem &p, Context &context) {
+  const DeviceInfo &device = context.device();
+  const cudaStream_t stream = context.stream();
+  const T *input = static_cast<const T *>(p.input);
+  const T *matrix = static_cast<const T *>(p.matrix);
+  T *output = static_cast<T *>(p.output);
+  const int64_t rows = p.N * p.L;
+  const double inverse_m = 1.0 / static_cast<double>(p.M);
+
+  const int log2_pieces = choose_log2_pieces(rows, p.M, device);
+  const int pieces = 1 << log2_pieces;
+  const int64_t vector_width = 16 / static_cast<int64_t>(sizeof(T));
+  // Pieces start on a vector boundary whenever rows do.
+  const int64_t piece_length =
+      pieces == 1 ? p.M : ceil_div(ceil_div(p.M, pieces), vector_width) * vector_width;
+  const SpanLayout layout{p.M, piece_length, log2_pieces};
+  const SpanReadPlan read = plan_span_read(p.input, p.dtype, layout);
+  const int64_t span_count = rows * pieces;
+  const ProductPlan product = plan_product(p, device);
+  constexpr bool f32 = std::is_same_v<T, float>;
+
+  WorkspaceCarver carver;
+  const size_t means_at = carver.take(rows * 8);
+  const size_t piece_sums_at = pieces > 1 ? carver.take(span_count * 8) : 0;
+  const size_t segment_sums_at =
+      product.tensor_cores && product.segments > 1 ? carver.take(product.segments * p.L * p.N * 8) : 0;
+  const size_t matrix_copy_at = !product.tensor_cores && f32 ? carver.take(p.L * p.L * 8) : 0;
+  const size_t output_copy_at = !product.tensor_cores && f32 ? carver.take(p.L * p.N * 8) : 0;
+  void *workspace = nullptr;
+  FG_RETURN_IF_ERROR(context.workspace(carver.bytes, &workspace));
+  char *base = static_cast<char *>(workspace);
+  double *means = reinterpret_cast<double *>(base + means_at);
+
+  const SpanReadShape shape = kSpanReadShapes[read.shape];
+  const int64_t spans_per_block_round =
+      static_cast<int64_t>(spans_per_lane(shape, read.vector)) * (kStageThreads / shape.lanes);
+  const int64_t row_sum_blocks = ceil_div(span_count, spans_per_block_round);
+  const int64_t max_row_sum_blocks = static_cast<int64_t>(kRowSumBlocksPerSm) * device.sm_count;
+  const dim3 row_sum_grid(static_cast<unsigned>(row_sum_blocks < max_row_sum_blocks ? row_sum_blocks
+                                                                                     : max_row_sum_blocks));
+  if (pieces == 1) {
+    FG_RETURN_IF_ERROR(launch(row_sums_kernel<T>, row_sum_grid, dim3(kStageThreads), 0, stream, input, means, layout,
+                              span_count, read, inverse_m));
+  } else {
+    double *piece_sums = reinterpret_cast<double *>(base + piece_sums_at);
+    FG_RETURN_IF_ERROR(launch(row_sums_kernel<T>, row_sum_grid, dim3(kStageThreads), 0, stream, input, piece_sums,
+                              layout, span_count, read, 1.0));
+    FG_RETURN_IF_ERROR(launch(join_pieces_kernel, dim3(capped_grid(ceil_div(rows, kStageThreads), INT32_MAX)),
+                              dim3(kStageThreads), 0, stream, static_cast<const double *>(piece_sums), means, rows,
+                              pieces, inverse_m));
+  }
+
+  if (product.tensor_cores) {
+    ProductParams<T> params;
+    params.matrix = matrix;
+    params.means = means;
+    params.output = output;
+    params.segment_sums = reinterpret_cast<double *>(base + segment_sums_at);
+    params.L = p.L;
+    params.N = p.N;
+    params.row_tiles = product.row_tiles;
+    params.slabs = product.slabs;
+    params.segments = product.segments;
+    params.segment_length = product.segment_length;
+    params.matrix_vector_ok = reinterpret_cast<uintptr_t>(matrix) % 16 == 0 && p.L % vector_width == 0;
+    params.means_vector_ok = p.L % 2 == 0;
+    params.output_pair_ok = reinterpret_cast<uintptr_t>(output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
+    params.segment_pair_ok = p.N % 2 == 0;
+    FG_RETURN_IF_ERROR(launch_product(params, product.groups, stream));
+    if (product.segments == 1) return Status::success();
+    const int64_t count = p.L * p.N;
+    return launch(join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),
+                  dim3(kStageThreads), 0, stream, static_cast<const double *>(params.segment_sums), output, count,
+                  product.segments);
+  }
+
+  // In cuBLAS's column-major terms the row-major L x N output is the N x L matrix means * matrix^T.
+  cublasHandle_t handle = nullptr;
+  FG_RETURN_IF_ERROR(context.cublas(&handle));
+  const double one = 1.0, zero = 0.0;
+  if constexpr (std::is_same_v<T, double>) {
+    FG_CUBLAS_CHECK(cublasDgemm_64(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.N, p.L, p.L, &one, means, p.L, matrix, p.L,
+                                   &zero, output, p.N));
+  } else {
+    double *matrix_copy = reinterpret_cast<double *>(base + matrix_copy_at);
+    double *output_copy = reinterpret_cast<double *>(base + output_copy_at);
+    FG_RETURN_IF_ERROR(convert(matrix, matrix_copy, p.L * p.L, stream));
+    FG_CUBLAS_CHECK(cublasDgemm_64(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.N, p.L, p.L, &one, means, p.L, matrix_copy,
+                                   p.L, &zero, output_copy, p.N));
+    FG_RETURN_IF_ERROR(convert(static_cast<const double *>(output_copy), output, p.L * p.N, stream));
+  }
+  return Status::success();
+}
+
+Status run_staged(const RowmeanProblem &p, Context &context) {
+  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+}
+
+}  // namespace
+
+const RowmeanVariant staged_rowmean = {FG_ROWMEAN_STAGED, "staged", any_rowmean_shape, run_staged};
+
+}  // namespace fastgemm::detail

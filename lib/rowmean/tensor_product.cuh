@@ -1,0 +1,203 @@
+// The L x L product over the means on FP64 tensor cores, shared by the fused and staged algorithms.
+//
+// One warp computes a 16 x (8 * kGroups) tile of output: 16 matrix rows against 8 * kGroups mean vectors, summed over
+// a range of j. The products of f32 values are exact in double and the sums are double, so the product adds no error
+// beyond double rounding for either type.
+//
+// The sum over j may run in any order as long as both operands use the same one, and the fragments are laid out to
+// exploit that: in every chunk of 16 columns, lane (g, t) = (lane / 4, lane % 4) owns columns j0 + 4t .. j0 + 4t + 3
+// of matrix rows g and g + 8 and of mean vector g of each group of 8. Each lane therefore loads four consecutive
+// elements per row (one 16-byte load for f32, two for f64) and needs no shared-memory staging: a warp load covers 8
+// rows x 64 contiguous bytes. The mma's reduction index (t, q) stands for column j0 + 4t + 2h + q in the h-th of the
+// chunk's two m16n8k8 steps.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace fastgemm::detail {
+
+template <typename T>
+struct Quad {
+  T v[4];
+};
+
+// row[j .. j+3] as stored; elements at or past `end` read as zero and are not touched. Columns are ints: L * L
+// elements fit in memory, so L < 2^31.
+template <typename T>
+__device__ __forceinline__ Quad<T> load_quad(const T *row, int j, int end, bool vector_ok) {
+  Quad<T> quad;
+  const int remaining = end - j;
+  if (vector_ok && remaining >= 4) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 v = __ldg(reinterpret_cast<const float4 *>(row + j));
+      quad = {{v.x, v.y, v.z, v.w}};
+    } else {
+      const double2 low = __ldg(reinterpret_cast<const double2 *>(row + j));
+      const double2 high = __ldg(reinterpret_cast<const double2 *>(row + j + 2));
+      quad = {{low.x, low.y, high.x, high.y}};
+    }
+  } else {
+    const int valid = remaining < 0 ? 0 : (remaining < 4 ? remaining : 4);
+#pragma unroll
+    for (int s = 0; s < 4; ++s) quad.v[s] = s < valid ? __ldg(row + j + s) : T(0);
+  }
+  return quad;
+}
+
+// Four consecutive elements of a 16-byte aligned row in shared memory.
+template <typename T>
+__device__ __forceinline__ Quad<T> load_shared_quad(const T *p) {
+  if constexpr (sizeof(T) == 4) {
+    const float4 v = *reinterpret_cast<const float4 *>(p);
+    return {{v.x, v.y, v.z, v.w}};
+  } else {
+    const double2 low = *reinterpret_cast<const double2 *>(p);
+    const double2 high = *reinterpret_cast<const double2 *>(p + 2);
+    return {{low.x, low.y, high.x, high.y}};
+  }
+}
+
+// d += a * b for one 16 x 8 x 8 double tile, in the m16n8k8 fragment layout (g = lane / 4, t = lane % 4):
+// a = {A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]}, b = {B[t][g], B[t+4][g]},
+// d = {D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]}. All 32 lanes must call it together.
+__device__ __forceinline__ void mma_16x8x8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // Four m8n8k4 (the shape Ampere has): rows g or g + 8, reduction index t or t + 4.
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int row = 0; row < 2; ++row)
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                   : "+d"(d[2 * row]), "+d"(d[2 * row + 1])
+                   : "d"(a[row + 2 * half]), "d"(b[half]));
+#else
+  // No FP64 tensor cores: the same sums in FMAs, each operand fetched from the lane that holds it.
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+#pragma unroll
+    for (int index = 0; index < 4; ++index) {
+      const double a_low = __shfl_sync(0xffffffffu, a[2 * half], g * 4 + index);
+      const double a_high = __shfl_sync(0xffffffffu, a[2 * half + 1], g * 4 + index);
+      const double b_even = __shfl_sync(0xffffffffu, b[half], (2 * t) * 4 + index);
+      const double b_odd = __shfl_sync(0xffffffffu, b[half], (2 * t + 1) * 4 + index);
+      d[0] = fma(a_low, b_even, d[0]);
+      d[1] = fma(a_low, b_odd, d[1]);
+      d[2] = fma(a_high, b_even, d[2]);
+      d[3] = fma(a_high, b_odd, d[3]);
+    }
+  }
+#endif
+}
+
+// The matrix operand: L x L, row-major. vector_ok: 16-byte loads apply (aligned base, rows of whole 16-byte units).
+template <typename T>
+struct MatrixOperand {
+  const T *data;
+  int64_t L;
+  bool vector_ok;
+};
+
+// The means operand: row r (one mean vector) at data + r * ld. In shared memory the rows are 16-byte aligned, at
+// least round_up(L, 16) long with zeros past L, and every row of the tile may be read. In global memory reads are
+// guarded: rows at or past `rows` and columns at or past the j range read as zero, and vector_ok says whether 16-byte
+// loads apply.
+template <typename MeanT>
+struct MeansOperand {
+  const MeanT *data;
+  int64_t ld;
+  int64_t rows;
+  bool vector_ok;
+};
+
+// acc[group] += matrix rows [i0, i0 + 16) times mean vectors [8 * group, 8 * group + 8), over columns
+// [j_begin, j_end), for groups below active_groups (a value the whole warp shares). j_begin is a multiple of 16 when
+// the means are in shared memory, of 4 otherwise. The matrix is the operand that streams, so its next chunk is loaded
+// before this chunk's mma, to hide its latency; the means are shared by the warps around (shared memory or L1) and
+// are loaded just before use, one group at a time, which keeps registers for more warps.
+template <int kGroups, bool kSharedMeans, typename T, typename MeanT>
+__device__ __forceinline__ void multiply_tile(double (&acc)[kGroups][4], const MatrixOperand<T> &matrix, int64_t i0,
+                                              const MeansOperand<MeanT> &means, int active_groups, int j_begin,
+                                              int j_end, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  const int64_t L = matrix.L;
+  // Rows past L read as zero: their column bound is then j_begin, before every column.
+  const int64_t row_low = i0 + g, row_high = i0 + g + 8;
+  const T *a_low = matrix.data + (row_low < L ? row_low : L - 1) * L;
+  const T *a_high = matrix.data + (row_high < L ? row_high : L - 1) * L;
+  const int end_low = row_low < L ? j_end : j_begin;
+  const int end_high = row_high < L ? j_end : j_begin;
+  const MeanT *b_first = means.data + g * means.ld;
+
+  int j = j_begin + 4 * t;
+  Quad<T> low = load_quad(a_low, j, end_low, matrix.vector_ok);
+  Quad<T> high = load_quad(a_high, j, end_high, matrix.vector_ok);
+#pragma unroll 1
+  for (int chunk = j_begin; chunk < j_end; chunk += 16, j += 16) {
+    const Quad<T> next_low = load_quad(a_low, j + 16, end_low, matrix.vector_ok);
+    const Quad<T> next_high = load_quad(a_high, j + 16, end_high, matrix.vector_ok);
+#pragma unroll
+    for (int group = 0; group < kGroups; ++group) {
+      if (group >= active_groups) continue;
+      const MeanT *b_row = b_first + group * 8 * means.ld;
+      Quad<MeanT> b;
+      if constexpr (kSharedMeans) {
+        b = load_shared_quad(b_row + j);
+      } else {
+        const bool row_valid = group * 8 + g < means.rows;
+        b = load_quad(row_valid ? b_row : means.data, j, row_valid ? j_end : j_begin, means.vector_ok);
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const double a[4] = {static_cast<double>(low.v[2 * half]), static_cast<double>(high.v[2 * half]),
+                             static_cast<double>(low.v[2 * half + 1]), static_cast<double>(high.v[2 * half + 1])};
+        const double bb[2] = {static_cast<double>(b.v[2 * half]), static_cast<double>(b.v[2 * half + 1])};
+        mma_16x8x8(acc[group], a, bb);
+      }
+    }
+    low = next_low;
+    high = next_high;
+  }
+}
+
+// Writes acc (the tile of multiply_tile) to out[row * ld + col] for rows [i0, i0 + 16) below `rows` and columns
+// col0 + [0, 8 * active_groups) below col_end, in pairs where pair_ok (out and ld keep pairs 2-element aligned).
+template <int kGroups, typename Out>
+__device__ __forceinline__ void store_tile(const double (&acc)[kGroups][4], Out *out, int64_t ld, int64_t rows,
+                                           int64_t i0, int64_t col0, int64_t col_end, int active_groups, bool pair_ok,
+                                           int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int group = 0; group < kGroups; ++group) {
+    if (group >= active_groups) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int64_t row = i0 + g + 8 * half;
+      const int64_t col = col0 + group * 8 + 2 * t;
+      if (row >= rows) continue;
+      Out *p = out + row * ld + col;
+      const Out first = static_cast<Out>(acc[group][2 * half]);
+      const Out second = static_cast<Out>(acc[group][2 * half + 1]);
+      if (pair_ok && col + 1 < col_end) {
+        if constexpr (sizeof(Out) == 4)
+          *reinterpret_cast<float2 *>(p) = make_float2(first, second);
+        else
+          *reinterpret_cast<double2 *>(p) = make_double2(first, second);
+      } else {
+        if (col < col_end) p[0] = first;
+        if (col + 1 < col_end) p[1] = second;
+      }
+    }
+  }
+}
+
+}  // namespace fastgemm::detail

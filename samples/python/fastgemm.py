@@ -1,0 +1,421 @@
+"""fastgemm for Python: the C ABI of a shared libfastgemm, through ctypes.
+
+    import cupy
+    import fastgemm
+
+    a = cupy.random.rand(512, 256, dtype=cupy.float32)
+    b = cupy.random.rand(256, 128, dtype=cupy.float32)
+    c = cupy.empty((512, 128), dtype=cupy.float32)
+    with fastgemm.Handle() as handle:
+        handle.matmul(a, b, c)                                   # c = a @ b
+
+Device arrays are CuPy arrays (or anything with __cuda_array_interface__), PyTorch tensors (data_ptr()),
+or device addresses as ints. Calls are asynchronous on the handle's stream, as in C. Every failing call
+raises fastgemm.Error, which carries the status and fg_last_error_message().
+
+The library is the file named by the FASTGEMM_LIBRARY environment variable; else libfastgemm.so beside
+this file; else the one in the lib directory of the prefix this file is installed in
+(<prefix>/share/fastgemm/python/fastgemm.py); else whatever the system's loader finds. It must be a
+shared build of fastgemm (-DBUILD_SHARED_LIBS=ON).
+"""
+import ctypes
+import ctypes.util
+import enum
+import os
+import pathlib
+import weakref
+
+__all__ = [
+    "Status", "Layout", "Op", "SgemmAlgo", "DType", "RowmeanAlgo", "Error", "Handle", "check", "library",
+    "version", "status_name", "status_string", "last_error_message", "last_cuda_error", "sgemm_algo_name",
+    "rowmean_algo_name",
+]
+
+
+class Status(enum.IntEnum):
+    """fg_status_t: Status.X is FG_STATUS_X."""
+    SUCCESS = 0
+    INVALID_VALUE = 1
+    INVALID_HANDLE = 2
+    NOT_SUPPORTED = 3
+    NO_DEVICE = 4
+    ALLOC_FAILED = 5
+    CUDA_ERROR = 6
+    CUBLAS_ERROR = 7
+    INTERNAL_ERROR = 8
+
+
+class Layout(enum.IntEnum):
+    """fg_layout_t: Layout.ROW_MAJOR is FG_ROW_MAJOR (CBLAS's value)."""
+    ROW_MAJOR = 101
+    COL_MAJOR = 102
+
+
+class Op(enum.IntEnum):
+    """fg_op_t: Op.T is FG_OP_T (CBLAS's value)."""
+    N = 111
+    T = 112
+    C = 113
+
+
+class SgemmAlgo(enum.IntEnum):
+    """fg_sgemm_algo_t: SgemmAlgo.X is FG_SGEMM_X."""
+    AUTO = 0
+    NAIVE = 1
+    SMEM = 2
+    SMEM_VEC4 = 3
+    BANK_FREE = 4
+    DOUBLE_BUFFER = 5
+    CUBLAS = 100
+
+
+class DType(enum.IntEnum):
+    """fg_dtype_t: DType.F32 is FG_F32."""
+    F32 = 0
+    F64 = 1
+
+
+class RowmeanAlgo(enum.IntEnum):
+    """fg_rowmean_algo_t: RowmeanAlgo.X is FG_ROWMEAN_X."""
+    AUTO = 0
+    SINGLE_BLOCK = 1
+    BLOCK_PER_BATCH = 2
+    COALESCED = 3
+    TWO_PASS = 4
+    FUSED = 5
+    STAGED = 6
+    CUBLAS = 100
+
+
+_int = ctypes.c_int
+_i64 = ctypes.c_int64
+_float = ctypes.c_float
+_pointer = ctypes.c_void_p
+_string = ctypes.c_char_p
+_int_out = ctypes.POINTER(ctypes.c_int)
+_pointer_out = ctypes.POINTER(ctypes.c_void_p)
+
+# Every function of fastgemm.h: (return type, argument types), enumerations as int.
+_PROTOTYPES = {
+    "fg_version": (_int, []),
+    "fg_status_name": (_string, [_int]),
+    "fg_status_string": (_string, [_int]),
+    "fg_last_error_message": (_string, []),
+    "fg_last_cuda_error": (_int, []),
+    "fg_create": (_int, [_pointer_out]),
+    "fg_destroy": (_int, [_pointer]),
+    "fg_set_stream": (_int, [_pointer, _pointer]),
+    "fg_get_stream": (_int, [_pointer, _pointer_out]),
+    "fg_sgemm": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
+                        _float, _pointer, _i64]),
+    "fg_sgemm_strided_batched": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64,
+                                        _i64, _pointer, _i64, _i64, _float, _pointer, _i64, _i64, _i64]),
+    "fg_set_sgemm_algo": (_int, [_pointer, _int]),
+    "fg_get_sgemm_algo": (_int, [_pointer, _int_out]),
+    "fg_get_last_sgemm_algo": (_int, [_pointer, _int_out]),
+    "fg_sgemm_algo_name": (_string, [_int]),
+    "fg_rowmean_matvec": (_int, [_pointer, _int, _pointer, _pointer, _pointer, _i64, _i64, _i64]),
+    "fg_set_rowmean_algo": (_int, [_pointer, _int]),
+    "fg_get_rowmean_algo": (_int, [_pointer, _int_out]),
+    "fg_rowmean_algo_name": (_string, [_int]),
+}
+
+_library = None
+
+
+def _library_location():
+    explicit = os.environ.get("FASTGEMM_LIBRARY")
+    if explicit:
+        return explicit
+    here = pathlib.Path(__file__).resolve().parent
+    candidates = [here / "libfastgemm.so"]
+    if len(here.parents) >= 3:
+        prefix = here.parents[2]
+        candidates += [prefix / "lib" / "libfastgemm.so", prefix / "lib64" / "libfastgemm.so"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return str(candidate)
+    return ctypes.util.find_library("fastgemm") or "libfastgemm.so"
+
+
+def library():
+    """The loaded libfastgemm as a ctypes.CDLL whose fg_ functions carry their prototypes, for calls the
+    rest of this module does not wrap. Loaded on first use; raises OSError when it cannot be."""
+    global _library
+    if _library is None:
+        location = _library_location()
+        try:
+            loaded = ctypes.CDLL(location)
+            for name, (restype, argtypes) in _PROTOTYPES.items():
+                function = getattr(loaded, name)
+                function.restype = restype
+                function.argtypes = argtypes
+        except (OSError, AttributeError) as error:
+            raise OSError(f"fastgemm: cannot use {location} as libfastgemm ({error}); set FASTGEMM_LIBRARY to "
+                          "the path of a shared libfastgemm of this version") from error
+        _library = loaded
+    return _library
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if value is not None else ""
+
+
+def _as_enum(kind, value):
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+def version():
+    """The library's version as (major, minor, patch)."""
+    number = library().fg_version()
+    return number // 10000, number // 100 % 100, number % 100
+
+
+def status_name(status):
+    """"FG_STATUS_INVALID_VALUE"; "FG_STATUS_UNKNOWN" for any other value."""
+    return _text(library().fg_status_name(int(status)))
+
+
+def status_string(status):
+    """One sentence describing the status."""
+    return _text(library().fg_status_string(int(status)))
+
+
+def last_error_message():
+    """This thread's last failure message, naming the function and the argument; "" if none."""
+    return _text(library().fg_last_error_message())
+
+
+def last_cuda_error():
+    """The cudaError_t behind this thread's last FG_STATUS_CUDA_ERROR; 0 if none."""
+    return library().fg_last_cuda_error()
+
+
+def sgemm_algo_name(algo):
+    """"double_buffer"; "unknown" for any other value."""
+    return _text(library().fg_sgemm_algo_name(int(algo)))
+
+
+def rowmean_algo_name(algo):
+    """"coalesced"; "unknown" for any other value."""
+    return _text(library().fg_rowmean_algo_name(int(algo)))
+
+
+class Error(RuntimeError):
+    """A failed call: status (a Status), status_name ("FG_STATUS_NO_DEVICE") and the library's message."""
+
+    def __init__(self, status, message):
+        self.status = _as_enum(Status, status)
+        self.status_name = status_name(status)
+        self.message = message
+        summary = f"{self.status_name} ({int(status)})"
+        super().__init__(f"{summary}: {message}" if message else summary)
+
+
+def check(status):
+    """Raises Error for any status but Status.SUCCESS, as every wrapper here does."""
+    if status != Status.SUCCESS:
+        raise Error(status, last_error_message())
+
+
+def _address(array):
+    if array is None or isinstance(array, int):
+        return array
+    data_ptr = getattr(array, "data_ptr", None)
+    if callable(data_ptr):
+        return data_ptr()
+    interface = getattr(array, "__cuda_array_interface__", None)
+    if interface is not None:
+        return interface["data"][0]
+    raise TypeError(f"fastgemm: a {type(array).__name__} is no device array: pass a CuPy array, a PyTorch tensor, "
+                    "an object with __cuda_array_interface__, or a device address as an int")
+
+
+def _stream_address(stream):
+    if stream is None or isinstance(stream, int):
+        return stream
+    for attribute in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        value = getattr(stream, attribute, None)
+        if isinstance(value, int):
+            return value
+    raise TypeError(f"fastgemm: a {type(stream).__name__} is no CUDA stream")
+
+
+def _describe(array):
+    """(address, shape, strides in elements, element type as "f4" or "f8") of a device array."""
+    if callable(getattr(array, "data_ptr", None)) and callable(getattr(array, "stride", None)):
+        kind = {"torch.float32": "f4", "torch.float64": "f8"}.get(str(array.dtype), str(array.dtype))
+        return array.data_ptr(), tuple(array.shape), tuple(array.stride()), kind
+    interface = getattr(array, "__cuda_array_interface__", None)
+    if interface is None:
+        raise TypeError(f"fastgemm: a {type(array).__name__} carries no shape: pass a CuPy array or a PyTorch tensor")
+    shape = tuple(interface["shape"])
+    kind = interface["typestr"][1:]
+    item_size = int(kind[1:])
+    strides = interface.get("strides")
+    if strides is None:
+        dense = []
+        extent = 1
+        for size in reversed(shape):
+            dense.insert(0, extent)
+            extent *= size
+        strides = dense
+    else:
+        strides = [stride // item_size for stride in strides]
+    return interface["data"][0], shape, tuple(strides), kind
+
+
+def _matrix_operand(array, name):
+    """(address, rows, columns, op, leading dimension) of a 2-D float32 array read as a row-major matrix:
+    op N when its rows are contiguous, op T when its columns are (a transposed view)."""
+    address, shape, strides, kind = _describe(array)
+    if len(shape) != 2 or kind != "f4":
+        raise ValueError(f"fastgemm: {name} must be a 2-D float32 array, not {len(shape)}-D {kind}")
+    rows, columns = shape
+    if strides[1] == 1 or columns == 1:
+        op, leading = Op.N, (strides[0] if rows > 1 else columns)
+        contiguous = columns
+    elif strides[0] == 1 or rows == 1:
+        op, leading = Op.T, (strides[1] if columns > 1 else rows)
+        contiguous = rows
+    else:
+        op, leading, contiguous = None, 0, 1
+    if op is None or leading < max(1, contiguous):
+        raise ValueError(f"fastgemm: {name} with strides {strides} (elements) is neither rows nor columns of a "
+                         "matrix with a leading dimension")
+    return address, rows, columns, op, leading
+
+
+def _dense(array, name, dimensions):
+    address, shape, strides, kind = _describe(array)
+    if len(shape) != dimensions or kind not in ("f4", "f8"):
+        raise ValueError(f"fastgemm: {name} must be a {dimensions}-D float32 or float64 array")
+    extent = 1
+    for size, stride in reversed(list(zip(shape, strides))):
+        if size > 1 and stride != extent:
+            raise ValueError(f"fastgemm: {name} must be C-contiguous")
+        extent *= size
+    return address, shape, kind
+
+
+class Handle:
+    """A fastgemm handle on the calling thread's current CUDA device, on the given stream (default: the
+    legacy default stream). A context manager: leaving the with block destroys it. Every failing call
+    raises Error; after close(), calls raise Error with Status.INVALID_HANDLE."""
+
+    def __init__(self, stream=None):
+        lib = library()
+        created = ctypes.c_void_p()
+        check(lib.fg_create(ctypes.byref(created)))
+        self._handle = created.value
+        self._destroy = weakref.finalize(self, lib.fg_destroy, created.value)
+        if stream is not None:
+            self.stream = stream
+
+    def close(self):
+        """Destroys the handle; closing again does nothing."""
+        if self._destroy.alive:
+            self._handle = None
+            check(self._destroy())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.close()
+
+    @property
+    def pointer(self):
+        """The fg_handle_t as an int (None once closed), for library() calls this class does not wrap."""
+        return self._handle
+
+    @property
+    def stream(self):
+        """The cudaStream_t calls enqueue on, as an int (None: the legacy default stream). Accepts an int,
+        a cupy.cuda.Stream or a torch.cuda.Stream."""
+        stream = ctypes.c_void_p()
+        check(library().fg_get_stream(self._handle, ctypes.byref(stream)))
+        return stream.value
+
+    @stream.setter
+    def stream(self, stream):
+        check(library().fg_set_stream(self._handle, _stream_address(stream)))
+
+    @property
+    def sgemm_algo(self):
+        """The SgemmAlgo later sgemm calls use (SgemmAlgo.AUTO by default)."""
+        algo = ctypes.c_int()
+        check(library().fg_get_sgemm_algo(self._handle, ctypes.byref(algo)))
+        return _as_enum(SgemmAlgo, algo.value)
+
+    @sgemm_algo.setter
+    def sgemm_algo(self, algo):
+        check(library().fg_set_sgemm_algo(self._handle, int(algo)))
+
+    @property
+    def last_sgemm_algo(self):
+        """The SgemmAlgo the last sgemm call of this handle ran (AUTO's choice, when AUTO is selected)."""
+        algo = ctypes.c_int()
+        check(library().fg_get_last_sgemm_algo(self._handle, ctypes.byref(algo)))
+        return _as_enum(SgemmAlgo, algo.value)
+
+    @property
+    def rowmean_algo(self):
+        """The RowmeanAlgo later rowmean_matvec calls use (RowmeanAlgo.AUTO by default)."""
+        algo = ctypes.c_int()
+        check(library().fg_get_rowmean_algo(self._handle, ctypes.byref(algo)))
+        return _as_enum(RowmeanAlgo, algo.value)
+
+    @rowmean_algo.setter
+    def rowmean_algo(self, algo):
+        check(library().fg_set_rowmean_algo(self._handle, int(algo)))
+
+    def sgemm(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
+        """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm."""
+        check(library().fg_sgemm(self._handle, layout, transa, transb, m, n, k, alpha, _address(A), lda,
+                                 _address(B), ldb, beta, _address(C), ldc))
+
+    def sgemm_strided_batched(self, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
+                              beta, C, ldc, stride_c, batch_count):
+        """batch_count products C_i := alpha * op(A_i) * op(B_i) + beta * C_i, as fg_sgemm_strided_batched
+        (strides in elements)."""
+        check(library().fg_sgemm_strided_batched(self._handle, layout, transa, transb, m, n, k, alpha,
+                                                 _address(A), lda, stride_a, _address(B), ldb, stride_b, beta,
+                                                 _address(C), ldc, stride_c, batch_count))
+
+    def rowmean_matvec(self, dtype, input, matrix, output, L, M, N):
+        """output (L x N) = matrix (L x L) times the row means of input (N x L x M), as fg_rowmean_matvec."""
+        check(library().fg_rowmean_matvec(self._handle, dtype, _address(input), _address(matrix),
+                                          _address(output), L, M, N))
+
+    def matmul(self, a, b, out, alpha=1.0, beta=0.0):
+        """out := alpha * a @ b + beta * out for 2-D float32 CuPy arrays or PyTorch tensors; a and b may be
+        transposed views, out must have contiguous rows. Returns out."""
+        a_address, m, k, transa, lda = _matrix_operand(a, "a")
+        b_address, b_rows, n, transb, ldb = _matrix_operand(b, "b")
+        c_address, c_rows, c_columns, c_op, ldc = _matrix_operand(out, "out")
+        if b_rows != k or (c_rows, c_columns) != (m, n):
+            raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} -> {c_rows}x{c_columns} do not match")
+        if c_op != Op.N:
+            raise ValueError("fastgemm: out must have contiguous rows")
+        self.sgemm(Layout.ROW_MAJOR, transa, transb, m, n, k, alpha, a_address, lda, b_address, ldb, beta,
+                   c_address, ldc)
+        return out
+
+    def rowmean_matvec_arrays(self, input, matrix, output):
+        """rowmean_matvec with the sizes and the element type read from C-contiguous CuPy arrays or PyTorch
+        tensors: input N x L x M, matrix L x L, output L x N, all float32 or all float64. Returns output."""
+        input_address, (N, L, M), kind = _dense(input, "input", 3)
+        matrix_address, matrix_shape, matrix_kind = _dense(matrix, "matrix", 2)
+        output_address, output_shape, output_kind = _dense(output, "output", 2)
+        if matrix_shape != (L, L) or output_shape != (L, N):
+            raise ValueError(f"fastgemm: input {N}x{L}x{M} needs matrix {L}x{L} and output {L}x{N}, not "
+                             f"{matrix_shape[0]}x{matrix_shape[1]} and {output_shape[0]}x{output_shape[1]}")
+        if not kind == matrix_kind == output_kind:
+            raise ValueError("fastgemm: input, matrix and output must have one element type")
+        dtype = DType.F32 if kind == "f4" else DType.F64
+        self.rowmean_matvec(dtype, input_address, matrix_address, output_address, L, M, N)
+        return output

@@ -1,0 +1,340 @@
+"""Tests of fastgemm.py. The library's loading, names and error paths run on any machine; the computations
+run on a GPU through CuPy and through PyTorch, checked against numpy, and are reported as skipped where
+numpy, the array library or the GPU is missing. FASTGEMM_LIBRARY names the shared library under test.
+
+Run with python3 directly; the exit status is 0 when every test passed or was skipped.
+"""
+import ctypes
+import ctypes.util
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import tempfile
+import unittest
+from unittest import mock
+
+import fastgemm
+from fastgemm import DType, Error, Layout, Op, RowmeanAlgo, SgemmAlgo, Status
+
+SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+_device_present = None
+
+
+def device_present():
+    """Whether fastgemm finds a usable GPU: Handle() succeeds, or fails with FG_STATUS_NO_DEVICE."""
+    global _device_present
+    if _device_present is None:
+        try:
+            fastgemm.Handle().close()
+            _device_present = True
+        except Error as error:
+            if error.status != Status.NO_DEVICE:
+                raise
+            _device_present = False
+    return _device_present
+
+
+def load_copy(module_path):
+    """A fresh import of fastgemm.py from module_path, with its own library lookup."""
+    spec = importlib.util.spec_from_file_location("fastgemm_copy", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class LibraryTest(unittest.TestCase):
+    def test_version_is_the_headers(self):
+        header = (SOURCE_ROOT / "include" / "fastgemm" / "fastgemm.h").read_text()
+        parts = [int(re.search(rf"#define FG_VERSION_{part} (\d+)", header).group(1))
+                 for part in ("MAJOR", "MINOR", "PATCH")]
+        self.assertEqual(fastgemm.version(), tuple(parts))
+
+    def test_status_names(self):
+        for status in Status:
+            self.assertEqual(fastgemm.status_name(status), "FG_STATUS_" + status.name)
+            self.assertTrue(fastgemm.status_string(status))
+        self.assertEqual(fastgemm.status_name(99), "FG_STATUS_UNKNOWN")
+
+    def test_algorithm_names(self):
+        for algo in SgemmAlgo:
+            self.assertEqual(fastgemm.sgemm_algo_name(algo), algo.name.lower())
+        for algo in RowmeanAlgo:
+            self.assertEqual(fastgemm.rowmean_algo_name(algo), algo.name.lower())
+        self.assertEqual(fastgemm.sgemm_algo_name(99), "unknown")
+        self.assertEqual(fastgemm.rowmean_algo_name(99), "unknown")
+
+    def test_null_handle(self):
+        lib = fastgemm.library()
+        calls = {
+            "fg_set_stream": (None, None),
+            "fg_get_stream": (None, ctypes.byref(ctypes.c_void_p())),
+            "fg_sgemm": (None, Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None, 4),
+            "fg_sgemm_strided_batched": (None, Layout.COL_MAJOR, Op.T, Op.N, 4, 4, 4, 1.0, None, 4, 16, None, 4, 16,
+                                         0.0, None, 4, 16, 2),
+            "fg_set_sgemm_algo": (None, SgemmAlgo.NAIVE),
+            "fg_get_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
+            "fg_get_last_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
+            "fg_rowmean_matvec": (None, DType.F64, None, None, None, 4, 4, 4),
+            "fg_set_rowmean_algo": (None, RowmeanAlgo.TWO_PASS),
+            "fg_get_rowmean_algo": (None, ctypes.byref(ctypes.c_int())),
+        }
+        for name, arguments in calls.items():
+            with self.subTest(name), self.assertRaises(Error) as caught:
+                fastgemm.check(getattr(lib, name)(*arguments))
+            error = caught.exception
+            self.assertIs(error.status, Status.INVALID_HANDLE)
+            self.assertEqual(error.status_name, "FG_STATUS_INVALID_HANDLE")
+            self.assertTrue(error.message.startswith(name + ":"), error.message)
+            self.assertIn("FG_STATUS_INVALID_HANDLE (2): " + name, str(error))
+        self.assertEqual(lib.fg_destroy(None), Status.SUCCESS)
+        self.assertIsInstance(fastgemm.last_cuda_error(), int)
+
+    def test_handle_without_device(self):
+        if device_present():
+            self.skipTest("a GPU is present: Handle() succeeds")
+        with self.assertRaises(Error) as caught:
+            fastgemm.Handle()
+        self.assertIs(caught.exception.status, Status.NO_DEVICE)
+        self.assertEqual(caught.exception.status_name, "FG_STATUS_NO_DEVICE")
+        self.assertTrue(caught.exception.message.startswith("fg_create:"), caught.exception.message)
+        self.assertIn("FG_STATUS_NO_DEVICE (4): fg_create:", str(caught.exception))
+
+
+class LookupTest(unittest.TestCase):
+    """Where fastgemm.py finds the library, tried on copies of the module laid out as installed."""
+
+    def setUp(self):
+        self.library = os.environ.get("FASTGEMM_LIBRARY")
+        if not self.library:
+            self.skipTest("FASTGEMM_LIBRARY is not set")
+        self.directory = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.directory)
+
+    def place(self, module_dir, library_dir):
+        module_dir.mkdir(parents=True, exist_ok=True)
+        library_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pathlib.Path(fastgemm.__file__), module_dir / "fastgemm.py")
+        (library_dir / "libfastgemm.so").symlink_to(pathlib.Path(self.library).resolve())
+        return module_dir / "fastgemm.py"
+
+    def loaded_from(self, module_path):
+        with mock.patch.dict(os.environ):
+            os.environ.pop("FASTGEMM_LIBRARY")
+            copy = load_copy(module_path)
+            self.assertEqual(copy.version(), fastgemm.version())
+            return copy.library()._name
+
+    def test_beside_the_module(self):
+        module = self.place(self.directory, self.directory)
+        self.assertEqual(self.loaded_from(module), str(self.directory / "libfastgemm.so"))
+
+    def test_install_prefix(self):
+        prefix = self.directory / "prefix"
+        module = self.place(prefix / "share" / "fastgemm" / "python", prefix / "lib")
+        self.assertEqual(self.loaded_from(module), str(prefix / "lib" / "libfastgemm.so"))
+
+    def test_unusable_library(self):
+        missing = str(self.directory / "missing" / "libfastgemm.so")
+        other = ctypes.util.find_library("m")
+        for location in [missing] + ([other] if other else []):
+            with self.subTest(location), mock.patch.dict(os.environ, {"FASTGEMM_LIBRARY": location}):
+                copy = load_copy(pathlib.Path(fastgemm.__file__))
+                with self.assertRaises(OSError) as caught:
+                    copy.version()
+                self.assertIn(location, str(caught.exception))
+                self.assertIn("FASTGEMM_LIBRARY", str(caught.exception))
+
+
+class Backend:
+    """The computations, run through one array library (CuPy or PyTorch) and checked with numpy."""
+    name = None
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import numpy
+        except ImportError:
+            raise unittest.SkipTest("numpy is not installed")
+        try:
+            cls.xp = __import__(cls.name)
+        except ImportError:
+            raise unittest.SkipTest(f"{cls.name} is not installed")
+        if not device_present():
+            raise unittest.SkipTest("no GPU")
+        cls.np = numpy
+        cls.rng = numpy.random.default_rng(7)
+
+    def setUp(self):
+        self.handle = fastgemm.Handle()
+        self.addCleanup(self.handle.close)
+
+    def random(self, *shape, dtype="float32"):
+        return self.rng.uniform(-1, 1, shape).astype(dtype)
+
+    def assert_close(self, actual, expected, tolerance):
+        worst = float(self.np.max(self.np.abs(actual - expected) / (self.np.abs(expected) + 1)))
+        self.assertLessEqual(worst, tolerance)
+
+    def test_sgemm_row_major(self):
+        m, n, k, alpha, beta = 67, 45, 33, 1.5, -0.5
+        a, b, c = self.random(m, k), self.random(k, n), self.random(m, n)
+        d_a, d_b, d_c = self.to_device(a), self.to_device(b), self.to_device(c)
+        self.handle.sgemm(Layout.ROW_MAJOR, Op.N, Op.N, m, n, k, alpha, d_a, k, d_b, n, beta, d_c, n)
+        self.assert_close(self.to_host(d_c), alpha * a.astype("f8") @ b + beta * c, 1e-5)
+
+    def test_sgemm_column_major_transposed_padded(self):
+        # Column-major C (m x n, ldc m) is the row-major buffer C^T; op(A) = A^T with A column-major k x m
+        # and lda = k + 3 is the row-major buffer a_rows[:, :k]; B column-major k x n is b_rows^T.
+        m, n, k, alpha = 30, 50, 70, 2.0
+        a_rows, b_rows = self.random(m, k + 3), self.random(n, k)
+        d_a, d_b = self.to_device(a_rows), self.to_device(b_rows)
+        d_c = self.to_device(self.np.full((n, m), self.np.nan, "float32"))
+        self.handle.sgemm(Layout.COL_MAJOR, Op.T, Op.N, m, n, k, alpha, d_a, k + 3, d_b, k, 0.0, d_c, m)
+        expected = alpha * a_rows[:, :k].astype("f8") @ b_rows.T
+        self.assert_close(self.to_host(d_c).T, expected, 1e-5)
+
+    def test_sgemm_strided_batched_broadcast(self):
+        m, n, k, batches = 20, 24, 28, 3
+        a, b = self.random(m, k), self.random(batches, k, n)
+        d_a, d_b = self.to_device(a), self.to_device(b)
+        d_c = self.to_device(self.np.zeros((batches, m, n), "float32"))
+        self.handle.sgemm_strided_batched(Layout.ROW_MAJOR, Op.N, Op.N, m, n, k, 1.0, d_a, k, 0, d_b, n, k * n, 0.0,
+                                          d_c, n, m * n, batches)
+        self.assert_close(self.to_host(d_c), a.astype("f8") @ b, 1e-5)
+
+    def test_matmul_with_a_transposed_view(self):
+        m, n, k = 65, 31, 47
+        a, b_t, c = self.random(m, k), self.random(n, k), self.random(m, n)
+        d_c = self.to_device(c)
+        result = self.handle.matmul(self.to_device(a), self.to_device(b_t).T, d_c, alpha=0.5, beta=2.0)
+        self.assertIs(result, d_c)
+        self.assert_close(self.to_host(d_c), 0.5 * a.astype("f8") @ b_t.T + 2.0 * c, 1e-5)
+        with self.assertRaises(ValueError):
+            self.handle.matmul(self.to_device(a), self.to_device(a), d_c)
+
+    def rowmean_reference(self, data, matrix):
+        return matrix.astype("f8") @ data.astype("f8").mean(axis=2).T
+
+    def test_rowmean_matvec(self):
+        N, L, M = 5, 37, 29
+        for dtype, tolerance in (("float64", 1e-12), ("float32", 1e-5)):
+            data, matrix = self.random(N, L, M, dtype=dtype), self.random(L, L, dtype=dtype)
+            d_data, d_matrix = self.to_device(data), self.to_device(matrix)
+            d_output = self.to_device(self.np.zeros((L, N), dtype))
+            with self.subTest(dtype, call="rowmean_matvec"):
+                kind = DType.F64 if dtype == "float64" else DType.F32
+                self.handle.rowmean_matvec(kind, d_data, d_matrix, d_output, L, M, N)
+                self.assert_close(self.to_host(d_output), self.rowmean_reference(data, matrix), tolerance)
+            with self.subTest(dtype, call="rowmean_matvec_arrays"):
+                d_output = self.to_device(self.np.zeros((L, N), dtype))
+                self.handle.rowmean_matvec_arrays(d_data, d_matrix, d_output)
+                self.assert_close(self.to_host(d_output), self.rowmean_reference(data, matrix), tolerance)
+
+    def test_algorithms(self):
+        self.assertIs(self.handle.sgemm_algo, SgemmAlgo.AUTO)
+        self.assertIs(self.handle.last_sgemm_algo, SgemmAlgo.AUTO)
+        a = self.to_device(self.random(64, 64))
+        c = self.to_device(self.np.zeros((64, 64), "float32"))
+        self.handle.sgemm_algo = SgemmAlgo.NAIVE
+        self.assertIs(self.handle.sgemm_algo, SgemmAlgo.NAIVE)
+        self.handle.matmul(a, a, c)
+        self.assertIs(self.handle.last_sgemm_algo, SgemmAlgo.NAIVE)
+        self.handle.sgemm_algo = SgemmAlgo.AUTO
+        self.handle.matmul(a, a, c)
+        self.assertIsNot(self.handle.last_sgemm_algo, SgemmAlgo.AUTO)
+        self.handle.rowmean_algo = RowmeanAlgo.TWO_PASS
+        self.assertIs(self.handle.rowmean_algo, RowmeanAlgo.TWO_PASS)
+        with self.assertRaises(Error) as caught:
+            self.handle.rowmean_algo = -1
+        self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+        self.assertIs(self.handle.rowmean_algo, RowmeanAlgo.TWO_PASS)
+
+    def test_stream(self):
+        self.assertIsNone(self.handle.stream)
+        stream = self.new_stream()
+        self.handle.stream = stream
+        self.assertEqual(self.handle.stream, self.stream_address(stream))
+        a = self.random(40, 40)
+        d_a = self.to_device(a)
+        d_c = self.to_device(self.np.zeros((40, 40), "float32"))
+        self.synchronize()
+        self.handle.matmul(d_a, d_a, d_c)
+        stream.synchronize()
+        self.assert_close(self.to_host(d_c), a.astype("f8") @ a, 1e-5)
+        self.handle.stream = None
+        self.assertIsNone(self.handle.stream)
+
+    def test_errors(self):
+        a = self.to_device(self.random(16, 16))
+        with self.assertRaises(Error) as caught:
+            self.handle.sgemm(Layout.ROW_MAJOR, Op.N, Op.N, 16, 16, 16, 1.0, a, 3, a, 16, 0.0, a, 16)
+        self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+        self.assertIn("lda = 3", caught.exception.message)
+        with self.assertRaises(TypeError):
+            self.handle.sgemm(Layout.ROW_MAJOR, Op.N, Op.N, 1, 1, 1, 1.0, object(), 1, a, 1, 0.0, a, 1)
+        with self.assertRaises(ValueError):
+            self.handle.matmul(self.to_device(self.random(4, 4, dtype="float64")), a, a)
+        with fastgemm.Handle() as handle:
+            self.assertIsNotNone(handle.pointer)
+        self.assertIsNone(handle.pointer)
+        with self.assertRaises(Error) as caught:
+            handle.matmul(a, a, a)
+        self.assertIs(caught.exception.status, Status.INVALID_HANDLE)
+        handle.close()
+
+
+class CupyTest(Backend, unittest.TestCase):
+    name = "cupy"
+
+    def to_device(self, array):
+        return self.xp.asarray(array)
+
+    def to_host(self, array):
+        return self.xp.asnumpy(array)
+
+    def synchronize(self):
+        self.xp.cuda.runtime.deviceSynchronize()
+
+    def new_stream(self):
+        return self.xp.cuda.Stream(non_blocking=True)
+
+    def stream_address(self, stream):
+        return stream.ptr
+
+    def test_readme_example(self):
+        readme = (SOURCE_ROOT / "README.md").read_text()
+        example = re.search(r"```python\n(.*?)```", readme, re.S)
+        self.assertIsNotNone(example, "README.md has no Python example")
+        exec(compile(example.group(1), "README.md", "exec"), {})
+
+
+class TorchTest(Backend, unittest.TestCase):
+    name = "torch"
+
+    def to_device(self, array):
+        return self.xp.from_numpy(array).cuda()
+
+    def to_host(self, tensor):
+        return tensor.cpu().numpy()
+
+    def synchronize(self):
+        self.xp.cuda.synchronize()
+
+    def new_stream(self):
+        return self.xp.cuda.Stream()
+
+    def stream_address(self, stream):
+        return stream.cuda_stream
+
+    def test_host_tensor_is_refused(self):
+        host = self.xp.zeros(8, 8)
+        with self.assertRaises(Error) as caught:
+            self.handle.matmul(host, host, host)
+        self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,151 @@
+// libFuzzer target over the C ABI's argument checks: random enumerators, sizes, leading dimensions,
+// strides, pointers and scalars, extremes included. Every call must either pass or be refused as
+// FG_STATUS_INVALID_VALUE with a message that starts with the argument it names, and no input may trip
+// AddressSanitizer or UndefinedBehaviorSanitizer.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "capi/validate.hpp"
+
+using namespace fastgemm;
+
+namespace {
+
+alignas(16) float device_memory[3][256];
+float host_memory[64];
+float other_device_memory[64];
+
+capi::PointerKind classify(const void *pointer) {
+  const auto inside = [pointer](const float *begin, size_t count) { return pointer >= begin && pointer < begin + count; };
+  if (inside(&device_memory[0][0], 3 * 256)) return capi::PointerKind::device_accessible;
+  if (inside(host_memory, 64)) return capi::PointerKind::pageable_host;
+  if (inside(other_device_memory, 64)) return capi::PointerKind::other_device;
+  return capi::PointerKind::unknown;
+}
+
+capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
+  *kind = classify(pointer);
+  return capi::Status::success();
+}
+
+[[noreturn]] void fail(const char *what, const std::string &message) {
+  std::fprintf(stderr, "fuzz_validate: %s: %s\n", what, message.c_str());
+  std::abort();
+}
+
+int64_t pick_size(FuzzedDataProvider &data) {
+  static const int64_t interesting[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, 17, 127, 128, 129, 1000, 4096, 1 << 20,
+                                        int64_t(1) << 31, int64_t(1) << 32, int64_t(1) << 62,
+                                        std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max() / 2,
+                                        std::numeric_limits<int64_t>::min(), -1, -2, -4096};
+  if (data.ConsumeBool()) return data.PickValueInArray(interesting);
+  return data.ConsumeIntegral<int64_t>();
+}
+
+const float *pick_pointer(FuzzedDataProvider &data) {
+  switch (data.ConsumeIntegralInRange<int>(0, 7)) {
+    case 0: return nullptr;
+    case 1: return host_memory;
+    case 2: return other_device_memory;
+    case 3: return reinterpret_cast<const float *>(uintptr_t{0x1000});  // unknown to the driver
+    case 4: return &device_memory[0][1];                               // misaligned device memory
+    default: return &device_memory[data.ConsumeIntegralInRange<int>(0, 2)][0];
+  }
+}
+
+float pick_scalar(FuzzedDataProvider &data) {
+  static const float interesting[] = {0.0f, -0.0f, 1.0f, -0.5f, 2.25f, std::numeric_limits<float>::quiet_NaN(),
+                                      std::numeric_limits<float>::infinity()};
+  return data.ConsumeBool() ? data.PickValueInArray(interesting) : data.ConsumeFloatingPoint<float>();
+}
+
+int pick_enum(FuzzedDataProvider &data, std::initializer_list<int> valid) {
+  if (data.ConsumeBool()) return *(valid.begin() + data.ConsumeIntegralInRange<size_t>(0, valid.size() - 1));
+  return data.ConsumeIntegral<int>();
+}
+
+// A refusal's message starts with the argument it names.
+void check_refusal(const capi::Status &status, std::initializer_list<const char *> names) {
+  if (status.code != detail::StatusCode::invalid_value) fail("a refusal is not FG_STATUS_INVALID_VALUE", status.message);
+  for (const char *name : names) {
+    const std::string prefix(name);
+    if (status.message.compare(0, prefix.size(), prefix) == 0) {
+      const char next = status.message.size() > prefix.size() ? status.message[prefix.size()] : '\0';
+      if (next == ' ' || next == '\'') return;
+    }
+  }
+  fail("a refusal names no argument", status.message);
+}
+
+void fuzz_sgemm(FuzzedDataProvider &data) {
+  capi::SgemmArgs args{};
+  args.layout = pick_enum(data, {FG_ROW_MAJOR, FG_COL_MAJOR});
+  args.transa = pick_enum(data, {FG_OP_N, FG_OP_T, FG_OP_C});
+  args.transb = pick_enum(data, {FG_OP_N, FG_OP_T, FG_OP_C});
+  args.m = pick_size(data), args.n = pick_size(data), args.k = pick_size(data);
+  args.alpha = pick_scalar(data), args.beta = pick_scalar(data);
+  args.A = pick_pointer(data), args.B = pick_pointer(data), args.C = const_cast<float *>(pick_pointer(data));
+  args.lda = pick_size(data), args.ldb = pick_size(data), args.ldc = pick_size(data);
+  args.batched = data.ConsumeBool();
+  args.stride_a = args.batched ? pick_size(data) : 0;
+  args.stride_b = args.batched ? pick_size(data) : 0;
+  args.stride_c = args.batched ? pick_size(data) : 0;
+  args.batch_count = args.batched ? pick_size(data) : 1;
+
+  detail::GemmProblem problem;
+  capi::GemmWork work = capi::GemmWork::nothing;
+  const capi::Status status = capi::validate_sgemm(args, simulated, &problem, &work);
+  const bool negative = args.m < 0 || args.n < 0 || args.k < 0 || args.lda < 1 || args.ldb < 1 || args.ldc < 1 ||
+                        (args.batched && (args.stride_a < 0 || args.stride_b < 0 || args.stride_c < 0 || args.batch_count < 0));
+  if (!status.ok()) {
+    check_refusal(status, {"layout", "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "stride_a", "stride_b",
+                           "stride_c", "batch_count", "A", "B", "C"});
+    return;
+  }
+  if (negative) fail("a negative size or a leading dimension below 1 passed", "");
+  if (work == capi::GemmWork::nothing) return;
+  // Whatever is left to run reads and writes only device memory, over sizes that fit.
+  if (problem.m < 1 || problem.n < 1 || problem.batch < 1 || problem.c == nullptr ||
+      classify(problem.c) != capi::PointerKind::device_accessible)
+    fail("a problem with no valid C passed", "");
+  if (work == capi::GemmWork::product &&
+      (problem.k < 1 || problem.alpha == 0.0f || classify(problem.a.data) != capi::PointerKind::device_accessible ||
+       classify(problem.b.data) != capi::PointerKind::device_accessible))
+    fail("a product with unreadable operands passed", "");
+}
+
+void fuzz_rowmean(FuzzedDataProvider &data) {
+  capi::RowmeanArgs args{};
+  args.dtype = pick_enum(data, {FG_F32, FG_F64});
+  args.input = pick_pointer(data), args.matrix = pick_pointer(data);
+  args.output = const_cast<float *>(pick_pointer(data));
+  args.L = pick_size(data), args.M = pick_size(data), args.N = pick_size(data);
+  detail::RowmeanProblem problem;
+  bool empty = false;
+  const capi::Status status = capi::validate_rowmean(args, simulated, &problem, &empty);
+  if (!status.ok()) {
+    check_refusal(status, {"dtype", "L", "M", "N", "input", "matrix", "output", "the input's", "the matrix's"});
+    return;
+  }
+  if (args.L < 0 || args.N < 0 || args.M < 1) fail("a bad size passed", "");
+  if (!empty && (classify(problem.input) != capi::PointerKind::device_accessible ||
+                 classify(problem.output) != capi::PointerKind::device_accessible))
+    fail("a call with unusable memory passed", "");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
+  FuzzedDataProvider data(bytes, size);
+  if (data.ConsumeBool())
+    fuzz_sgemm(data);
+  else
+    fuzz_rowmean(data);
+  return 0;
+}

@@ -1,0 +1,59 @@
+// fastgemm.hpp: errors become fastgemm::Error with status and message; the handle is move-only RAII.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <type_traits>
+
+#include <cuda_runtime_api.h>
+
+#include "fastgemm/fastgemm.hpp"
+
+static_assert(!std::is_copy_constructible<fastgemm::Handle>::value, "a handle has one owner");
+static_assert(std::is_nothrow_move_constructible<fastgemm::Handle>::value, "handles move");
+
+TEST_CASE("C++: check() throws Error with the status and the library's message", "[cpp]") {
+  CHECK_NOTHROW(fastgemm::check(FG_STATUS_SUCCESS));
+  // A real failure, so that the message is the library's.
+  const fg_status_t status = fg_set_stream(nullptr, nullptr);
+  try {
+    fastgemm::check(status);
+    FAIL("check() did not throw");
+  } catch (const fastgemm::Error &error) {
+    CHECK(error.status() == FG_STATUS_INVALID_HANDLE);
+    CHECK(std::string(error.status_name()) == "FG_STATUS_INVALID_HANDLE");
+    CHECK(std::string(error.what()) == "fg_set_stream: handle is NULL");
+  }
+}
+
+TEST_CASE("C++: a Handle reports the device, or its absence, by exception", "[cpp]") {
+  int devices = 0;
+  const bool has_device = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (!has_device) {
+    try {
+      fastgemm::Handle handle;
+      FAIL("Handle() did not throw without a device");
+    } catch (const fastgemm::Error &error) {
+      CHECK(error.status() == FG_STATUS_NO_DEVICE);
+      CHECK(std::string(error.what()).find("fg_create: ") == 0);
+    }
+    return;
+  }
+  fastgemm::Handle first;
+  REQUIRE(first.get() != nullptr);
+  first.set_sgemm_algo(FG_SGEMM_NAIVE);
+  fastgemm::Handle second(std::move(first));
+  CHECK(first.get() == nullptr);
+  CHECK(second.sgemm_algo() == FG_SGEMM_NAIVE);
+  CHECK(second.stream() == nullptr);
+  try {
+    second.set_sgemm_algo(static_cast<fg_sgemm_algo_t>(500));
+    FAIL("a bad algorithm id was accepted");
+  } catch (const fastgemm::Error &error) {
+    CHECK(error.status() == FG_STATUS_INVALID_VALUE);
+    CHECK(std::string(error.what()).find("fg_set_sgemm_algo: algo = 500") == 0);
+  }
+  fastgemm::Handle third;
+  third = std::move(second);
+  CHECK(third.sgemm_algo() == FG_SGEMM_NAIVE);
+}
