@@ -2,7 +2,7 @@
 # The whole check on a GPU machine, in one go: build for the local GPU, run every test (GPU ones included),
 # run the GPU tests under compute-sanitizer, and run fastgemm-bench beside cuBLAS. Logs go to LOG_DIR
 # (first argument, default build/gpu-check-logs); a summary table is printed last.
-#   FASTGEMM_SANITIZER_TOOLS  sanitizer tools to run (default "memcheck racecheck synccheck")
+#   FASTGEMM_SANITIZER_TOOLS  sanitizer tools to run (default "memcheck initcheck racecheck synccheck")
 #   FASTGEMM_BENCH_ARGS       arguments of `fastgemm-bench sgemm` (default: the default sweep)
 #   FASTGEMM_SKIP_BENCH=1     stop after the sanitizers
 set -uo pipefail
@@ -31,12 +31,12 @@ step configure configure "$build_dir" -DFASTGEMM_BUILD_TESTS=ON -DCMAKE_CUDA_FLA
 step build cmake --build "$build_dir" || exit 1
 grep -E "registers|spill" "$log_dir/build.log" | sort | uniq -c | sort -rn | head -40 >"$log_dir/ptxas.txt"
 step ctest ctest --test-dir "$build_dir" --output-on-failure
-for tool in ${FASTGEMM_SANITIZER_TOOLS:-memcheck racecheck synccheck}; do
+for tool in ${FASTGEMM_SANITIZER_TOOLS:-memcheck initcheck racecheck synccheck}; do
   # racecheck and synccheck look at shared memory and barriers: the kernels that have them are the tiled
   # ones, and small shapes exercise every edge path of theirs.
   filter="[sgemm]~[large],[rowmean]~[grid]~[classes]"
-  # memcheck covers everything but the two tests that fill device memory on purpose.
-  [ "$tool" = memcheck ] && filter="~[huge]~[pressure]~[fault]"
+  # memcheck and initcheck cover everything but the tests that fill device memory on purpose.
+  case "$tool" in memcheck | initcheck) filter="~[huge]~[pressure]~[fault]" ;; esac
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
     "$build_dir/tests/test_gpu" $filter
 done
