@@ -167,10 +167,15 @@ bool means_fit_on_chip(const RowmeanProblem &p, const DeviceInfo &device) {
   return shared_bytes(p.dtype, p.L, kNarrowestTile) <= device.smem_per_block_optin;
 }
 
+// The shared-memory limit is an attribute of the kernel, shared by every thread that launches it: each sets
+// it to the device's largest, the same value from all of them, so that no thread's setting can undercut
+// another's launch of a wider tile.
 template <typename T, int kTileBatches, int kGroups>
-Status launch_fused(const FusedParams<T> &params, size_t bytes, int grid, cudaStream_t stream) {
+Status launch_fused(const FusedParams<T> &params, size_t bytes, int grid, const DeviceInfo &device,
+                    cudaStream_t stream) {
   auto *kernel = fused_kernel<T, kTileBatches, kGroups>;
-  FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(device.smem_per_block_optin)));
   return launch(kernel, dim3(grid), dim3(kFusedThreads), bytes, stream, params);
 }
 
@@ -200,15 +205,15 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   constexpr int kWide = sizeof(T) == 4 ? 2 : 1;
   switch (tile_batches) {
     case 64:
-      return launch_fused<T, 64, kWide>(params, bytes, grid, stream);
+      return launch_fused<T, 64, kWide>(params, bytes, grid, device, stream);
     case 32:
-      return launch_fused<T, 32, kWide>(params, bytes, grid, stream);
+      return launch_fused<T, 32, kWide>(params, bytes, grid, device, stream);
     case 24:
-      return launch_fused<T, 24, sizeof(T) == 4 ? 3 : 1>(params, bytes, grid, stream);
+      return launch_fused<T, 24, sizeof(T) == 4 ? 3 : 1>(params, bytes, grid, device, stream);
     case 16:
-      return launch_fused<T, 16, kWide>(params, bytes, grid, stream);
+      return launch_fused<T, 16, kWide>(params, bytes, grid, device, stream);
     default:
-      return launch_fused<T, 8, 1>(params, bytes, grid, stream);
+      return launch_fused<T, 8, 1>(params, bytes, grid, device, stream);
   }
 }
 

@@ -104,6 +104,7 @@ TEST_CASE("16 threads, each with its own handle and stream, get the results of c
   constexpr int kThreads = 16;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
   std::atomic<long> calls{0}, mismatches{0}, failures{0};
+  std::vector<std::string> first_failure(kThreads);  // each thread writes only its own entry
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
@@ -121,9 +122,13 @@ TEST_CASE("16 threads, each with its own handle and stream, get the results of c
       if (cudaMalloc(&output, largest) != cudaSuccess) ++failures;
       for (size_t i = t; output != nullptr && std::chrono::steady_clock::now() < deadline; i += 7) {
         const Workload &w = workloads[i % workloads.size()];
-        if (cudaMemsetAsync(output, 0xff, w.output_bytes, stream) != cudaSuccess || w.run(handle, output) != FG_STATUS_SUCCESS ||
+        const fg_status_t status = cudaMemsetAsync(output, 0xff, w.output_bytes, stream) == cudaSuccess
+                                       ? w.run(handle, output)
+                                       : FG_STATUS_CUDA_ERROR;
+        if (status != FG_STATUS_SUCCESS ||
             cudaMemcpyAsync(host.data(), output, w.output_bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
             cudaStreamSynchronize(stream) != cudaSuccess) {
+          first_failure[t] = std::string(fg_status_name(status)) + ": " + fg_last_error_message();
           ++failures;
           break;
         }
@@ -136,6 +141,10 @@ TEST_CASE("16 threads, each with its own handle and stream, get the results of c
     });
   for (auto &thread : threads) thread.join();
   INFO(calls << " calls from " << kThreads << " threads");
+  std::string failures_seen;
+  for (const std::string &failure : first_failure)
+    if (!failure.empty()) failures_seen += failure + "\n";
+  INFO(failures_seen);
   CHECK(failures == 0);
   CHECK(mismatches == 0);
   CHECK(calls >= kThreads);
