@@ -10,34 +10,9 @@
 #   GENERATOR, C_COMPILER, CXX_COMPILER
 #   FORTRAN_COMPILER    optional: without it the Fortran parts are left out, saying so
 #   PYTHON              optional: without it the Python module is not loaded, saying so
-foreach(variable FASTGEMM_BUILD_DIR WORK_DIR SOURCE_DIR GENERATOR C_COMPILER CXX_COMPILER)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "${variable} is not set")
-  endif()
-endforeach()
-
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
-  message("${output}")
-  if(NOT result EQUAL 0)
-    string(REPLACE ";" " " command "${ARGN}")
-    message(FATAL_ERROR "failed (${result}): ${command}")
-  endif()
-endfunction()
-
-# The body of the README's first ```LANGUAGE block, written to FILE.
-function(readme_example language file)
-  file(READ "${SOURCE_DIR}/README.md" readme)
-  string(REGEX MATCH "```${language}\n([^`]*)```" block "${readme}")
-  if(NOT CMAKE_MATCH_1)
-    message(FATAL_ERROR "no ${language} example found in README.md")
-  endif()
-  file(WRITE "${file}" "${CMAKE_MATCH_1}")
-endfunction()
-
-file(REMOVE_RECURSE "${WORK_DIR}")
-set(prefix "${WORK_DIR}/prefix")
-run(${CMAKE_COMMAND} --install "${FASTGEMM_BUILD_DIR}" --prefix "${prefix}")
+include(${CMAKE_CURRENT_LIST_DIR}/../install_test_helpers.cmake)
+require_variables(FASTGEMM_BUILD_DIR WORK_DIR SOURCE_DIR GENERATOR C_COMPILER CXX_COMPILER)
+install_into_fresh_prefix(prefix)
 
 file(GLOB_RECURSE pc_file "${prefix}/*/fastgemm.pc")
 get_filename_component(pc_dir "${pc_file}" DIRECTORY)
@@ -64,7 +39,7 @@ run(${CMAKE_COMMAND} --build "${WORK_DIR}/samples")
 run("${WORK_DIR}/samples/fastgemm_sample_sgemm")
 run("${WORK_DIR}/samples/fastgemm_sample_rowmean")
 
-readme_example(cpp "${WORK_DIR}/readme_example.cpp")
+readme_example("${SOURCE_DIR}/README.md" cpp "${WORK_DIR}/readme_example.cpp")
 run("${CXX_COMPILER}" -std=c++11 -Wall -Werror "${WORK_DIR}/readme_example.cpp" -o "${WORK_DIR}/readme_example_cpp"
     ${flags})
 
@@ -79,7 +54,7 @@ if(FORTRAN_COMPILER)
   run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran" "${module}"
       "${SOURCE_DIR}/samples/fortran/sample.f90" -o "${WORK_DIR}/fortran/sample" ${flags})
   run_linked("${WORK_DIR}/fortran/sample")
-  readme_example(fortran "${WORK_DIR}/fortran-readme/example.f90")
+  readme_example("${SOURCE_DIR}/README.md" fortran "${WORK_DIR}/fortran-readme/example.f90")
   run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran-readme" -c "${module}"
       -o "${WORK_DIR}/fortran-readme/fastgemm.o")
   run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran-readme" -c "${WORK_DIR}/fortran-readme/example.f90"

@@ -4,24 +4,9 @@
 #   WORK_DIR            scratch directory (emptied)
 #   CONSUMER_SOURCE_DIR this directory
 #   GENERATOR, C_COMPILER
-foreach(variable FASTGEMM_BUILD_DIR WORK_DIR CONSUMER_SOURCE_DIR GENERATOR C_COMPILER)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "${variable} is not set")
-  endif()
-endforeach()
-
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
-  message("${output}")
-  if(NOT result EQUAL 0)
-    string(REPLACE ";" " " command "${ARGN}")
-    message(FATAL_ERROR "failed (${result}): ${command}")
-  endif()
-endfunction()
-
-file(REMOVE_RECURSE "${WORK_DIR}")
-set(prefix "${WORK_DIR}/prefix")
-run(${CMAKE_COMMAND} --install "${FASTGEMM_BUILD_DIR}" --prefix "${prefix}")
+include(${CMAKE_CURRENT_LIST_DIR}/../install_test_helpers.cmake)
+require_variables(FASTGEMM_BUILD_DIR WORK_DIR CONSUMER_SOURCE_DIR GENERATOR C_COMPILER)
+install_into_fresh_prefix(prefix)
 
 run(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_BUILD_TYPE=Release)
@@ -43,11 +28,6 @@ run("${WORK_DIR}/consumer_pkgconfig")
 
 # The README's C example compiles and links as written.
 if(DEFINED README)
-  file(READ "${README}" readme)
-  string(REGEX MATCH "```c\n([^`]*)```" block "${readme}")
-  if(NOT CMAKE_MATCH_1)
-    message(FATAL_ERROR "no C example found in ${README}")
-  endif()
-  file(WRITE "${WORK_DIR}/readme_example.c" "${CMAKE_MATCH_1}")
+  readme_example("${README}" c "${WORK_DIR}/readme_example.c")
   run("${C_COMPILER}" -std=c99 -Wall -Werror "${WORK_DIR}/readme_example.c" -o "${WORK_DIR}/readme_example" ${flags} -lm)
 endif()
