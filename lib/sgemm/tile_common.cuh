@@ -134,13 +134,24 @@ class TileLoader {
     const TilePosition first = first_position();
     mn_inside_ = tile_extent(mn_total, mn0, kTileMN) - first.mn;
     first_k_ = first.k;
+    shared_offset_ = shared_index<kShared>(first.mn, first.k);
     const int64_t first_line = kSource == Order::k_contiguous ? mn0 * x.ld : mn0;
     source_ = x.data + batch * x.stride + first_line + offset(first.mn, first.k);
   }
 
+  // Whether the thread's elements of every full k-tile lie inside the matrix: known once per output tile,
+  // so that interior tiles can skip the guards of load.
+  __device__ bool inside_at_full_k() const { return inside(kLastOfFour.mn, kLastOfFour.k, kTileK); }
+
+  // The thread's elements of a k-tile for which inside_at_full_k() holds.
+  __device__ float4 load_inside() const {
+    static_assert(kAccess == Access::vector, "unguarded loads are single 128-bit loads");
+    return *reinterpret_cast<const float4 *>(source_);
+  }
+
   __device__ float4 load(int k_extent) const {
     if constexpr (kAccess == Access::vector) {
-      if (inside(kLastOfFour.mn, kLastOfFour.k, k_extent)) return *reinterpret_cast<const float4 *>(source_);
+      if (inside(kLastOfFour.mn, kLastOfFour.k, k_extent)) return load_inside();
     }
     // Element by element: every element of a scalar loader, and a chunk that straddles the matrix's edge.
     const int64_t source_step = offset(kStep.mn, kStep.k);
@@ -152,12 +163,11 @@ class TileLoader {
   }
 
   __device__ void store(float *shared, float4 values) const {
-    const TilePosition first = first_position();
-    float *destination = shared + shared_index<kShared>(first.mn, first.k);
+    float *destination = shared + shared_offset_;
+    constexpr int kSharedStep = shared_index<kShared>(kStep.mn, kStep.k);
     if constexpr (kAccess == Access::vector && kSource == kShared) {
       *reinterpret_cast<float4 *>(destination) = values;
     } else {
-      constexpr int kSharedStep = shared_index<kShared>(kStep.mn, kStep.k);
       destination[0] = values.x;
       destination[kSharedStep] = values.y;
       destination[2 * kSharedStep] = values.z;
@@ -194,8 +204,9 @@ class TileLoader {
 
   const float *source_;  // the thread's first element in the current k-tile
   int64_t ld_;
-  int mn_inside_;  // how many mn from the thread's first element on lie inside the matrix
-  int first_k_;    // the k of the thread's first element in the tile
+  int mn_inside_;      // how many mn from the thread's first element on lie inside the matrix
+  int first_k_;        // the k of the thread's first element in the tile
+  int shared_offset_;  // where the thread's first element goes in a shared tile
 };
 
 template <bool kTransposed, Order kShared, Access kAccess>
@@ -226,6 +237,15 @@ __device__ __forceinline__ void load_fragment(const float *shared, int first, in
   }
 }
 
+// accumulators += a (the thread's 8 values of op(A) at one depth) times b (its 8 values of op(B)).
+__device__ __forceinline__ void accumulate_outer_product(const float (&a)[kThreadTile], const float (&b)[kThreadTile],
+                                                         float (&accumulators)[kThreadTile][kThreadTile]) {
+#pragma unroll
+  for (int i = 0; i < kThreadTile; ++i)
+#pragma unroll
+    for (int j = 0; j < kThreadTile; ++j) accumulators[i][j] = fmaf(a[i], b[j], accumulators[i][j]);
+}
+
 // accumulators += the thread's 8 x 8 share of one shared A tile times one shared B tile, k in order.
 // With A stored along k, the compiler merges the reads of consecutive k of one line into one wide read.
 // Two k per iteration keep 16 values of A in registers; unrolled over all 8, it merges four at a time and
@@ -240,10 +260,7 @@ __device__ __forceinline__ void multiply_tile(const float *a_shared, const float
     float a[kThreadTile], b[kThreadTile];
     load_fragment<kAShared>(a_shared, row0, k, a);
     load_fragment<kBShared>(b_shared, col0, k, b);
-#pragma unroll
-    for (int i = 0; i < kThreadTile; ++i)
-#pragma unroll
-      for (int j = 0; j < kThreadTile; ++j) accumulators[i][j] = fmaf(a[i], b[j], accumulators[i][j]);
+    accumulate_outer_product(a, b, accumulators);
   }
 }
 
