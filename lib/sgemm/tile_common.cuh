@@ -125,8 +125,8 @@ constexpr TilePosition element_step(Order source, bool along_mn, Access access) 
 // banks.
 // Vector: the thread's elements are one chunk, consecutive along the source's contiguous direction. Along
 // k, a warp reads 16 lines of 32 bytes. Along mn into a tile stored along mn, it reads 512 consecutive
-// bytes of one k-line; into a tile stored along k, 64 bytes of each of 8 k-lines instead, which makes the
-// element-wise stores that transpose the chunk 4-way bank conflicts rather than 32-way.
+// bytes of one k-line; into a tile stored along k, 64 bytes of each of 8 k-lines instead, so that the
+// element-wise stores that transpose the chunk can be spread over all 32 banks (see store).
 template <Order kSource, Order kShared, Access kAccess>
 class TileLoader {
  public:
@@ -167,6 +167,17 @@ class TileLoader {
     constexpr int kSharedStep = shared_index<kShared>(kStep.mn, kStep.k);
     if constexpr (kAccess == Access::vector && kSource == kShared) {
       *reinterpret_cast<float4 *>(destination) = values;
+    } else if constexpr (kAccess == Access::vector && kShared == Order::k_contiguous) {
+      // Element i of every chunk lies on the same 8 banks (its line is i modulo 4), so the 4 chunks of a
+      // warp's k-column would take turns on them. Chunk c stores its element (i + c) % 4 at step i instead,
+      // which spreads each step over 32 banks.
+      static_assert(kSharedStep == kTileK && 4 * kTileK == 32, "a chunk's 4 lines cover the 32 banks once");
+      const unsigned rotation = static_cast<unsigned>(shared_offset_) / (4 * kTileK) % 4;
+      if (rotation & 1) values = make_float4(values.y, values.z, values.w, values.x);
+      if (rotation & 2) values = make_float4(values.z, values.w, values.x, values.y);
+      const float rotated[4] = {values.x, values.y, values.z, values.w};
+#pragma unroll
+      for (unsigned i = 0; i < 4; ++i) destination[(i + rotation) % 4 * kSharedStep] = rotated[i];
     } else {
       destination[0] = values.x;
       destination[kSharedStep] = values.y;
