@@ -28,8 +28,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) double_buffer_sgemm
     // Past the previous output tile's last barrier, only the stage it left in `stage` is still read (by
     // the reads after that barrier, whose values go unused), so the first k-tile goes into the other.
     stage ^= 1;
-    a.copy(k_tiles > 1 ? kTileK : last_extent, a_shared[stage]);
-    b.copy(k_tiles > 1 ? kTileK : last_extent, b_shared[stage]);
+    copy_k_tiles(a, b, k_tiles > 1 ? kTileK : last_extent, a_shared[stage], b_shared[stage]);
     __syncthreads();
     const int row0 = thread_row0(), col0 = thread_col0();
     float a_fragment[2][kThreadTile], b_fragment[2][kThreadTile];

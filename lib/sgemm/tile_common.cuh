@@ -186,8 +186,6 @@ class TileLoader {
     }
   }
 
-  __device__ void copy(int k_extent, float *shared) const { store(shared, load(k_extent)); }
-
   __device__ void next_k_tile() { source_ += kSource == Order::k_contiguous ? kTileK : kTileK * ld_; }
 
  private:
@@ -230,6 +228,17 @@ template <bool kTransposed, Access kAccess>
 __device__ __forceinline__ TileLoader<b_order(kTransposed), kBShared, kAccess> b_loader(const GemmProblem &p,
                                                                                          const OutputTile &tile) {
   return {p.b, tile.batch, tile.col0(), p.n};
+}
+
+// Copies one k-tile of each operand into shared memory. Both loads are issued before either store waits
+// for its data, so that the two latencies overlap rather than add up.
+template <typename ALoader, typename BLoader>
+__device__ __forceinline__ void copy_k_tiles(const ALoader &a, const BLoader &b, int k_extent, float *a_shared,
+                                             float *b_shared) {
+  const float4 a_values = a.load(k_extent);
+  const float4 b_values = b.load(k_extent);
+  a.store(a_shared, a_values);
+  b.store(b_shared, b_values);
 }
 
 // The thread's 8 values of op(A)'s rows (or op(B)'s columns) at depth k of a shared tile. Stored along mn,
