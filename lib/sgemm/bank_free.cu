@@ -20,8 +20,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) bank_free_sgemm_ker
     float accumulators[kThreadTile][kThreadTile] = {};
     for (int64_t k0 = 0; k0 < p.k; k0 += kTileK) {
       const int k_extent = tile_extent(p.k, k0, kTileK);
-      a.copy(k_extent, a_shared);
-      b.copy(k_extent, b_shared);
+      copy_k_tiles(a, b, k_extent, a_shared, b_shared);
       __syncthreads();
       multiply_tile<kAShared>(a_shared, b_shared, accumulators);
       __syncthreads();  // the next copy overwrites what this multiply reads

@@ -125,8 +125,8 @@ constexpr TilePosition element_step(Order source, bool along_mn, Access access) 
 // banks.
 // Vector: the thread's elements are one chunk, consecutive along the source's contiguous direction. Along
 // k, a warp reads 16 lines of 32 bytes. Along mn into a tile stored along mn, it reads 512 consecutive
-// bytes of one k-line; into a tile stored along k, 64 bytes of each of 8 k-lines instead, which makes the
-// element-wise stores that transpose the chunk 4-way bank conflicts rather than 32-way.
+// bytes of one k-line; into a tile stored along k, 64 bytes of each of 8 k-lines instead, so that the
+// element-wise stores that transpose the chunk can be spread over all 32 banks (see store).
 template <Order kSource, Order kShared, Access kAccess>
 class TileLoader {
  public:
@@ -134,13 +134,24 @@ class TileLoader {
     const TilePosition first = first_position();
     mn_inside_ = tile_extent(mn_total, mn0, kTileMN) - first.mn;
     first_k_ = first.k;
+    shared_offset_ = shared_index<kShared>(first.mn, first.k);
     const int64_t first_line = kSource == Order::k_contiguous ? mn0 * x.ld : mn0;
     source_ = x.data + batch * x.stride + first_line + offset(first.mn, first.k);
   }
 
+  // Whether the thread's elements of every full k-tile lie inside the matrix: known once per output tile,
+  // so that interior tiles can skip the guards of load.
+  __device__ bool inside_at_full_k() const { return inside(kLastOfFour.mn, kLastOfFour.k, kTileK); }
+
+  // The thread's elements of a k-tile for which inside_at_full_k() holds.
+  __device__ float4 load_inside() const {
+    static_assert(kAccess == Access::vector, "unguarded loads are single 128-bit loads");
+    return *reinterpret_cast<const float4 *>(source_);
+  }
+
   __device__ float4 load(int k_extent) const {
     if constexpr (kAccess == Access::vector) {
-      if (inside(kLastOfFour.mn, kLastOfFour.k, k_extent)) return *reinterpret_cast<const float4 *>(source_);
+      if (inside(kLastOfFour.mn, kLastOfFour.k, k_extent)) return load_inside();
     }
     // Element by element: every element of a scalar loader, and a chunk that straddles the matrix's edge.
     const int64_t source_step = offset(kStep.mn, kStep.k);
@@ -152,20 +163,28 @@ class TileLoader {
   }
 
   __device__ void store(float *shared, float4 values) const {
-    const TilePosition first = first_position();
-    float *destination = shared + shared_index<kShared>(first.mn, first.k);
+    float *destination = shared + shared_offset_;
+    constexpr int kSharedStep = shared_index<kShared>(kStep.mn, kStep.k);
     if constexpr (kAccess == Access::vector && kSource == kShared) {
       *reinterpret_cast<float4 *>(destination) = values;
+    } else if constexpr (kAccess == Access::vector && kShared == Order::k_contiguous) {
+      // Element i of every chunk lies on the same 8 banks (its line is i modulo 4), so the 4 chunks of a
+      // warp's k-column would take turns on them. Chunk c stores its element (i + c) % 4 at step i instead,
+      // which spreads each step over 32 banks.
+      static_assert(kSharedStep == kTileK && 4 * kTileK == 32, "a chunk's 4 lines cover the 32 banks once");
+      const unsigned rotation = static_cast<unsigned>(shared_offset_) / (4 * kTileK) % 4;
+      if (rotation & 1) values = make_float4(values.y, values.z, values.w, values.x);
+      if (rotation & 2) values = make_float4(values.z, values.w, values.x, values.y);
+      const float rotated[4] = {values.x, values.y, values.z, values.w};
+#pragma unroll
+      for (unsigned i = 0; i < 4; ++i) destination[(i + rotation) % 4 * kSharedStep] = rotated[i];
     } else {
-      constexpr int kSharedStep = shared_index<kShared>(kStep.mn, kStep.k);
       destination[0] = values.x;
       destination[kSharedStep] = values.y;
       destination[2 * kSharedStep] = values.z;
       destination[3 * kSharedStep] = values.w;
     }
   }
-
-  __device__ void copy(int k_extent, float *shared) const { store(shared, load(k_extent)); }
 
   __device__ void next_k_tile() { source_ += kSource == Order::k_contiguous ? kTileK : kTileK * ld_; }
 
@@ -194,8 +213,9 @@ class TileLoader {
 
   const float *source_;  // the thread's first element in the current k-tile
   int64_t ld_;
-  int mn_inside_;  // how many mn from the thread's first element on lie inside the matrix
-  int first_k_;    // the k of the thread's first element in the tile
+  int mn_inside_;      // how many mn from the thread's first element on lie inside the matrix
+  int first_k_;        // the k of the thread's first element in the tile
+  int shared_offset_;  // where the thread's first element goes in a shared tile
 };
 
 template <bool kTransposed, Order kShared, Access kAccess>
@@ -208,6 +228,17 @@ template <bool kTransposed, Access kAccess>
 __device__ __forceinline__ TileLoader<b_order(kTransposed), kBShared, kAccess> b_loader(const GemmProblem &p,
                                                                                          const OutputTile &tile) {
   return {p.b, tile.batch, tile.col0(), p.n};
+}
+
+// Copies one k-tile of each operand into shared memory. Both loads are issued before either store waits
+// for its data, so that the two latencies overlap rather than add up.
+template <typename ALoader, typename BLoader>
+__device__ __forceinline__ void copy_k_tiles(const ALoader &a, const BLoader &b, int k_extent, float *a_shared,
+                                             float *b_shared) {
+  const float4 a_values = a.load(k_extent);
+  const float4 b_values = b.load(k_extent);
+  a.store(a_shared, a_values);
+  b.store(b_shared, b_values);
 }
 
 // The thread's 8 values of op(A)'s rows (or op(B)'s columns) at depth k of a shared tile. Stored along mn,
@@ -226,6 +257,15 @@ __device__ __forceinline__ void load_fragment(const float *shared, int first, in
   }
 }
 
+// accumulators += a (the thread's 8 values of op(A) at one depth) times b (its 8 values of op(B)).
+__device__ __forceinline__ void accumulate_outer_product(const float (&a)[kThreadTile], const float (&b)[kThreadTile],
+                                                         float (&accumulators)[kThreadTile][kThreadTile]) {
+#pragma unroll
+  for (int i = 0; i < kThreadTile; ++i)
+#pragma unroll
+    for (int j = 0; j < kThreadTile; ++j) accumulators[i][j] = fmaf(a[i], b[j], accumulators[i][j]);
+}
+
 // accumulators += the thread's 8 x 8 share of one shared A tile times one shared B tile, k in order.
 // With A stored along k, the compiler merges the reads of consecutive k of one line into one wide read.
 // Two k per iteration keep 16 values of A in registers; unrolled over all 8, it merges four at a time and
@@ -240,10 +280,7 @@ __device__ __forceinline__ void multiply_tile(const float *a_shared, const float
     float a[kThreadTile], b[kThreadTile];
     load_fragment<kAShared>(a_shared, row0, k, a);
     load_fragment<kBShared>(b_shared, col0, k, b);
-#pragma unroll
-    for (int i = 0; i < kThreadTile; ++i)
-#pragma unroll
-      for (int j = 0; j < kThreadTile; ++j) accumulators[i][j] = fmaf(a[i], b[j], accumulators[i][j]);
+    accumulate_outer_product(a, b, accumulators);
   }
 }
 
