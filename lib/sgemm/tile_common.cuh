@@ -371,4 +371,34 @@ Status launch_tile_kernel(const GemmProblem &p, Context &context, KernelFor &&ke
   return launch(kernel_for_transposes(p, kernel_for), grid, dim3(kThreads), 0, context.stream(), p);
 }
 
+// The single-stage rungs (smem, smem_vec4, bank_free) are one kernel: they differ only in how op(A)'s tile
+// lies in shared memory and how wide the global accesses are, which each rung's file chooses.
+template <Order kAShared, Access kAccess, bool kATransposed, bool kBTransposed>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) single_stage_sgemm_kernel(const GemmProblem p) {
+  __shared__ __align__(16) float a_shared[shared_tile_words(kAShared)];
+  __shared__ __align__(16) float b_shared[shared_tile_words(kBShared)];
+  for (OutputTile tile = OutputTile::first(); tile.batch < p.batch; tile.advance(p)) {
+    auto a = a_loader<kATransposed, kAShared, kAccess>(p, tile);
+    auto b = b_loader<kBTransposed, kAccess>(p, tile);
+    float accumulators[kThreadTile][kThreadTile] = {};
+    for (int64_t k0 = 0; k0 < p.k; k0 += kTileK) {
+      const int k_extent = tile_extent(p.k, k0, kTileK);
+      copy_k_tiles(a, b, k_extent, a_shared, b_shared);
+      __syncthreads();
+      multiply_tile<kAShared>(a_shared, b_shared, accumulators);
+      __syncthreads();  // the next copy overwrites what this multiply reads
+      a.next_k_tile();
+      b.next_k_tile();
+    }
+    store_c_tile<kAccess == Access::vector>(p, tile, accumulators);
+  }
+}
+
+template <Order kAShared, Access kAccess>
+Status run_single_stage(const GemmProblem &problem, Context &context) {
+  return launch_tile_kernel(problem, context, [](auto a_transposed, auto b_transposed) {
+    return single_stage_sgemm_kernel<kAShared, kAccess, decltype(a_transposed)::value, decltype(b_transposed)::value>;
+  });
+}
+
 }  // namespace fastgemm::detail::tiled
