@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include <cuda_runtime.h>
-
+#include "core/context.hpp"
+#include "core/device.hpp"
+#include "core/problem.hpp"
 #include "core/status.hpp"
 
 namespace fastgemm::detail {
@@ -15,54 +16,16 @@ namespace fastgemm::detail {
 // One thread per row in one block: the block-size limit is the limit on L.
 constexpr int kTreeMaxRows = 1024;
 
-// The smallest power of two >= L: the width of the tree.
-inline int tree_width(int64_t L) {
-  int width = 1;
-  while (width < L) width *= 2;
-  return width;
-}
-
-inline Status tree_rows_supported(int64_t L) {
-  if (L <= kTreeMaxRows) return Status::success();
-  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(L) + " must be <= " +
+// can_implement of both variants.
+inline Status tree_rows_supported(const RowmeanProblem &p, const DeviceInfo &) {
+  if (p.L <= kTreeMaxRows) return Status::success();
+  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(p.L) + " must be <= " +
                                                         std::to_string(kTreeMaxRows) +
                                                         " (one thread per row in one block)");
 }
 
-// partial[L .. width) must hold zeros (tree_clear_padding) before the first call; the calls never write there.
-__device__ __forceinline__ void tree_clear_padding(double *partial, int L, int width) {
-  for (int index = L + static_cast<int>(threadIdx.x); index < width; index += L) partial[index] = 0.0;
-  __syncthreads();
-}
-
-// Batch k: blockDim.x == L threads, partial has `width` entries. Every thread of the block must call it.
-template <typename T>
-__device__ void tree_reduce_batch(const T *input, const T *matrix, T *output, int L, int64_t M, int64_t N, int64_t k,
-                                  double *partial, int width) {
-  const int j = static_cast<int>(threadIdx.x);
-  const T *row = input + (k * L + j) * M;
-  // One thread walks a whole row, up to millions of values: a plain running sum would gather about sqrt(M) roundings
-  // of the growing total, so the rounding of each addition is carried into the next (Kahan).
-  double sum = 0.0, carried = 0.0;
-  for (int64_t m = 0; m < M; ++m) {
-    const double addend = static_cast<double>(row[m]) - carried;
-    const double next = sum + addend;
-    carried = (next - sum) - addend;
-    sum = next;
-  }
-  const double mean = sum / static_cast<double>(M);
-  for (int i = 0; i < L; ++i) {
-    partial[j] = static_cast<double>(matrix[static_cast<int64_t>(i) * L + j]) * mean;
-    __syncthreads();
-    // width / 2 < L, so every thread the tree reads from exists; entries past L are the zeros of the padding.
-    for (int stride = width / 2; stride > 0; stride /= 2) {
-      if (j < stride) partial[j] += partial[j + stride];
-      __syncthreads();
-    }
-    // Only thread 0 reads partial[0] here, and the tree's last barrier has ordered every other read before the
-    // next row's products overwrite partial[1 ..], so no barrier is needed before them.
-    if (j == 0) output[static_cast<int64_t>(i) * N + k] = static_cast<T>(partial[0]);
-  }
-}
+// Runs the step over every batch with `blocks` blocks of L threads, block b taking batches b, b + blocks, ...:
+// one block walks them all when `blocks` is 1. Needs L <= kTreeMaxRows.
+Status run_tree_batches(const RowmeanProblem &problem, Context &context, int64_t blocks);
 
 }  // namespace fastgemm::detail
