@@ -161,7 +161,10 @@ typedef enum fg_sgemm_algo_t {
   FG_SGEMM_SMEM_VEC4 = 3,     /* + 128-bit global loads and stores */
   FG_SGEMM_BANK_FREE = 4,     /* + A tile stored transposed: conflict-free 128-bit shared reads */
   FG_SGEMM_DOUBLE_BUFFER = 5, /* + two shared-memory stages, loads overlapped with math */
-  /* 6..99: the project's own faster kernels, added as they land */
+  FG_SGEMM_PIPELINED = 6,     /* 64x128 warp-tiled blocks, cp.async pipeline 4 k-tiles deep, any alignment */
+  FG_SGEMM_SMALL_TILE = 7,    /* 16x32 tiles of one warp, 8 k-tiles in flight: for tiny problems */
+  FG_SGEMM_SPLIT_K = 8,       /* pipelined with k split over blocks and summed: small C, long k */
+  /* 9..99: further kernels of the project's own, added as they land */
   FG_SGEMM_CUBLAS = 100       /* cuBLAS with FP32 math (TF32 off), for comparison */
 } fg_sgemm_algo_t;
 

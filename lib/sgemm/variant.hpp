@@ -30,6 +30,9 @@ extern const SgemmVariant smem_sgemm;
 extern const SgemmVariant smem_vec4_sgemm;
 extern const SgemmVariant bank_free_sgemm;
 extern const SgemmVariant double_buffer_sgemm;
+extern const SgemmVariant pipelined_sgemm;
+extern const SgemmVariant small_tile_sgemm;
+extern const SgemmVariant split_k_sgemm;
 extern const SgemmVariant cublas_sgemm;
 
 }  // namespace fastgemm::detail

@@ -56,6 +56,9 @@ module fastgemm
     enumerator :: FG_SGEMM_SMEM_VEC4 = 3
     enumerator :: FG_SGEMM_BANK_FREE = 4
     enumerator :: FG_SGEMM_DOUBLE_BUFFER = 5
+    enumerator :: FG_SGEMM_PIPELINED = 6
+    enumerator :: FG_SGEMM_SMALL_TILE = 7
+    enumerator :: FG_SGEMM_SPLIT_K = 8
     enumerator :: FG_SGEMM_CUBLAS = 100
   end enum
 

@@ -66,6 +66,9 @@ class SgemmAlgo(enum.IntEnum):
     SMEM_VEC4 = 3
     BANK_FREE = 4
     DOUBLE_BUFFER = 5
+    PIPELINED = 6
+    SMALL_TILE = 7
+    SPLIT_K = 8
     CUBLAS = 100
 
 

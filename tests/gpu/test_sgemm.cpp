@@ -71,6 +71,24 @@ TEST_CASE("sgemm: large and rectangular shapes", "[sgemm][large]") {
   check_gemm_case(handle.get(), algos, wide, 13);
 }
 
+TEST_CASE("sgemm: long k over a small C, cut into slices of k", "[sgemm][split]") {
+  // 68 x 36 is two 64 x 64 tiles: split_k cuts k = 3000 into 11 slices (ragged last one) on any device of
+  // 11 SMs or more, and sums them with alpha and beta applied.
+  Handle handle;
+  const auto algos = algos_under_test(handle.get());
+  const float scalars[][2] = {{1.0f, 0.0f}, {-0.5f, 2.25f}};
+  uint64_t seed = 700;
+  for_each_layout_and_transpose(GemmCase{}, [&](GemmCase gc) {
+    gc.m = 68, gc.n = 36, gc.k = 3000;
+    gc.alpha = scalars[seed % 2][0];
+    gc.beta = scalars[seed % 2][1];
+    check_gemm_case(handle.get(), algos, gc, seed++);
+  });
+  GemmCase batched;
+  batched.m = 40, batched.n = 20, batched.k = 1000, batched.batch = 3, batched.beta = 1.0f;
+  check_gemm_case(handle.get(), algos, batched, seed++);
+}
+
 TEST_CASE("sgemm: leading dimensions above the minimum", "[sgemm][ld]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());

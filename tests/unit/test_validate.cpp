@@ -190,6 +190,30 @@ TEST_CASE("validator: every bad rowmean argument class is invalid and named", "[
   CHECK(empty);
 }
 
+TEST_CASE("AUTO's SGEMM table: the small-tile kernel where it was measured faster, cuBLAS elsewhere", "[auto]") {
+  detail::DeviceInfo hopper;
+  hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
+  detail::DeviceInfo ampere = hopper;
+  ampere.cc_major = 8, ampere.sm_count = 108;
+  const auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch, const detail::DeviceInfo &device) {
+    detail::GemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.batch = batch;
+    p.a = {device_a, k, m * k, false};
+    p.b = {device_b, n, k * n, false};
+    p.c = device_c;
+    p.ldc = n;
+    p.stride_c = m * n;
+    return detail::choose_sgemm_algo(p, device);
+  };
+  for (int64_t size : {1, 128, 256, 384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
+  CHECK(choice(100, 1000, 1024, 1, hopper) == FG_SGEMM_SMALL_TILE);
+  CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);   // more outputs than measured faster
+  CHECK(choice(256, 256, 1025, 1, hopper) == FG_SGEMM_CUBLAS);  // deeper than measured faster
+  CHECK(choice(256, 256, 256, 64, hopper) == FG_SGEMM_CUBLAS);  // batches: cuBLAS measured faster
+  for (int64_t size : {512, 1000, 4096, 16384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);
+  CHECK(choice(256, 256, 256, 1, ampere) == FG_SGEMM_CUBLAS);  // nothing measured there
+}
+
 TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
   detail::DeviceInfo hopper;
   hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
