@@ -35,6 +35,11 @@ constexpr int kMaxLog2Pieces = 6;
 constexpr int64_t kProductWarpsPerSm = 8;
 constexpr int64_t kMinSegmentLength = 256;
 constexpr int64_t kMaxSegments = 64;
+// Chunks of matrix rows each product warp keeps loading ahead (32 bytes per lane per f32 chunk, 64 per f64 one): the
+// product warps stream the matrix from memory and few of them fit on an SM, so each keeps 64 bytes per lane in flight
+// where its registers allow.
+template <typename T, int kGroups>
+constexpr int kMatrixDepth = (sizeof(T) == 4 && kGroups == 2) || kProductBlocksPerSm<T, kGroups> == 1 ? 2 : 1;
 
 // Byte offsets of the workspace's arrays, each 256-byte aligned.
 struct WorkspaceCarver {
@@ -103,7 +108,7 @@ __global__ void __launch_bounds__(kStageThreads, (kProductBlocksPerSm<T, kGroups
     const int active = (p.N - k0 + 7) / 8 < kGroups ? static_cast<int>((p.N - k0 + 7) / 8) : kGroups;
     const MeansOperand<double> means{p.means + k0 * p.L, p.L, p.N - k0, p.means_vector_ok};
     double acc[kGroups][4] = {};
-    multiply_tile<kGroups, false>(acc, matrix, i0, means, active, static_cast<int>(j_begin), static_cast<int>(j_end),
+    multiply_tile<kGroups, false, kMatrixDepth<T, kGroups>>(acc, matrix, i0, means, active, static_cast<int>(j_begin), static_cast<int>(j_end),
                                   lane);
     if (p.segments == 1)
       store_tile(acc, p.output, p.N, p.L, i0, k0, p.N, active, p.output_pair_ok, lane);
