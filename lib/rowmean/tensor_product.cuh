@@ -128,6 +128,10 @@ struct MeansOperand {
 // (infinity, NaN) does not map: callers take this path only for means known to be finite.
 inline constexpr double kMeansScale = 0x1p896;
 
+__device__ __forceinline__ void prefetch_to_l2(const void *address) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 __device__ __forceinline__ double scaled_double(float x) {
   const unsigned bits = __float_as_uint(x);
   const unsigned high = static_cast<unsigned>(static_cast<int>(bits) >> 3) & 0x8fffffffu;
@@ -142,10 +146,12 @@ __device__ __forceinline__ double scaled_double(float x) {
 // means in shared memory are loaded just before use, one group at a time, which keeps registers for more warps.
 // kScaledMeans (f32 means in shared memory, all finite): the means enter as scaled_double, and acc gains the factor
 // 1 / kMeansScale.
+// prefetch_columns > 0: each chunk also asks L2 for the matrix lines that many columns ahead, which keeps more of a
+// matrix that streams from memory in flight than the registers of the ring could hold.
 template <int kGroups, bool kSharedMeans, int kDepth = 1, bool kScaledMeans = false, typename T, typename MeanT>
 __device__ __forceinline__ void multiply_tile(double (&acc)[kGroups][4], const MatrixOperand<T> &matrix, int64_t i0,
                                               const MeansOperand<MeanT> &means, int active_groups, int j_begin,
-                                              int j_end, int lane) {
+                                              int j_end, int lane, int prefetch_columns = 0) {
   static_assert(!kScaledMeans || (kSharedMeans && sizeof(MeanT) == 4), "scaled means are f32 in shared memory");
   const int g = lane / 4, t = lane % 4;
   const int64_t L = matrix.L;
@@ -175,6 +181,11 @@ __device__ __forceinline__ void multiply_tile(double (&acc)[kGroups][4], const M
       const Quad<T> low = ring_low[d], high = ring_high[d];
       ring_low[d] = load_quad(a_low, j + 16 * kDepth, end_low, matrix.vector_ok);
       ring_high[d] = load_quad(a_high, j + 16 * kDepth, end_high, matrix.vector_ok);
+      if (prefetch_columns > 0) {
+        const int ahead = j + prefetch_columns;
+        if (ahead < end_low) prefetch_to_l2(a_low + ahead);
+        if (ahead < end_high) prefetch_to_l2(a_high + ahead);
+      }
       Quad<MeanT> global_b[kSharedMeans ? 1 : kGroups];
       if constexpr (!kSharedMeans) {
 #pragma unroll
