@@ -31,6 +31,9 @@ constexpr int kEmptyBarrier = 3;
 // Tile widths tried, widest first: wider tiles read the matrix from L2 fewer times.
 constexpr int kTileBatchChoices[] = {64, 32, 24, 16, 8};
 constexpr int kNarrowestTile = 8;
+// Chunks of matrix rows each consumer warp keeps loading ahead (from L2) while it multiplies: 32 bytes per lane.
+template <typename T>
+constexpr int kMatrixDepth = sizeof(T) == 4 ? 2 : 1;
 
 __device__ __forceinline__ void barrier_sync(int id) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(kFusedThreads) : "memory");
@@ -55,17 +58,26 @@ struct FusedParams {
   bool output_pair_ok;    // output pairs (k, k + 1), k even, are 2-element aligned
 };
 
-// Row q of a tile (batch q / L, row q % L) goes to means[batch * ld + q % L].
+// Row q of a tile (batch q / L, row q % L) goes to means[batch * ld + q % L]. An f32 mean that is not finite (an
+// infinity or NaN in the input, or a sum past the f32 range) stamps the buffer with the tile's number: the consumers
+// then multiply that tile with converted means rather than scaled ones (see scaled_double), so that infinities and
+// NaNs reach the output as they would through any product.
 template <typename T>
 struct SharedMeansSink {
   T *means;
+  unsigned *stamp;
+  unsigned tile_stamp;
   unsigned L;
   int64_t ld;
   double inverse_m;
   __device__ __forceinline__ void operator()(int64_t row, double sum) const {
     const unsigned q = static_cast<unsigned>(row);
     const unsigned batch = q / L;
-    means[batch * ld + (q - batch * L)] = static_cast<T>(sum * inverse_m);
+    const T mean = static_cast<T>(sum * inverse_m);
+    means[batch * ld + (q - batch * L)] = mean;
+    if constexpr (sizeof(T) == 4) {
+      if (!isfinite(mean)) *stamp = tile_stamp;
+    }
   }
 };
 
@@ -75,15 +87,17 @@ struct SharedMeansSink {
 // The means of batches [k_begin, k_begin + width) into `means`, by the producer warps.
 template <typename T>
 __device__ __noinline__ void produce_means(const T *input, int64_t L, int64_t M, SpanReadPlan read,
-                                           double inverse_m, int64_t means_ld, T *means, int64_t k_begin, int width) {
-  const SharedMeansSink<T> sink{means, static_cast<unsigned>(L), means_ld, inverse_m};
+                                           double inverse_m, int64_t means_ld, T *means, unsigned *stamp,
+                                           unsigned tile_stamp, int64_t k_begin, int width) {
+  const SharedMeansSink<T> sink{means, stamp, tile_stamp, static_cast<unsigned>(L), means_ld, inverse_m};
   sum_spans(read, input, k_begin * L, width * L, SpanLayout{M, M, 0}, static_cast<int>(threadIdx.x),
             kProducerThreads, sink);
 }
 
 // Output columns [k_begin, k_begin + width) from the tile's means: units of 16 matrix rows x one slab of 8 * kGroups
-// batches, shared out among `helpers` warps, this one being number `helper`.
-template <typename T, int kTileBatches, int kGroups>
+// batches, shared out among `helpers` warps, this one being number `helper`. kScaledMeans: f32 means, all finite, enter
+// the tensor cores as scaled_double.
+template <typename T, int kTileBatches, int kGroups, bool kScaledMeans>
 __device__ __noinline__ void multiply_means(MatrixOperand<T> matrix, T *output, int64_t N, bool output_pair_ok,
                                             const T *means, int64_t means_ld, int64_t k_begin, int width, int helper,
                                             int helpers) {
@@ -98,7 +112,14 @@ __device__ __noinline__ void multiply_means(MatrixOperand<T> matrix, T *output, 
     const int active = (width - first + 7) / 8 < kGroups ? (width - first + 7) / 8 : kGroups;
     const MeansOperand<T> slab{means + first * means_ld, means_ld, kSlabBatches, true};
     double acc[kGroups][4] = {};
-    multiply_tile<kGroups, true>(acc, matrix, i0, slab, active, 0, static_cast<int>(matrix.L), lane);
+    multiply_tile<kGroups, true, kMatrixDepth<T>, kScaledMeans>(acc, matrix, i0, slab, active, 0,
+                                                             static_cast<int>(matrix.L), lane);
+    if constexpr (kScaledMeans) {
+#pragma unroll
+      for (int group = 0; group < kGroups; ++group)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[group][e] *= kMeansScale;
+    }
     store_tile(acc, output, N, matrix.L, i0, k_begin + first, k_begin + width, active, output_pair_ok, lane);
   }
 }
@@ -109,8 +130,11 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_kernel(const FusedPara
   extern __shared__ __align__(16) unsigned char shared_storage[];
   T *buffers = reinterpret_cast<T *>(shared_storage);
   const int64_t buffer_elements = kTileBatches * p.means_ld;
+  // Each buffer's stamp: the number (from 1) of the last tile of this block whose f32 means were not all finite.
+  unsigned *stamps = reinterpret_cast<unsigned *>(buffers + 2 * buffer_elements);
   // The columns past L of every buffer row must read as zero; the producers only ever write columns below L.
   for (int64_t index = threadIdx.x; index < 2 * buffer_elements; index += kFusedThreads) buffers[index] = T(0);
+  if (threadIdx.x < 2) stamps[threadIdx.x] = 0;
   __syncthreads();
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -125,7 +149,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_kernel(const FusedPara
     if (producer) {
       // Buffer b was last filled two tiles ago; the consumers say when they are done with it.
       if (t >= 2) barrier_sync(kEmptyBarrier + buffer);
-      produce_means(p.input, p.L, p.M, p.read, p.inverse_m, p.means_ld, means, k_begin, width);
+      produce_means(p.input, p.L, p.M, p.read, p.inverse_m, p.means_ld, means, stamps + buffer,
+                    static_cast<unsigned>(t + 1), k_begin, width);
       if (!last) {
         barrier_arrive(kFullBarrier + buffer);
         continue;
@@ -135,8 +160,14 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_kernel(const FusedPara
     barrier_sync(kFullBarrier + buffer);
     const int helper = last ? warp : warp - kProducerWarps;
     const int helpers = last ? kProducerWarps + kConsumerWarps : kConsumerWarps;
-    multiply_means<T, kTileBatches, kGroups>(MatrixOperand<T>{p.matrix, p.L, p.matrix_vector_ok}, p.output, p.N,
-                                             p.output_pair_ok, means, p.means_ld, k_begin, width, helper, helpers);
+    const MatrixOperand<T> matrix{p.matrix, p.L, p.matrix_vector_ok};
+    // The stamp is read before this buffer is handed back, and written again only after it is handed back.
+    if (sizeof(T) == 4 && stamps[buffer] != static_cast<unsigned>(t + 1))
+      multiply_means<T, kTileBatches, kGroups, sizeof(T) == 4>(matrix, p.output, p.N, p.output_pair_ok, means,
+                                                               p.means_ld, k_begin, width, helper, helpers);
+    else
+      multiply_means<T, kTileBatches, kGroups, false>(matrix, p.output, p.N, p.output_pair_ok, means, p.means_ld,
+                                                      k_begin, width, helper, helpers);
     // Only buffers that will be filled again are handed back, so that no barrier is left half-arrived.
     if (!producer && t + 2 < block_tiles) barrier_arrive(kEmptyBarrier + buffer);
   }
@@ -149,8 +180,9 @@ int64_t means_ld(fg_dtype_t dtype, int64_t L) {
   return dtype == FG_F64 ? ceil_div(L, 16) * 16 + 2 : ceil_div(L, 32) * 32 + 16;
 }
 
+// Two buffers of means, then their two stamps.
 size_t shared_bytes(fg_dtype_t dtype, int64_t L, int tile_batches) {
-  return static_cast<size_t>(2 * tile_batches * means_ld(dtype, L) * element_size(dtype));
+  return static_cast<size_t>(2 * tile_batches * means_ld(dtype, L) * element_size(dtype)) + 2 * sizeof(unsigned);
 }
 
 // The widest tile that fits and still leaves every SM at least two tiles to overlap.

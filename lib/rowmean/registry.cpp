@@ -11,15 +11,24 @@ const RowmeanVariant *const kVariants[] = {
 };
 
 // AUTO's preferences, fastest first for each kind of shape; the last entry of each accepts every shape.
-// A row of M values costs M * element size bytes of input and feeds L multiply-adds of the product:
-//  - heavy product (at least half a multiply-add per input byte) and full-rate FP64: fused, which hides the product
-//    behind the read where a tile's means fit on chip (and runs the staged path where they do not).
-//  - heavy product (at least 1/32 multiply-add per byte) where FP64 runs at a small fraction of FP32: cuBLAS, whose
-//    product is FP32.
-//  - otherwise: staged, whose product pass is small next to its read.
-const fg_rowmean_algo_t kHeavyProductPreference[] = {FG_ROWMEAN_FUSED};
+// A row of M values costs M * element size bytes of input and feeds L multiply-adds of the product.
+// Where FP64 runs at full rate:
+//  - fused, which reads the input once and keeps the means on chip (and runs the staged path where a tile's means do
+//    not fit), when there are batches enough for its narrowest tiles to occupy most SMs, and either the product is
+//    light (at most one multiply-add per input byte: its 8 consumer warps per SM keep up with the read) or rows are so
+//    short (at most 32 bytes) that staged's round trip of the means through memory would add half the read again.
+//  - otherwise staged, which spreads the read and then the product over every warp of every SM: with a heavier product
+//    (f32 1024 x 64 x 8192, 4 multiply-adds per byte) the fused consumers fall behind the read.
+// Where FP64 runs at a small fraction of FP32, a heavy product (at least 1/32 multiply-add per byte) goes to cuBLAS,
+// whose product is FP32.
+const fg_rowmean_algo_t kFusedPreference[] = {FG_ROWMEAN_FUSED};
 const fg_rowmean_algo_t kSlowFp64Preference[] = {FG_ROWMEAN_CUBLAS};
-const fg_rowmean_algo_t kLightProductPreference[] = {FG_ROWMEAN_STAGED};
+const fg_rowmean_algo_t kStagedPreference[] = {FG_ROWMEAN_STAGED};
+
+// The fused algorithm's narrowest tile, and the share of SMs (in quarters) its tiles must occupy.
+constexpr int64_t kFusedNarrowestTile = 8;
+constexpr int64_t kFusedSmQuarters = 3;
+constexpr int64_t kShortRowBytes = 32;
 
 // The data-centre parts, whose FP64 (and FP64 tensor cores from 8.0 on) runs at half the FP32 rate or better.
 bool has_full_rate_fp64(const DeviceInfo &device) {
@@ -34,11 +43,15 @@ const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id) { return find_v
 fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device) {
   const int64_t row_bytes = problem.M * element_size(problem.dtype);
   if (has_full_rate_fp64(device)) {
-    if (2 * problem.L >= row_bytes) return choose_variant(kVariants, kHeavyProductPreference, problem, device);
+    const int64_t narrowest_tiles = (problem.N + kFusedNarrowestTile - 1) / kFusedNarrowestTile;
+    const bool tiles_fill_gpu = 4 * narrowest_tiles >= kFusedSmQuarters * device.sm_count;
+    const bool light_product = problem.L <= row_bytes;
+    if (tiles_fill_gpu && (light_product || row_bytes <= kShortRowBytes))
+      return choose_variant(kVariants, kFusedPreference, problem, device);
   } else if (32 * problem.L >= row_bytes) {
     return choose_variant(kVariants, kSlowFp64Preference, problem, device);
   }
-  return choose_variant(kVariants, kLightProductPreference, problem, device);
+  return choose_variant(kVariants, kStagedPreference, problem, device);
 }
 
 Status run_rowmean(const RowmeanProblem &problem, Context &context, fg_rowmean_algo_t selected, fg_rowmean_algo_t *ran) {

@@ -4,9 +4,10 @@
 // still keep the whole GPU busy. A group of G lanes (G a power of two matched to the span's length) reads a span
 // together, consecutive lanes on consecutive 16-byte vectors when the pointer and M allow it and on consecutive
 // elements otherwise, so that every warp load covers one contiguous stretch; short spans are taken several at a time,
-// so that each lane always keeps 8 or 16 loads in flight. The loads stream past the caches (evict-first), leaving
-// L1 and L2 to the matrix. Sums are doubles, several per lane, combined in a fixed tree, so the result is the same
-// bit for bit from run to run.
+// so that each lane always keeps 8 or 16 loads in flight, and twice that while the next step's loads overlap the
+// current step's sums. The loads stream past the caches (evict-first), leaving L1 and L2 to the matrix. Sums are
+// doubles (f32 values enter them four at a time, see element_sum), several per lane, combined in a fixed tree, so the
+// result is the same bit for bit from run to run.
 #pragma once
 
 #include <cstdint>
@@ -80,9 +81,11 @@ struct SpanLoad<double, true> {
 
 __device__ __forceinline__ double element_sum(float value) { return value; }
 __device__ __forceinline__ double element_sum(double value) { return value; }
+// Four f32 values are summed in f32, pairwise, and converted once: the f32 rounding of a sum of four is far below the
+// f32 rounding of the mean, and one conversion in four keeps the conversion unit (which also serves the product in
+// the fused algorithm) off the critical path.
 __device__ __forceinline__ double element_sum(float4 value) {
-  return (static_cast<double>(value.x) + static_cast<double>(value.y)) +
-         (static_cast<double>(value.z) + static_cast<double>(value.w));
+  return static_cast<double>((value.x + value.y) + (value.z + value.w));
 }
 __device__ __forceinline__ double element_sum(double2 value) { return value.x + value.y; }
 
@@ -91,6 +94,10 @@ __device__ __forceinline__ double element_sum(double2 value) { return value.x + 
 // each warp's 32 threads are consecutive workers, all calling together. Shapes of several spans per lane take only
 // whole rows that one round of loads covers (plan_span_read picks them only then), which keeps their addressing to
 // one base and a stride and needs no running sums.
+//
+// The loads are software-pipelined: the next step's loads (the next stretch of the span, or the next round's spans)
+// are issued before the current step is summed, so that each lane keeps two steps of loads in flight and the sums and
+// shuffles of one step hide under the loads of the next.
 template <typename T, bool kVector, int kLanes, int kSpans, int kLoads, typename Sink>
 __device__ __forceinline__ void sum_spans_shaped(const T *input, int64_t first_span, int64_t span_count,
                                                  const SpanLayout &layout, int worker, int workers, const Sink &sink) {
@@ -101,35 +108,69 @@ __device__ __forceinline__ void sum_spans_shaped(const T *input, int64_t first_s
   const int64_t groups = workers / kLanes;
   const int64_t piece_loads = layout.piece_length / kWidth;
   // Every bound below is the same for the whole warp, so the shuffles in group_sum find all 32 lanes.
-  for (int64_t round = 0; round < span_count; round += kSpans * groups) {
-    const int64_t first_local = round + group;
-    double partial[kSpans][kLoads] = {};
-    if constexpr (kSpans == 1) {
+  if constexpr (kSpans == 1) {
+    constexpr int64_t kStepLoads = kLanes * kLoads;
+    const int64_t steps_per_span = piece_loads > 0 ? (piece_loads + kStepLoads - 1) / kStepLoads : 1;
+    // The loads of step `step` of the span this lane's group takes in round `round`.
+    auto load_step = [&](int64_t round, int64_t step, Load(&loaded)[kLoads]) {
+      const int64_t local = round + group;
       int64_t start = 0, count = 0;
-      if (first_local < span_count) {
-        const int64_t span = first_span + first_local;
+      if (local < span_count) {
+        const int64_t span = first_span + local;
         const int64_t offset = (span & ((int64_t{1} << layout.log2_pieces) - 1)) * layout.piece_length;
         start = (span >> layout.log2_pieces) * layout.M + offset;
         const int64_t elements = layout.M - offset < layout.piece_length ? layout.M - offset : layout.piece_length;
         count = elements > 0 ? elements / kWidth : 0;
       }
       const Load *data = reinterpret_cast<const Load *>(input + start);
-      for (int64_t first_load = 0; first_load < piece_loads; first_load += kLanes * kLoads) {
-        Load loaded[kLoads];
 #pragma unroll
-        for (int s = 0; s < kLoads; ++s) {
-          const int64_t index = first_load + s * kLanes + lane_in_group;
-          loaded[s] = index < count ? __ldcs(data + index) : Load{};
-        }
-#pragma unroll
-        for (int s = 0; s < kLoads; ++s) partial[0][s] += element_sum(loaded[s]);
+      for (int s = 0; s < kLoads; ++s) {
+        const int64_t index = step * kStepLoads + s * kLanes + lane_in_group;
+        loaded[s] = index < count ? __ldcs(data + index) : Load{};
       }
-    } else {
-      // One round of loads covers a whole row here (plan_span_read picks these shapes only then).
+    };
+    int64_t round = 0, step = 0;
+    Load loaded[kLoads];
+    load_step(round, step, loaded);
+    double partial[kLoads] = {};
+    while (round < span_count) {
+      int64_t next_round = round, next_step = step + 1;
+      if (next_step == steps_per_span) {
+        next_step = 0;
+        next_round += groups;
+      }
+      Load next[kLoads];
+      if (next_round < span_count) {
+        load_step(next_round, next_step, next);
+      } else {
+#pragma unroll
+        for (int s = 0; s < kLoads; ++s) next[s] = Load{};
+      }
+#pragma unroll
+      for (int s = 0; s < kLoads; ++s) partial[s] += element_sum(loaded[s]);
+      if (next_step == 0) {
+#pragma unroll
+        for (int width = kLoads / 2; width > 0; width /= 2)
+#pragma unroll
+          for (int s = 0; s < width; ++s) partial[s] += partial[s + width];
+        const double total = group_sum<kLanes>(partial[0]);
+        const int64_t local = round + group;
+        if (lane_in_group == 0 && local < span_count) sink(local, total);
+#pragma unroll
+        for (int s = 0; s < kLoads; ++s) partial[s] = 0.0;
+      }
+#pragma unroll
+      for (int s = 0; s < kLoads; ++s) loaded[s] = next[s];
+      round = next_round;
+      step = next_step;
+    }
+  } else {
+    // One round of loads covers a whole row here (plan_span_read picks these shapes only then).
+    const int64_t row_step = groups * (layout.M / kWidth);
+    auto load_round = [&](int64_t round, Load(&loaded)[kSpans][kLoads]) {
+      const int64_t first_local = round + group;
       const int64_t row = first_local < span_count ? first_span + first_local : 0;
       const Load *data = reinterpret_cast<const Load *>(input + row * layout.M);
-      const int64_t row_step = groups * (layout.M / kWidth);
-      Load loaded[kSpans][kLoads];
 #pragma unroll
       for (int r = 0; r < kSpans; ++r) {
         const bool valid = first_local + r * groups < span_count;
@@ -139,20 +180,31 @@ __device__ __forceinline__ void sum_spans_shaped(const T *input, int64_t first_s
           loaded[r][s] = valid && index < piece_loads ? __ldcs(data + r * row_step + index) : Load{};
         }
       }
+    };
+    Load loaded[kSpans][kLoads];
+    load_round(0, loaded);
+    for (int64_t round = 0; round < span_count; round += kSpans * groups) {
+      Load next[kSpans][kLoads];
+      load_round(round + kSpans * groups, next);
+      double partial[kSpans][kLoads];
 #pragma unroll
       for (int r = 0; r < kSpans; ++r)
 #pragma unroll
         for (int s = 0; s < kLoads; ++s) partial[r][s] = element_sum(loaded[r][s]);
-    }
 #pragma unroll
-    for (int r = 0; r < kSpans; ++r) {
+      for (int r = 0; r < kSpans; ++r) {
 #pragma unroll
-      for (int width = kLoads / 2; width > 0; width /= 2)
+        for (int width = kLoads / 2; width > 0; width /= 2)
 #pragma unroll
-        for (int s = 0; s < width; ++s) partial[r][s] += partial[r][s + width];
-      const double total = group_sum<kLanes>(partial[r][0]);
-      const int64_t local = first_local + r * groups;
-      if (lane_in_group == 0 && local < span_count) sink(local, total);
+          for (int s = 0; s < width; ++s) partial[r][s] += partial[r][s + width];
+        const double total = group_sum<kLanes>(partial[r][0]);
+        const int64_t local = round + group + r * groups;
+        if (lane_in_group == 0 && local < span_count) sink(local, total);
+      }
+#pragma unroll
+      for (int r = 0; r < kSpans; ++r)
+#pragma unroll
+        for (int s = 0; s < kLoads; ++s) loaded[r][s] = next[r][s];
     }
   }
 }

@@ -34,7 +34,15 @@ constexpr int kMaxLog2Pieces = 6;
 // Product: enough warp units for a block of 8 warps per SM, segments of at least this many columns, at most 64.
 constexpr int64_t kProductWarpsPerSm = 8;
 constexpr int64_t kMinSegmentLength = 256;
+// How far ahead a product warp fetches a matrix that streams from memory into L2: 8 chunks of 16 columns, 8 KB of f32
+// rows per warp in flight beyond its registers.
+constexpr int kMatrixPrefetchColumns = 128;
 constexpr int64_t kMaxSegments = 64;
+// Chunks of matrix rows each product warp keeps loading ahead (32 bytes per lane per f32 chunk, 64 per f64 one): the
+// product warps stream the matrix from memory and few of them fit on an SM, so each keeps 64 bytes per lane in flight
+// where its registers allow.
+template <typename T, int kGroups>
+constexpr int kMatrixDepth = (sizeof(T) == 4 && kGroups == 2) || kProductBlocksPerSm<T, kGroups> == 1 ? 2 : 1;
 
 // Byte offsets of the workspace's arrays, each 256-byte aligned.
 struct WorkspaceCarver {
@@ -80,6 +88,7 @@ struct ProductParams {
   double *segment_sums;  // segments x L x N, when segments > 1
   int64_t L, N;
   int64_t row_tiles, slabs, segments, segment_length;
+  int matrix_prefetch;  // columns ahead of the chunk in use whose matrix lines are fetched into L2; 0: none
   bool matrix_vector_ok, means_vector_ok, output_pair_ok, segment_pair_ok;
 };
 
@@ -103,8 +112,8 @@ __global__ void __launch_bounds__(kStageThreads, (kProductBlocksPerSm<T, kGroups
     const int active = (p.N - k0 + 7) / 8 < kGroups ? static_cast<int>((p.N - k0 + 7) / 8) : kGroups;
     const MeansOperand<double> means{p.means + k0 * p.L, p.L, p.N - k0, p.means_vector_ok};
     double acc[kGroups][4] = {};
-    multiply_tile<kGroups, false>(acc, matrix, i0, means, active, static_cast<int>(j_begin), static_cast<int>(j_end),
-                                  lane);
+    multiply_tile<kGroups, false, kMatrixDepth<T, kGroups>>(acc, matrix, i0, means, active, static_cast<int>(j_begin),
+                                                             static_cast<int>(j_end), lane, p.matrix_prefetch);
     if (p.segments == 1)
       store_tile(acc, p.output, p.N, p.L, i0, k0, p.N, active, p.output_pair_ok, lane);
     else
@@ -147,19 +156,23 @@ int choose_log2_pieces(int64_t rows, int64_t M, const DeviceInfo &device) {
 
 struct ProductPlan {
   bool tensor_cores = true;  // false: cuBLAS DGEMM
+  bool matrix_streams = false;  // the matrix is read from memory (once or twice), not from L2
   int groups = 4;            // batches per warp unit / 8
   int64_t row_tiles = 0, slabs = 0, segments = 1, segment_length = 0;
 };
 
 ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device) {
   ProductPlan plan;
-  // Four groups of 8 batches per warp halve the matrix reads against two.
-  plan.groups = p.N <= 16 ? 2 : 4;
+  // Four groups of 8 batches per warp halve the matrix reads against two; f64 fragments of four groups leave room for
+  // one block of 8 warps per SM only, too few to hide the latency of the means' loads, so f64 takes two.
+  plan.groups = p.N <= 16 || p.dtype == FG_F64 ? 2 : 4;
   plan.row_tiles = ceil_div(p.L, 16);
   plan.slabs = ceil_div(p.N, 8 * plan.groups);
   // Every slab reads the whole matrix: from memory once or twice, or from L2 when it fits with room to spare.
   const int64_t matrix_bytes = p.L * p.L * element_size(p.dtype);
-  plan.tensor_cores = plan.slabs <= 2 || matrix_bytes * 4 <= static_cast<int64_t>(device.l2_bytes);
+  const bool matrix_in_l2 = matrix_bytes * 4 <= static_cast<int64_t>(device.l2_bytes);
+  plan.tensor_cores = plan.slabs <= 2 || matrix_in_l2;
+  plan.matrix_streams = !matrix_in_l2;
   const int64_t wanted = kProductWarpsPerSm * device.sm_count;
   while (plan.segments < kMaxSegments && plan.row_tiles * plan.slabs * plan.segments < wanted &&
          p.L >= plan.segments * 2 * kMinSegmentLength)
@@ -245,6 +258,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     params.slabs = product.slabs;
     params.segments = product.segments;
     params.segment_length = product.segment_length;
+    params.matrix_prefetch = product.matrix_streams ? kMatrixPrefetchColumns : 0;
     params.matrix_vector_ok = reinterpret_cast<uintptr_t>(matrix) % 16 == 0 && p.L % vector_width == 0;
     params.means_vector_ok = p.L % 2 == 0;
     params.output_pair_ok = reinterpret_cast<uintptr_t>(output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;

@@ -119,15 +119,40 @@ struct MeansOperand {
   bool vector_ok;
 };
 
+// f32 means can reach the tensor cores without the conversion unit: x * 2^-896, exactly, for every finite x (zero and
+// subnormals included), is the double whose bits are x's sign, then x's 8-bit exponent field as the low bits of the
+// double's 11-bit one, then x's 23 mantissa bits. Two integer operations and a shift instead of an F2F.F64.F32, which
+// runs at a sixteenth of the FMA rate and would otherwise be issued once per mean per 16 matrix rows. Products of
+// these with exact doubles stay exact (a subnormal product below 2^-1022 loses bits worth less than 2^-178 once scaled
+// back, far under any f32 result's rounding); the caller scales the sums back by kMeansScale. Exponent field 255
+// (infinity, NaN) does not map: callers take this path only for means known to be finite.
+inline constexpr double kMeansScale = 0x1p896;
+
+__device__ __forceinline__ void prefetch_to_l2(const void *address) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
+__device__ __forceinline__ double scaled_double(float x) {
+  const unsigned bits = __float_as_uint(x);
+  const unsigned high = static_cast<unsigned>(static_cast<int>(bits) >> 3) & 0x8fffffffu;
+  return __hiloint2double(static_cast<int>(high), static_cast<int>(bits << 29));
+}
+
 // acc[group] += matrix rows [i0, i0 + 16) times mean vectors [8 * group, 8 * group + 8), over columns
 // [j_begin, j_end), for groups below active_groups (a value the whole warp shares). j_begin is a multiple of 16 when
-// the means are in shared memory, of 4 otherwise. The matrix is the operand that streams, so its next chunk is loaded
-// before this chunk's mma, to hide its latency; the means are shared by the warps around (shared memory or L1) and
-// are loaded just before use, one group at a time, which keeps registers for more warps.
-template <int kGroups, bool kSharedMeans, typename T, typename MeanT>
+// the means are in shared memory, of 4 otherwise. The matrix is the operand that streams: a ring of kDepth chunks of it
+// is loaded ahead of the chunk in use, to keep enough bytes in flight to hide its latency (from memory or L2). Means
+// in global memory are shared by the warps around (L1) and are loaded for all groups at the start of their chunk;
+// means in shared memory are loaded just before use, one group at a time, which keeps registers for more warps.
+// kScaledMeans (f32 means in shared memory, all finite): the means enter as scaled_double, and acc gains the factor
+// 1 / kMeansScale.
+// prefetch_columns > 0: each chunk also asks L2 for the matrix lines that many columns ahead, which keeps more of a
+// matrix that streams from memory in flight than the registers of the ring could hold.
+template <int kGroups, bool kSharedMeans, int kDepth = 1, bool kScaledMeans = false, typename T, typename MeanT>
 __device__ __forceinline__ void multiply_tile(double (&acc)[kGroups][4], const MatrixOperand<T> &matrix, int64_t i0,
                                               const MeansOperand<MeanT> &means, int active_groups, int j_begin,
-                                              int j_end, int lane) {
+                                              int j_end, int lane, int prefetch_columns = 0) {
+  static_assert(!kScaledMeans || (kSharedMeans && sizeof(MeanT) == 4), "scaled means are f32 in shared memory");
   const int g = lane / 4, t = lane % 4;
   const int64_t L = matrix.L;
   // Rows past L read as zero: their column bound is then j_begin, before every column.
@@ -138,34 +163,62 @@ __device__ __forceinline__ void multiply_tile(double (&acc)[kGroups][4], const M
   const int end_high = row_high < L ? j_end : j_begin;
   const MeanT *b_first = means.data + g * means.ld;
 
-  int j = j_begin + 4 * t;
-  Quad<T> low = load_quad(a_low, j, end_low, matrix.vector_ok);
-  Quad<T> high = load_quad(a_high, j, end_high, matrix.vector_ok);
-#pragma unroll 1
-  for (int chunk = j_begin; chunk < j_end; chunk += 16, j += 16) {
-    const Quad<T> next_low = load_quad(a_low, j + 16, end_low, matrix.vector_ok);
-    const Quad<T> next_high = load_quad(a_high, j + 16, end_high, matrix.vector_ok);
+  // ring_*[d] holds the chunk that starts at column `chunk + 16 * d` of the current pass (loads past j_end are zeros
+  // and touch no memory).
+  Quad<T> ring_low[kDepth], ring_high[kDepth];
 #pragma unroll
-    for (int group = 0; group < kGroups; ++group) {
-      if (group >= active_groups) continue;
-      const MeanT *b_row = b_first + group * 8 * means.ld;
-      Quad<MeanT> b;
-      if constexpr (kSharedMeans) {
-        b = load_shared_quad(b_row + j);
-      } else {
-        const bool row_valid = group * 8 + g < means.rows;
-        b = load_quad(row_valid ? b_row : means.data, j, row_valid ? j_end : j_begin, means.vector_ok);
+  for (int d = 0; d < kDepth; ++d) {
+    ring_low[d] = load_quad(a_low, j_begin + 4 * t + 16 * d, end_low, matrix.vector_ok);
+    ring_high[d] = load_quad(a_high, j_begin + 4 * t + 16 * d, end_high, matrix.vector_ok);
+  }
+#pragma unroll 1
+  for (int pass = j_begin; pass < j_end; pass += 16 * kDepth) {
+#pragma unroll
+    for (int d = 0; d < kDepth; ++d) {
+      const int chunk = pass + 16 * d;
+      if (chunk >= j_end) break;
+      const int j = chunk + 4 * t;
+      const Quad<T> low = ring_low[d], high = ring_high[d];
+      ring_low[d] = load_quad(a_low, j + 16 * kDepth, end_low, matrix.vector_ok);
+      ring_high[d] = load_quad(a_high, j + 16 * kDepth, end_high, matrix.vector_ok);
+      if (prefetch_columns > 0) {
+        const int ahead = j + prefetch_columns;
+        if (ahead < end_low) prefetch_to_l2(a_low + ahead);
+        if (ahead < end_high) prefetch_to_l2(a_high + ahead);
+      }
+      Quad<MeanT> global_b[kSharedMeans ? 1 : kGroups];
+      if constexpr (!kSharedMeans) {
+#pragma unroll
+        for (int group = 0; group < kGroups; ++group) {
+          const MeanT *b_row = b_first + group * 8 * means.ld;
+          const bool row_valid = group < active_groups && group * 8 + g < means.rows;
+          global_b[group] = load_quad(row_valid ? b_row : means.data, j, row_valid ? j_end : j_begin, means.vector_ok);
+        }
       }
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const double a[4] = {static_cast<double>(low.v[2 * half]), static_cast<double>(high.v[2 * half]),
-                             static_cast<double>(low.v[2 * half + 1]), static_cast<double>(high.v[2 * half + 1])};
-        const double bb[2] = {static_cast<double>(b.v[2 * half]), static_cast<double>(b.v[2 * half + 1])};
-        mma_16x8x8(acc[group], a, bb);
+      for (int group = 0; group < kGroups; ++group) {
+        if (group >= active_groups) continue;
+        Quad<MeanT> b;
+        if constexpr (kSharedMeans)
+          b = load_shared_quad(b_first + group * 8 * means.ld + j);
+        else
+          b = global_b[group];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const double a[4] = {static_cast<double>(low.v[2 * half]), static_cast<double>(high.v[2 * half]),
+                               static_cast<double>(low.v[2 * half + 1]), static_cast<double>(high.v[2 * half + 1])};
+          double bb[2];
+          if constexpr (kScaledMeans) {
+            bb[0] = scaled_double(b.v[2 * half]);
+            bb[1] = scaled_double(b.v[2 * half + 1]);
+          } else {
+            bb[0] = static_cast<double>(b.v[2 * half]);
+            bb[1] = static_cast<double>(b.v[2 * half + 1]);
+          }
+          mma_16x8x8(acc[group], a, bb);
+        }
       }
     }
-    low = next_low;
-    high = next_high;
   }
 }
 

@@ -29,7 +29,8 @@ __device__ void tree_reduce_batch(const T *input, const T *matrix, T *output, in
   for (int64_t m = 0; m < M; ++m) {
     const double addend = static_cast<double>(row[m]) - carried;
     const double next = sum + addend;
-    carried = (next - sum) - addend;
+    // Past an infinity the carry would be inf - inf: the sum stays what IEEE addition makes it, with no carry.
+    carried = isfinite(next) ? (next - sum) - addend : 0.0;
     sum = next;
   }
   const double mean = sum / static_cast<double>(M);

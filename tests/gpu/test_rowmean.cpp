@@ -128,3 +128,46 @@ TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[rowmean]
   CHECK(std::string(fg_last_error_message()).find("M = 0") != std::string::npos);
   CHECK(download<float>(output, 1)[0] == 3.0f);
 }
+
+// An infinity in one row of one batch makes that batch's column of the output infinite, with the sign of each matrix
+// entry it meets, and leaves every other column as it was: f32 means that are not all finite take a different path
+// into the tensor cores in the fused algorithm than finite ones, tile by tile.
+TEMPLATE_TEST_CASE("rowmean_matvec: an infinite input reaches only its batch's column", "[rowmean][nonfinite]", float,
+                   double) {
+  Handle handle;
+  const auto algos = rowmean_algos_under_test(handle.get());
+  const fg_dtype_t dtype = std::is_same<TestType, float>::value ? FG_F32 : FG_F64;
+  // Enough batches for several tiles per SM in the fused algorithm; the infinite batch sits in a later one.
+  const int64_t L = 64, M = 64, N = 4000, infinite_batch = 3001, infinite_row = 17;
+  std::vector<TestType> input(static_cast<size_t>(N * L * M)), matrix(static_cast<size_t>(L * L));
+  fill_uniform(input, 7001, TestType(-0.5), TestType(1.5));
+  fill_uniform(matrix, 7002);
+  const std::vector<long double> reference = reference_rowmean(input, matrix, L, M, N);
+  input[static_cast<size_t>((infinite_batch * L + infinite_row) * M + 5)] = std::numeric_limits<TestType>::infinity();
+  DeviceMemory input_device(input.size() * sizeof(TestType)), matrix_device(matrix.size() * sizeof(TestType)),
+      output_device(static_cast<size_t>(L * N) * sizeof(TestType));
+  upload(input_device, input);
+  upload(matrix_device, matrix);
+  const std::vector<TestType> poison(static_cast<size_t>(L * N), std::numeric_limits<TestType>::quiet_NaN());
+  std::vector<char> finite_columns(static_cast<size_t>(L * N), 1);
+  for (int64_t i = 0; i < L; ++i) finite_columns[static_cast<size_t>(i * N + infinite_batch)] = 0;
+  for (fg_rowmean_algo_t algo : algos) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    upload(output_device, poison);
+    REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), dtype, input_device.get(), matrix_device.get(), output_device.get(),
+                                    L, M, N));
+    const std::vector<TestType> result = download<TestType>(output_device, static_cast<size_t>(L * N));
+    for (int64_t i = 0; i < L; ++i) {
+      const TestType value = result[static_cast<size_t>(i * N + infinite_batch)];
+      const TestType entry = matrix[static_cast<size_t>(i * L + infinite_row)];
+      INFO("row " << i << " value " << value << " matrix entry " << entry);
+      CHECK(std::isinf(value));
+      CHECK((value > 0) == (entry > 0));
+    }
+    const double error = relative_error(result, reference, &finite_columns);
+    INFO("relative error of the finite columns " << error);
+    CHECK(error <= tolerance<TestType>(algo));
+  }
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_AUTO));
+}
