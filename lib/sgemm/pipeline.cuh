@@ -144,7 +144,7 @@ class TileCopier {
       float *destination = shared + shared_offset_ + k * kPitch + mn;
       if constexpr (kVector) {
         const int bytes = k < k_left_ ? clamp_bytes(mn_left_ - mn) : 0;
-        // Nothing is read when bytes is 0; the address still names memory of the operand.
+        // With a source size of 0 nothing is read: the zero-filled chunk needs no valid address.
         copy_chunk(destination, bytes > 0 ? source_ + offset : source_, bytes);
       } else {
         const int bytes = k < k_left_ && mn < mn_left_ ? 4 : 0;
