@@ -121,7 +121,6 @@ class TileCopier {
     const int t = static_cast<int>(threadIdx.x);
     const int worker = kSource == Order::mn_contiguous ? t : t / 32;
     int mn = worker % kLineUnits * kMnUnit, k = worker / kLineUnits * kKUnit;
-    if constexpr (kLineUnits < kWorkers) k = worker / kLineUnits * kKUnit;
     if constexpr (kSource == Order::k_contiguous) {
       mn += t % 32 / 4;
       k += t % 4;
@@ -213,10 +212,6 @@ struct Partials {
   int64_t padded_n = 0;
 };
 
-__device__ __forceinline__ float scaled(const GemmProblem &p, float sum, const float *c) {
-  return p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *c, p.alpha * sum);
-}
-
 template <typename T, bool kATransposed, bool kBTransposed, bool kAVector, bool kBVector>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pipelined_sgemm_kernel(const GemmProblem p, int64_t splits, int64_t k_per_split, Partials partials,
@@ -295,22 +290,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float *target = out + row * ld + col;
         const float *sums = &accumulators[i][band * 4];
         if ((partials.data || vector_c) && col + 4 <= p.n) {
-          float4 v;
-          if (partials.data) {
-            v = make_float4(sums[0], sums[1], sums[2], sums[3]);
-          } else {
-            v = make_float4(p.alpha * sums[0], p.alpha * sums[1], p.alpha * sums[2], p.alpha * sums[3]);
-            if (p.beta != 0.0f) {
-              const float4 old = *reinterpret_cast<const float4 *>(target);
-              v = make_float4(fmaf(p.beta, old.x, v.x), fmaf(p.beta, old.y, v.y), fmaf(p.beta, old.z, v.z),
-                              fmaf(p.beta, old.w, v.w));
-            }
-          }
-          *reinterpret_cast<float4 *>(target) = v;
+          *reinterpret_cast<float4 *>(target) = partials.data ? make_float4(sums[0], sums[1], sums[2], sums[3])
+                                                              : tiled::epilogue_vector(p, sums, target);
         } else {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
-            if (col + j < p.n) target[j] = partials.data ? sums[j] : scaled(p, sums[j], target + j);
+            if (col + j < p.n) target[j] = partials.data ? sums[j] : tiled::epilogue_value(p, sums[j], target + j);
         }
       }
     }
@@ -334,7 +319,7 @@ Status pipelined_supported(const GemmProblem &, const DeviceInfo &device) {
 
 // Whether an operand's 16-byte chunks are aligned: its base, its lines and its batches.
 inline bool chunks_aligned(const GemmOperand &x, int64_t batch) {
-  return reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && x.ld % 4 == 0 && (batch == 1 || x.stride % 4 == 0);
+  return tiled::check_vector_operand(x, batch, "", "", "").ok();
 }
 
 using PipelinedKernel = void (*)(GemmProblem, int64_t, int64_t, Partials, bool);

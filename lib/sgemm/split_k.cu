@@ -27,7 +27,7 @@ __global__ void sum_partials_kernel(const GemmProblem p, int64_t splits, Partial
     const int64_t batch = row / p.m;
     float *c = p.c + batch * p.stride_c + row % p.m * p.ldc + col;
     const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
-    for (int j = 0; j < 4 && col + j < p.n; ++j) c[j] = scaled(p, sums[j], c + j);
+    for (int j = 0; j < 4 && col + j < p.n; ++j) c[j] = tiled::epilogue_value(p, sums[j], c + j);
   }
 }
 

@@ -289,6 +289,17 @@ __device__ __forceinline__ float epilogue_value(const GemmProblem &p, float sum,
   return p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *c, p.alpha * sum);
 }
 
+// epilogue_value for 4 consecutive outputs, C read (when beta != 0) as one 128-bit access.
+__device__ __forceinline__ float4 epilogue_vector(const GemmProblem &p, const float *sums, const float *c) {
+  float4 values = make_float4(p.alpha * sums[0], p.alpha * sums[1], p.alpha * sums[2], p.alpha * sums[3]);
+  if (p.beta != 0.0f) {
+    const float4 old = *reinterpret_cast<const float4 *>(c);
+    values = make_float4(fmaf(p.beta, old.x, values.x), fmaf(p.beta, old.y, values.y), fmaf(p.beta, old.z, values.z),
+                         fmaf(p.beta, old.w, values.w));
+  }
+  return values;
+}
+
 // Writes the thread's 8 x 8 outputs. kVector: 4 columns at a time as one 128-bit access where all 4 lie
 // inside C, element by element at the right edge; otherwise element by element throughout.
 template <bool kVector>
@@ -311,13 +322,7 @@ __device__ __forceinline__ void store_c_tile(const GemmProblem &p, const OutputT
       const float *sums = &accumulators[i][band * kBand];
       float *out = c_row + col;
       if (kVector && columns_inside >= kBand) {
-        float4 values = make_float4(p.alpha * sums[0], p.alpha * sums[1], p.alpha * sums[2], p.alpha * sums[3]);
-        if (p.beta != 0.0f) {
-          const float4 old = *reinterpret_cast<const float4 *>(out);
-          values = make_float4(fmaf(p.beta, old.x, values.x), fmaf(p.beta, old.y, values.y),
-                               fmaf(p.beta, old.z, values.z), fmaf(p.beta, old.w, values.w));
-        }
-        *reinterpret_cast<float4 *>(out) = values;
+        *reinterpret_cast<float4 *>(out) = epilogue_vector(p, sums, out);
       } else {
 #pragma unroll
         for (int j = 0; j < kBand; ++j)
