@@ -14,11 +14,17 @@ const RowmeanVariant *const kVariants[] = {
 // A row of M values costs M * element size bytes of input and feeds L multiply-adds of the product.
 // Where FP64 runs at full rate:
 //  - fused, which reads the input once and keeps the means on chip (and runs the staged path where a tile's means do
-//    not fit), when there are batches enough for its narrowest tiles to occupy most SMs, and either the product is
-//    light (at most one multiply-add per input byte: its 8 consumer warps per SM keep up with the read) or rows are so
-//    short (at most 32 bytes) that staged's round trip of the means through memory would add half the read again.
-//  - otherwise staged, which spreads the read and then the product over every warp of every SM: with a heavier product
-//    (f32 1024 x 64 x 8192, 4 multiply-adds per byte) the fused consumers fall behind the read.
+//    not fit), when there are batches enough for its narrowest tiles to occupy most SMs and
+//     - rows are so short (at most 32 bytes) that staged's round trip of the means through memory would add half the
+//       read again (f64 64 x 1 x 1000000: 0.89 ms fused, 1.03 ms staged on the H100), or
+//     - the problem is f32 and either the product is light (at most one multiply-add per input byte: its 8 consumer
+//       warps per SM keep up with the read) or the fused tiles hold 16 batches or more (f32 1024 x 64 x 8192, 4
+//       multiply-adds per byte: 1.26 ms fused, 1.36 ms staged): the consumers fall behind the read there, but by less
+//       than staged's second pass costs.
+//  - otherwise staged, which spreads the read and then the product over every warp of every SM. f64 means take twice
+//    the shared memory of f32 ones, so f64 tiles are narrower: at f64 512 x 512 x 1024 the fused kernel's 128 tiles of
+//    8 batches leave 4 of 132 SMs idle and no tile's product overlaps another's read (0.730 ms fused, 0.716 ms staged),
+//    and at f64 128 x 4096 x 2048 staged also led (2.765 against 2.810 ms), both in two runs.
 // Where FP64 runs at a small fraction of FP32, a heavy product (at least 1/32 multiply-add per byte) goes to cuBLAS,
 // whose product is FP32.
 const fg_rowmean_algo_t kFusedPreference[] = {FG_ROWMEAN_FUSED};
@@ -29,6 +35,7 @@ const fg_rowmean_algo_t kStagedPreference[] = {FG_ROWMEAN_STAGED};
 constexpr int64_t kFusedNarrowestTile = 8;
 constexpr int64_t kFusedSmQuarters = 3;
 constexpr int64_t kShortRowBytes = 32;
+constexpr int kFusedWideTile = 16;
 
 // The data-centre parts, whose FP64 (and FP64 tensor cores from 8.0 on) runs at half the FP32 rate or better.
 bool has_full_rate_fp64(const DeviceInfo &device) {
@@ -46,7 +53,9 @@ fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const Devic
     const int64_t narrowest_tiles = (problem.N + kFusedNarrowestTile - 1) / kFusedNarrowestTile;
     const bool tiles_fill_gpu = 4 * narrowest_tiles >= kFusedSmQuarters * device.sm_count;
     const bool light_product = problem.L <= row_bytes;
-    if (tiles_fill_gpu && (light_product || row_bytes <= kShortRowBytes))
+    const bool wide_f32_tiles = problem.dtype == FG_F32 && fused_tile_batches(problem, device) >= kFusedWideTile;
+    const bool f32_tiles_pay = problem.dtype == FG_F32 && (light_product || wide_f32_tiles);
+    if (tiles_fill_gpu && (row_bytes <= kShortRowBytes || f32_tiles_pay))
       return choose_variant(kVariants, kFusedPreference, problem, device);
   } else if (32 * problem.L >= row_bytes) {
     return choose_variant(kVariants, kSlowFp64Preference, problem, device);

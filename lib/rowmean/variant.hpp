@@ -19,6 +19,10 @@ struct RowmeanVariant {
 
 inline Status any_rowmean_shape(const RowmeanProblem &, const DeviceInfo &) { return Status::success(); }
 
+// The batches per tile the fused algorithm would take for the problem on the device; 0 when a tile's means do not fit
+// in shared memory (the fused algorithm then runs the staged one).
+int fused_tile_batches(const RowmeanProblem &p, const DeviceInfo &device);
+
 extern const RowmeanVariant single_block_rowmean;
 extern const RowmeanVariant block_per_batch_rowmean;
 extern const RowmeanVariant coalesced_rowmean;

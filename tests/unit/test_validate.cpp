@@ -235,6 +235,17 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
         REQUIRE(variant != nullptr);
         CHECK(variant->can_implement(p, device).ok());
       }
+  // The measured table behind the rowmean rule (see lib/rowmean/registry.cpp), on the H100's figures.
+  const auto rowmean_choice = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
+    return detail::choose_rowmean_algo(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper);
+  };
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_FUSED);
+  CHECK(rowmean_choice(FG_F32, 512, 512, 1024) == FG_ROWMEAN_FUSED);
+  CHECK(rowmean_choice(FG_F64, 64, 1, 1000000) == FG_ROWMEAN_FUSED);
+  CHECK(rowmean_choice(FG_F64, 512, 512, 1024) == FG_ROWMEAN_STAGED);
+  CHECK(rowmean_choice(FG_F64, 128, 4096, 2048) == FG_ROWMEAN_STAGED);
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 512) == FG_ROWMEAN_STAGED);
+  CHECK(rowmean_choice(FG_F32, 3, 100000, 100) == FG_ROWMEAN_STAGED);
   for (int64_t L : {1, 100, 1025, 16384}) {
     const detail::RowmeanProblem p{FG_F32, device_a, device_b, device_c, L, 64, 8};
     const fg_rowmean_algo_t choice = detail::choose_rowmean_algo(p, hopper);
