@@ -53,8 +53,8 @@ fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const Devic
     const int64_t narrowest_tiles = (problem.N + kFusedNarrowestTile - 1) / kFusedNarrowestTile;
     const bool tiles_fill_gpu = 4 * narrowest_tiles >= kFusedSmQuarters * device.sm_count;
     const bool light_product = problem.L <= row_bytes;
-    const bool wide_f32_tiles = problem.dtype == FG_F32 && fused_tile_batches(problem, device) >= kFusedWideTile;
-    const bool f32_tiles_pay = problem.dtype == FG_F32 && (light_product || wide_f32_tiles);
+    const bool f32_tiles_pay =
+        problem.dtype == FG_F32 && (light_product || fused_tile_batches(problem, device) >= kFusedWideTile);
     if (tiles_fill_gpu && (row_bytes <= kShortRowBytes || f32_tiles_pay))
       return choose_variant(kVariants, kFusedPreference, problem, device);
   } else if (32 * problem.L >= row_bytes) {
