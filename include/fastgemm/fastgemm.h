@@ -216,7 +216,8 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
   FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; staged past L ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
-  /* 7..99: the project's own faster kernels */
+  FG_ROWMEAN_PIPELINED = 7,       /* one pass, means through L2 to an FP64 tensor-core product beside the read */
+  /* 8..99: the project's own faster kernels */
   FG_ROWMEAN_CUBLAS = 100         /* gemv for the means, then gemm, through cuBLAS */
 } fg_rowmean_algo_t;
 

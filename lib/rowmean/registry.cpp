@@ -7,7 +7,7 @@ namespace {
 
 const RowmeanVariant *const kVariants[] = {
     &single_block_rowmean, &block_per_batch_rowmean, &coalesced_rowmean, &two_pass_rowmean,
-    &fused_rowmean,        &staged_rowmean,          &cublas_rowmean,
+    &fused_rowmean,        &staged_rowmean,          &pipelined_rowmean,    &cublas_rowmean,
 };
 
 // AUTO's preferences, fastest first for each kind of shape; the last entry of each accepts every shape.

@@ -29,6 +29,7 @@ extern const RowmeanVariant coalesced_rowmean;
 extern const RowmeanVariant two_pass_rowmean;
 extern const RowmeanVariant fused_rowmean;
 extern const RowmeanVariant staged_rowmean;
+extern const RowmeanVariant pipelined_rowmean;
 extern const RowmeanVariant cublas_rowmean;
 
 }  // namespace fastgemm::detail

@@ -87,6 +87,7 @@ class RowmeanAlgo(enum.IntEnum):
     TWO_PASS = 4
     FUSED = 5
     STAGED = 6
+    PIPELINED = 7
     CUBLAS = 100
 
 

@@ -1,0 +1,329 @@
+// FG_ROWMEAN_PIPELINED: one read of the input, the L x L product running beside it, the means passed through L2.
+//
+// One persistent block per SM holds two kinds of warps that never wait for each other inside the block:
+// - Producer warps take read items (a few hundred KB of consecutive rows each) from a ticket counter shared by the
+//   grid, sum the rows (row_sums.cuh), write the means to the handle's workspace and add the item's row count to
+//   the counter of its slab (kSlabBatches batches).
+// - Consumer warps take product tiles (kTileRows matrix rows x one slab's batches) from a second ticket counter in
+//   slab order, wait until their slab's counter says all its rows are in, and multiply: matrix and means tiles go
+//   from L2 into a ring of shared-memory stages by cp.async, and from there to the FP64 tensor cores. Each warp owns
+//   a 32 x 32 output tile, so every operand value a warp loads feeds four multiply-adds per tensor instruction, and
+//   the matrix is read from L2 once per slab of 64 batches, not once per few batches as when the means must fit on
+//   chip.
+// Tickets are handed out in order, and producers wait on nothing, so a consumer waits only for rows that some running
+// producer has already taken: the grid cannot deadlock, whatever share of it is resident. Once the read is done the
+// consumers still owe the last slab's tiles: that product, one tile per block, is what the pass adds to the read.
+//
+// The means are kept in the problem's type (f32 means rounded once, as the fused algorithm does); products of them
+// with the matrix are exact in double and summed in double. Requirements, checked on the host (the fused algorithm
+// runs otherwise): compute capability 8.0 or later, the matrix 16-byte aligned and L a whole number of 16-byte units.
+#include "core/check.hpp"
+#include "core/launch.cuh"
+#include "rowmean/row_sums.cuh"
+#include "rowmean/tensor_product.cuh"
+#include "rowmean/variant.hpp"
+#include "sgemm/pipeline.cuh"
+
+namespace fastgemm::detail {
+namespace {
+
+using pipeline::commit_copies;
+using pipeline::copy_chunk;
+using pipeline::wait_copies;
+
+constexpr int kProducerWarps = 8;
+constexpr int kConsumerWarps = 8;
+constexpr int kConsumerThreads = kConsumerWarps * 32;
+constexpr int kPipelinedThreads = (kProducerWarps + kConsumerWarps) * 32;
+// Named barrier of the consumer warps (0 belongs to __syncthreads, which this kernel does not use after its start).
+constexpr int kConsumerBarrier = 1;
+
+// The product tile: kTileRows matrix rows x kSlabBatches batches, 8 warps as 4 (rows) x 2 (batches), each warp
+// 32 x 32 outputs (2 x 4 fragments of 16 x 8).
+constexpr int kTileRows = 128;
+constexpr int kSlabBatches = 64;
+constexpr int kWarpRows = 32;
+constexpr int kWarpBatches = 32;
+constexpr int kWarpRowTiles = kWarpRows / 16;
+constexpr int kWarpGroups = kWarpBatches / 8;
+// Each stage holds 16 columns (k) of the tile's matrix rows and of its means rows.
+constexpr int kChunk = 16;
+constexpr int kStages = 4;
+// Read items: about this many bytes of input each, whole rows, never across a slab.
+constexpr int64_t kItemBytes = 256 * 1024;
+
+__device__ __forceinline__ void consumer_barrier() {
+  asm volatile("bar.sync %0, %1;" ::"r"(kConsumerBarrier), "r"(kConsumerThreads) : "memory");
+}
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned *address) {
+  unsigned value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
+// Stage rows (one matrix row or one batch's means) are kChunk elements: 64 bytes (f32) or 128 (f64), in two halves.
+// Tensor instruction h of a chunk takes columns [8h, 8h + 8) and lane (g, t) the pair 8h + 2t, 8h + 2t + 1 of rows g
+// and g + 8 (matrix) or batch g (means): the mma's reduction index t stands for column 8h + 2t, t + 4 for the one
+// after; any order of the sum over columns serves, as long as both operands share it. Half h of row r lies at half
+// h ^ swizzle(r), so that the lanes of one shared-memory phase (rows g = 0..3 for f32, g = 0..1 for f64) fall on
+// distinct banks.
+template <typename T>
+struct StageLayout {
+  static constexpr int kRowBytes = kChunk * static_cast<int>(sizeof(T));
+  static constexpr int kHalfBytes = kRowBytes / 2;
+  static constexpr int kUnitsPerRow = kRowBytes / 16;
+  static constexpr int kUnitsPerHalf = kUnitsPerRow / 2;
+  static constexpr int kElementsPerUnit = 16 / static_cast<int>(sizeof(T));
+  static constexpr int kMatrixBytes = kTileRows * kRowBytes;
+  static constexpr int kStageBytes = (kTileRows + kSlabBatches) * kRowBytes;
+
+  __device__ static int swizzle(int row) { return sizeof(T) == 4 ? (row >> 1) & 1 : row & 1; }
+  // Byte offset of 16-byte unit u of row r.
+  __device__ static int unit_offset(int row, int unit) {
+    return row * kRowBytes + ((unit / kUnitsPerHalf) ^ swizzle(row)) * kHalfBytes + (unit % kUnitsPerHalf) * 16;
+  }
+  // Byte offset of lane t's pair in half h of row r.
+  __device__ static int pair_offset(int row, int half, int t) {
+    return row * kRowBytes + (half ^ swizzle(row)) * kHalfBytes + t * 2 * static_cast<int>(sizeof(T));
+  }
+};
+
+template <typename T>
+struct PipelinedParams {
+  const T *input;
+  const T *matrix;
+  T *output;
+  T *means;             // N x L, dense: the means of batch k at means + k * L
+  unsigned *counters;   // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far
+  int64_t L, M, N;
+  int64_t slabs, row_blocks;
+  int64_t item_rows, items_per_slab;
+  double inverse_m;
+  SpanReadPlan read;
+  bool output_pair_ok;
+};
+
+template <typename T>
+struct GlobalMeansSink {
+  T *means;
+  double inverse_m;
+  __device__ __forceinline__ void operator()(int64_t row, double sum) const {
+    means[row] = static_cast<T>(sum * inverse_m);
+  }
+};
+
+// The producer warps' loop: read items until none is left.
+template <typename T>
+__device__ __noinline__ void produce(const PipelinedParams<T> &p) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t items = p.slabs * p.items_per_slab;
+  const SpanLayout layout{p.M, p.M, 0};
+  for (;;) {
+    unsigned ticket = 0;
+    if (lane == 0) ticket = atomicAdd(&p.counters[0], 1u);
+    const int64_t item = __shfl_sync(0xffffffffu, ticket, 0);
+    if (item >= items) return;
+    const int64_t slab = item / p.items_per_slab;
+    const int64_t slab_end = (slab + 1) * kSlabBatches < p.N ? (slab + 1) * kSlabBatches * p.L : p.N * p.L;
+    const int64_t first = slab * kSlabBatches * p.L + item % p.items_per_slab * p.item_rows;
+    const int64_t count = slab_end - first < p.item_rows ? slab_end - first : p.item_rows;
+    if (count <= 0) continue;
+    sum_spans(p.read, p.input, first, count, layout, lane, 32, GlobalMeansSink<T>{p.means + first, p.inverse_m});
+    // Every lane's means are visible GPU-wide before the count that announces them.
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) atomicAdd(&p.counters[2 + slab], static_cast<unsigned>(count));
+  }
+}
+
+// Copies chunk `chunk` of the tile (matrix rows row0.., batches batch0..) into `stage`; past L, past N and past the
+// last column the stage holds zeros.
+template <typename T>
+__device__ __forceinline__ void load_stage(const PipelinedParams<T> &p, unsigned char *stage, int64_t row0,
+                                           int64_t batch0, int64_t chunk, int consumer) {
+  using Layout = StageLayout<T>;
+  constexpr int kUnits = (kTileRows + kSlabBatches) * Layout::kUnitsPerRow;
+  const int64_t column0 = chunk * kChunk;
+#pragma unroll
+  for (int unit = consumer; unit < kUnits; unit += kConsumerThreads) {
+    const int row = unit / Layout::kUnitsPerRow;
+    const int part = unit % Layout::kUnitsPerRow;
+    const int64_t column = column0 + part * Layout::kElementsPerUnit;
+    const bool matrix_row = row < kTileRows;
+    const int64_t source_row = matrix_row ? row0 + row : batch0 + (row - kTileRows);
+    const bool valid = source_row < (matrix_row ? p.L : p.N) && column < p.L;
+    const T *base = matrix_row ? p.matrix : p.means;
+    const T *source = valid ? base + source_row * p.L + column : base;
+    copy_chunk(reinterpret_cast<float *>(stage + Layout::unit_offset(row, part)),
+               reinterpret_cast<const float *>(source), valid ? 16 : 0);
+  }
+}
+
+// One product tile: output rows [row0, row0 + kTileRows) x batches [batch0, batch0 + kSlabBatches).
+template <typename T>
+__device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p, unsigned char *stages,
+                                                     int64_t row0, int64_t batch0, int consumer) {
+  using Layout = StageLayout<T>;
+  const int warp = consumer / 32, lane = consumer % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int warp_row = (warp % (kTileRows / kWarpRows)) * kWarpRows;
+  const int warp_batch = (warp / (kTileRows / kWarpRows)) * kWarpBatches;
+  const int64_t chunks = (p.L + kChunk - 1) / kChunk;
+
+  double acc[kWarpRowTiles][kWarpGroups][4] = {};
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < chunks) load_stage(p, stages + s * Layout::kStageBytes, row0, batch0, s, consumer);
+    commit_copies();
+  }
+#pragma unroll 1
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    wait_copies<kStages - 2>();
+    // The chunk is in for every consumer thread, and every warp is past the chunk before: its stage may be refilled.
+    consumer_barrier();
+    const int64_t ahead = chunk + kStages - 1;
+    if (ahead < chunks) load_stage(p, stages + (ahead % kStages) * Layout::kStageBytes, row0, batch0, ahead, consumer);
+    commit_copies();
+
+    const unsigned char *stage = stages + (chunk % kStages) * Layout::kStageBytes;
+    const unsigned char *means = stage + Layout::kMatrixBytes;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      double b[kWarpGroups][2];
+#pragma unroll
+      for (int group = 0; group < kWarpGroups; ++group) {
+        const int row = warp_batch + group * 8 + g;
+        const T *pair = reinterpret_cast<const T *>(means + Layout::pair_offset(row, half, t));
+        b[group][0] = static_cast<double>(pair[0]);
+        b[group][1] = static_cast<double>(pair[1]);
+      }
+#pragma unroll
+      for (int tile = 0; tile < kWarpRowTiles; ++tile) {
+        const int low_row = warp_row + tile * 16 + g;
+        const T *low = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row, half, t));
+        const T *high = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row + 8, half, t));
+        const double a[4] = {static_cast<double>(low[0]), static_cast<double>(high[0]), static_cast<double>(low[1]),
+                             static_cast<double>(high[1])};
+#pragma unroll
+        for (int group = 0; group < kWarpGroups; ++group) mma_16x8x8(acc[tile][group], a, b[group]);
+      }
+    }
+  }
+  wait_copies<0>();
+#pragma unroll
+  for (int tile = 0; tile < kWarpRowTiles; ++tile)
+    store_tile<kWarpGroups>(acc[tile], p.output, p.N, p.L, row0 + warp_row + tile * 16, batch0 + warp_batch, p.N,
+                            kWarpGroups, p.output_pair_ok, lane);
+}
+
+// The consumer warps' loop: product tiles in ticket order until none is left.
+template <typename T>
+__device__ __noinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
+  const int consumer = static_cast<int>(threadIdx.x) - kProducerWarps * 32;
+  const int64_t tiles = p.slabs * p.row_blocks;
+  for (;;) {
+    if (consumer == 0) *ticket_slot = atomicAdd(&p.counters[1], 1u);
+    consumer_barrier();
+    const int64_t tile = *ticket_slot;
+    if (tile >= tiles) return;
+    const int64_t slab = tile / p.row_blocks;
+    const int64_t batch0 = slab * kSlabBatches;
+    if (consumer == 0) {
+      const int64_t batches = p.N - batch0 < kSlabBatches ? p.N - batch0 : kSlabBatches;
+      const unsigned wanted = static_cast<unsigned>(batches * p.L);
+      while (load_acquire(&p.counters[2 + slab]) < wanted) __nanosleep(256);
+    }
+    // The slab's means are in; every consumer thread is also past its read of the ticket slot.
+    consumer_barrier();
+    multiply_tile_staged(p, stages, tile % p.row_blocks * kTileRows, batch0, consumer);
+    // Every warp is done with the stages before the next tile's first copies land in them.
+    consumer_barrier();
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kPipelinedThreads, 1) pipelined_kernel(const PipelinedParams<T> p) {
+  extern __shared__ __align__(128) unsigned char shared_storage[];
+  unsigned *ticket_slot = reinterpret_cast<unsigned *>(shared_storage + kStages * StageLayout<T>::kStageBytes);
+  if (static_cast<int>(threadIdx.x) < kProducerWarps * 32)
+    produce(p);
+  else
+    consume(p, shared_storage, ticket_slot);
+}
+
+size_t shared_bytes(fg_dtype_t dtype) {
+  const size_t stage = dtype == FG_F64 ? StageLayout<double>::kStageBytes : StageLayout<float>::kStageBytes;
+  return kStages * stage + 16;
+}
+
+// Read items and product tiles: tickets and row counts are 32-bit.
+struct PipelinePlan {
+  int64_t slabs, row_blocks, item_rows, items_per_slab;
+};
+
+PipelinePlan plan_pipeline(const RowmeanProblem &p) {
+  PipelinePlan plan;
+  plan.slabs = ceil_div(p.N, kSlabBatches);
+  plan.row_blocks = ceil_div(p.L, kTileRows);
+  const int64_t row_bytes = p.M * element_size(p.dtype);
+  const int64_t slab_rows = kSlabBatches * p.L;
+  plan.item_rows = kItemBytes / row_bytes > 1 ? kItemBytes / row_bytes : 1;
+  if (plan.item_rows > slab_rows) plan.item_rows = slab_rows;
+  plan.items_per_slab = ceil_div(slab_rows, plan.item_rows);
+  return plan;
+}
+
+bool pipeline_applies(const RowmeanProblem &p, const DeviceInfo &device) {
+  const int64_t unit_elements = 16 / element_size(p.dtype);
+  const PipelinePlan plan = plan_pipeline(p);
+  return device.arch() >= 80 && reinterpret_cast<uintptr_t>(p.matrix) % 16 == 0 && p.L % unit_elements == 0 &&
+         shared_bytes(p.dtype) <= device.smem_per_block_optin && plan.slabs * plan.items_per_slab < UINT32_MAX &&
+         plan.slabs * plan.row_blocks < UINT32_MAX && kSlabBatches * p.L < UINT32_MAX;
+}
+
+template <typename T>
+Status run_typed(const RowmeanProblem &p, Context &context) {
+  const DeviceInfo &device = context.device();
+  const PipelinePlan plan = plan_pipeline(p);
+  PipelinedParams<T> params;
+  params.input = static_cast<const T *>(p.input);
+  params.matrix = static_cast<const T *>(p.matrix);
+  params.output = static_cast<T *>(p.output);
+  params.L = p.L;
+  params.M = p.M;
+  params.N = p.N;
+  params.slabs = plan.slabs;
+  params.row_blocks = plan.row_blocks;
+  params.item_rows = plan.item_rows;
+  params.items_per_slab = plan.items_per_slab;
+  params.inverse_m = 1.0 / static_cast<double>(p.M);
+  params.read = plan_span_read(p.input, p.dtype, SpanLayout{p.M, p.M, 0});
+  params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
+
+  // The means, 256-byte aligned, then the counters.
+  const size_t means_bytes = static_cast<size_t>(ceil_div(p.N * p.L * element_size(p.dtype), 256) * 256);
+  const size_t counter_bytes = static_cast<size_t>(2 + params.slabs) * sizeof(unsigned);
+  void *workspace = nullptr;
+  FG_RETURN_IF_ERROR(context.workspace(means_bytes + counter_bytes, &workspace));
+  params.means = static_cast<T *>(workspace);
+  params.counters = reinterpret_cast<unsigned *>(static_cast<char *>(workspace) + means_bytes);
+  const cudaStream_t stream = context.stream();
+  FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, counter_bytes, stream));
+
+  auto *kernel = pipelined_kernel<T>;
+  const size_t bytes = shared_bytes(p.dtype);
+  FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  return launch(kernel, dim3(static_cast<unsigned>(device.sm_count)), dim3(kPipelinedThreads), bytes, stream, params);
+}
+
+Status run_pipelined(const RowmeanProblem &p, Context &context) {
+  if (!pipeline_applies(p, context.device())) return fused_rowmean.run(p, context);
+  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+}
+
+}  // namespace
+
+const RowmeanVariant pipelined_rowmean = {FG_ROWMEAN_PIPELINED, "pipelined", any_rowmean_shape, run_pipelined};
+
+}  // namespace fastgemm::detail
