@@ -46,8 +46,8 @@ constexpr int kWarpRows = 32;
 constexpr int kWarpBatches = 32;
 constexpr int kWarpRowTiles = kWarpRows / 16;
 constexpr int kWarpGroups = kWarpBatches / 8;
-// Each stage holds 16 columns (k) of the tile's matrix rows and of its means rows.
-constexpr int kChunk = 16;
+// Each stage holds kChunk columns (k) of the tile's matrix rows and of its means rows.
+constexpr int kChunk = 32;
 constexpr int kStages = 4;
 // Read items: about this many bytes of input each, whole rows, never across a slab.
 constexpr int64_t kItemBytes = 256 * 1024;
@@ -62,30 +62,32 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *address) {
   return value;
 }
 
-// Stage rows (one matrix row or one batch's means) are kChunk elements: 64 bytes (f32) or 128 (f64), in two halves.
-// Tensor instruction h of a chunk takes columns [8h, 8h + 8) and lane (g, t) the pair 8h + 2t, 8h + 2t + 1 of rows g
-// and g + 8 (matrix) or batch g (means): the mma's reduction index t stands for column 8h + 2t, t + 4 for the one
-// after; any order of the sum over columns serves, as long as both operands share it. Half h of row r lies at half
-// h ^ swizzle(r), so that the lanes of one shared-memory phase (rows g = 0..3 for f32, g = 0..1 for f64) fall on
-// distinct banks.
+// Stage rows (one matrix row or one batch's means) are kChunk elements, in steps of 8 columns: 32 bytes (f32) or 64
+// (f64) each. Tensor instruction s of a chunk takes the columns of step s, and lane (g, t) the pair 8s + 2t, 8s + 2t + 1
+// of rows g and g + 8 (matrix) or batch g (means): the mma's reduction index t stands for column 8s + 2t, t + 4 for the
+// one after; any order of the sum over columns serves, as long as both operands share it. Step s of row r lies at step
+// s ^ (r mod W), W = 128 bytes / step bytes, so that the rows of one shared-memory phase (4 rows of 32 bytes for f32,
+// 2 of 64 for f64) fall on distinct banks.
 template <typename T>
 struct StageLayout {
-  static constexpr int kRowBytes = kChunk * static_cast<int>(sizeof(T));
-  static constexpr int kHalfBytes = kRowBytes / 2;
+  static constexpr int kSteps = kChunk / 8;
+  static constexpr int kStepBytes = 8 * static_cast<int>(sizeof(T));
+  static constexpr int kRowBytes = kSteps * kStepBytes;
+  static constexpr int kSwizzleRows = 128 / kStepBytes;
+  static constexpr int kUnitsPerStep = kStepBytes / 16;
   static constexpr int kUnitsPerRow = kRowBytes / 16;
-  static constexpr int kUnitsPerHalf = kUnitsPerRow / 2;
   static constexpr int kElementsPerUnit = 16 / static_cast<int>(sizeof(T));
   static constexpr int kMatrixBytes = kTileRows * kRowBytes;
   static constexpr int kStageBytes = (kTileRows + kSlabBatches) * kRowBytes;
+  static_assert(kSteps % kSwizzleRows == 0, "a row spans whole 128-byte windows");
 
-  __device__ static int swizzle(int row) { return sizeof(T) == 4 ? (row >> 1) & 1 : row & 1; }
   // Byte offset of 16-byte unit u of row r.
   __device__ static int unit_offset(int row, int unit) {
-    return row * kRowBytes + ((unit / kUnitsPerHalf) ^ swizzle(row)) * kHalfBytes + (unit % kUnitsPerHalf) * 16;
+    return row * kRowBytes + ((unit / kUnitsPerStep) ^ (row % kSwizzleRows)) * kStepBytes + (unit % kUnitsPerStep) * 16;
   }
-  // Byte offset of lane t's pair in half h of row r.
-  __device__ static int pair_offset(int row, int half, int t) {
-    return row * kRowBytes + (half ^ swizzle(row)) * kHalfBytes + t * 2 * static_cast<int>(sizeof(T));
+  // Byte offset of lane t's pair in step s of row r.
+  __device__ static int pair_offset(int row, int step, int t) {
+    return row * kRowBytes + (step ^ (row % kSwizzleRows)) * kStepBytes + t * 2 * static_cast<int>(sizeof(T));
   }
 };
 
@@ -189,20 +191,20 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
     const unsigned char *stage = stages + (chunk % kStages) * Layout::kStageBytes;
     const unsigned char *means = stage + Layout::kMatrixBytes;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
+    for (int step = 0; step < Layout::kSteps; ++step) {
       double b[kWarpGroups][2];
 #pragma unroll
       for (int group = 0; group < kWarpGroups; ++group) {
         const int row = warp_batch + group * 8 + g;
-        const T *pair = reinterpret_cast<const T *>(means + Layout::pair_offset(row, half, t));
+        const T *pair = reinterpret_cast<const T *>(means + Layout::pair_offset(row, step, t));
         b[group][0] = static_cast<double>(pair[0]);
         b[group][1] = static_cast<double>(pair[1]);
       }
 #pragma unroll
       for (int tile = 0; tile < kWarpRowTiles; ++tile) {
         const int low_row = warp_row + tile * 16 + g;
-        const T *low = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row, half, t));
-        const T *high = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row + 8, half, t));
+        const T *low = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row, step, t));
+        const T *high = reinterpret_cast<const T *>(stage + Layout::pair_offset(low_row + 8, step, t));
         const double a[4] = {static_cast<double>(low[0]), static_cast<double>(high[0]), static_cast<double>(low[1]),
                              static_cast<double>(high[1])};
 #pragma unroll
