@@ -115,12 +115,20 @@ struct GlobalMeansSink {
   }
 };
 
+// The means of rows [first, first + count), by one warp. Its own function, with its arguments in registers, so that the
+// read keeps a register allocation of its own.
+template <typename T>
+__device__ __noinline__ void sum_item(SpanReadPlan read, const T *input, int64_t first, int64_t count, int64_t M,
+                                      T *means, double inverse_m) {
+  sum_spans(read, input, first, count, SpanLayout{M, M, 0}, static_cast<int>(threadIdx.x) % 32, 32,
+            GlobalMeansSink<T>{means + first, inverse_m});
+}
+
 // The producer warps' loop: read items until none is left.
 template <typename T>
-__device__ __noinline__ void produce(const PipelinedParams<T> &p) {
+__device__ __forceinline__ void produce(const PipelinedParams<T> &p) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t items = p.slabs * p.items_per_slab;
-  const SpanLayout layout{p.M, p.M, 0};
   for (;;) {
     unsigned ticket = 0;
     if (lane == 0) ticket = atomicAdd(&p.counters[0], 1u);
@@ -131,7 +139,7 @@ __device__ __noinline__ void produce(const PipelinedParams<T> &p) {
     const int64_t first = slab * kSlabBatches * p.L + item % p.items_per_slab * p.item_rows;
     const int64_t count = slab_end - first < p.item_rows ? slab_end - first : p.item_rows;
     if (count <= 0) continue;
-    sum_spans(p.read, p.input, first, count, layout, lane, 32, GlobalMeansSink<T>{p.means + first, p.inverse_m});
+    sum_item(p.read, p.input, first, count, p.M, p.means, p.inverse_m);
     // Every lane's means are visible GPU-wide before the count that announces them.
     __threadfence();
     __syncwarp();
@@ -139,28 +147,58 @@ __device__ __noinline__ void produce(const PipelinedParams<T> &p) {
   }
 }
 
-// Copies chunk `chunk` of the tile (matrix rows row0.., batches batch0..) into `stage`; past L, past N and past the
-// last column the stage holds zeros.
+// One consumer thread's share of the copies that fill a stage: kCopies 16-byte units, all at the same unit `part` of
+// their rows, which are kRowStride apart (the first kMatrixCopies in the matrix tile, the rest in the means tile).
+// Addresses are set up once per tile; rows past L or N, and columns past L, are zero-filled.
 template <typename T>
-__device__ __forceinline__ void load_stage(const PipelinedParams<T> &p, unsigned char *stage, int64_t row0,
-                                           int64_t batch0, int64_t chunk, int consumer) {
+struct StageCopier {
   using Layout = StageLayout<T>;
-  constexpr int kUnits = (kTileRows + kSlabBatches) * Layout::kUnitsPerRow;
-  const int64_t column0 = chunk * kChunk;
+  static constexpr int kRowStride = kConsumerThreads / Layout::kUnitsPerRow;
+  static constexpr int kMatrixCopies = kTileRows / kRowStride;
+  static constexpr int kCopies = kMatrixCopies + kSlabBatches / kRowStride;
+  static_assert(kConsumerThreads % Layout::kUnitsPerRow == 0 && kTileRows % kRowStride == 0 &&
+                    kSlabBatches % kRowStride == 0 && kRowStride % Layout::kSwizzleRows == 0,
+                "every copy of a thread has the same unit and swizzle");
+
+  const T *matrix_row;  // the first matrix row's unit at column 0 (the matrix itself when that row is past L)
+  const T *means_row;
+  int64_t row_stride_elements;  // kRowStride rows
+  int64_t column;               // the unit's first column at chunk 0
+  int64_t L;
+  unsigned valid_rows;          // bit i: copy i's row exists
+  int shared_offset;            // of copy 0 in a stage
+
+  __device__ StageCopier(const T *matrix, const T *means, int64_t L, int64_t N, int64_t row0, int64_t batch0,
+                         int consumer)
+      : row_stride_elements(kRowStride * L), L(L) {
+    const int row = consumer / Layout::kUnitsPerRow, part = consumer % Layout::kUnitsPerRow;
+    column = part * Layout::kElementsPerUnit;
+    shared_offset = Layout::unit_offset(row, part);
+    valid_rows = 0;
 #pragma unroll
-  for (int unit = consumer; unit < kUnits; unit += kConsumerThreads) {
-    const int row = unit / Layout::kUnitsPerRow;
-    const int part = unit % Layout::kUnitsPerRow;
-    const int64_t column = column0 + part * Layout::kElementsPerUnit;
-    const bool matrix_row = row < kTileRows;
-    const int64_t source_row = matrix_row ? row0 + row : batch0 + (row - kTileRows);
-    const bool valid = source_row < (matrix_row ? p.L : p.N) && column < p.L;
-    const T *base = matrix_row ? p.matrix : p.means;
-    const T *source = valid ? base + source_row * p.L + column : base;
-    copy_chunk(reinterpret_cast<float *>(stage + Layout::unit_offset(row, part)),
-               reinterpret_cast<const float *>(source), valid ? 16 : 0);
+    for (int i = 0; i < kCopies; ++i) {
+      const bool in_matrix = i < kMatrixCopies;
+      const int64_t source_row = (in_matrix ? row0 : batch0 - kTileRows) + row + i * kRowStride;
+      if (source_row < (in_matrix ? L : N)) valid_rows |= 1u << i;
+    }
+    matrix_row = (valid_rows & 1u) != 0 ? matrix + (row0 + row) * L + column : matrix;
+    means_row = (valid_rows >> kMatrixCopies & 1u) != 0 ? means + (batch0 + row) * L + column : means;
   }
-}
+
+  __device__ __forceinline__ void copy(unsigned char *stage, int64_t chunk) const {
+    const int64_t offset = chunk * kChunk;
+    const bool column_ok = column + offset < L;
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const bool in_matrix = i < kMatrixCopies;
+      const bool valid = column_ok && (valid_rows >> i & 1u) != 0;
+      const int index = in_matrix ? i : i - kMatrixCopies;
+      const T *source = (in_matrix ? matrix_row : means_row) + (valid ? index * row_stride_elements + offset : 0);
+      copy_chunk(reinterpret_cast<float *>(stage + shared_offset + i * kRowStride * Layout::kRowBytes),
+                 reinterpret_cast<const float *>(source), valid ? 16 : 0);
+    }
+  }
+};
 
 // One product tile: output rows [row0, row0 + kTileRows) x batches [batch0, batch0 + kSlabBatches).
 template <typename T>
@@ -173,10 +211,11 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
   const int warp_batch = (warp / (kTileRows / kWarpRows)) * kWarpBatches;
   const int64_t chunks = (p.L + kChunk - 1) / kChunk;
 
+  const StageCopier<T> copier(p.matrix, p.means, p.L, p.N, row0, batch0, consumer);
   double acc[kWarpRowTiles][kWarpGroups][4] = {};
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < chunks) load_stage(p, stages + s * Layout::kStageBytes, row0, batch0, s, consumer);
+    if (s < chunks) copier.copy(stages + s * Layout::kStageBytes, s);
     commit_copies();
   }
 #pragma unroll 1
@@ -185,7 +224,7 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
     // The chunk is in for every consumer thread, and every warp is past the chunk before: its stage may be refilled.
     consumer_barrier();
     const int64_t ahead = chunk + kStages - 1;
-    if (ahead < chunks) load_stage(p, stages + (ahead % kStages) * Layout::kStageBytes, row0, batch0, ahead, consumer);
+    if (ahead < chunks) copier.copy(stages + (ahead % kStages) * Layout::kStageBytes, ahead);
     commit_copies();
 
     const unsigned char *stage = stages + (chunk % kStages) * Layout::kStageBytes;
@@ -221,7 +260,7 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
 
 // The consumer warps' loop: product tiles in ticket order until none is left.
 template <typename T>
-__device__ __noinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
+__device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
   const int consumer = static_cast<int>(threadIdx.x) - kProducerWarps * 32;
   const int64_t tiles = p.slabs * p.row_blocks;
   for (;;) {
