@@ -49,6 +49,8 @@ constexpr int kWarpGroups = kWarpBatches / 8;
 // Each stage holds kChunk columns (k) of the tile's matrix rows and of its means rows.
 constexpr int kChunk = 32;
 constexpr int kStages = 4;
+// The last slab's tiles are split into at most this many parts.
+constexpr int64_t kMaxParts = 8;
 // Read items: about this many bytes of input each, whole rows, never across a slab.
 constexpr int64_t kItemBytes = 256 * 1024;
 
@@ -97,9 +99,12 @@ struct PipelinedParams {
   const T *matrix;
   T *output;
   T *means;             // N x L, dense: the means of batch k at means + k * L
-  unsigned *counters;   // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far
+  unsigned *counters;   // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far, then one
+                        // count of finished parts per row block of the last slab
+  double *partials;     // the last slab's parts: [row block][part][kTileRows x kSlabBatches]
   int64_t L, M, N;
   int64_t slabs, row_blocks;
+  int64_t parts;        // the last slab's tiles are split over the columns into this many parts
   int64_t item_rows, items_per_slab;
   double inverse_m;
   SpanReadPlan read;
@@ -201,21 +206,24 @@ struct StageCopier {
 };
 
 // One product tile: output rows [row0, row0 + kTileRows) x batches [batch0, batch0 + kSlabBatches).
+// Sums over column chunks [chunk_begin, chunk_end) only; partial != nullptr: the sums go there, kTileRows x
+// kSlabBatches doubles, instead of to the output.
 template <typename T>
 __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p, unsigned char *stages,
-                                                     int64_t row0, int64_t batch0, int consumer) {
+                                                     int64_t row0, int64_t batch0, int64_t chunk_begin,
+                                                     int64_t chunk_end, double *partial, int consumer) {
   using Layout = StageLayout<T>;
   const int warp = consumer / 32, lane = consumer % 32;
   const int g = lane / 4, t = lane % 4;
   const int warp_row = (warp % (kTileRows / kWarpRows)) * kWarpRows;
   const int warp_batch = (warp / (kTileRows / kWarpRows)) * kWarpBatches;
-  const int64_t chunks = (p.L + kChunk - 1) / kChunk;
+  const int64_t chunks = chunk_end - chunk_begin;
 
   const StageCopier<T> copier(p.matrix, p.means, p.L, p.N, row0, batch0, consumer);
   double acc[kWarpRowTiles][kWarpGroups][4] = {};
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < chunks) copier.copy(stages + s * Layout::kStageBytes, s);
+    if (s < chunks) copier.copy(stages + s * Layout::kStageBytes, chunk_begin + s);
     commit_copies();
   }
 #pragma unroll 1
@@ -224,7 +232,7 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
     // The chunk is in for every consumer thread, and every warp is past the chunk before: its stage may be refilled.
     consumer_barrier();
     const int64_t ahead = chunk + kStages - 1;
-    if (ahead < chunks) copier.copy(stages + (ahead % kStages) * Layout::kStageBytes, ahead);
+    if (ahead < chunks) copier.copy(stages + (ahead % kStages) * Layout::kStageBytes, chunk_begin + ahead);
     commit_copies();
 
     const unsigned char *stage = stages + (chunk % kStages) * Layout::kStageBytes;
@@ -253,22 +261,49 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
   }
   wait_copies<0>();
 #pragma unroll
-  for (int tile = 0; tile < kWarpRowTiles; ++tile)
-    store_tile<kWarpGroups>(acc[tile], p.output, p.N, p.L, row0 + warp_row + tile * 16, batch0 + warp_batch, p.N,
-                            kWarpGroups, p.output_pair_ok, lane);
+  for (int tile = 0; tile < kWarpRowTiles; ++tile) {
+    if (partial == nullptr)
+      store_tile<kWarpGroups>(acc[tile], p.output, p.N, p.L, row0 + warp_row + tile * 16, batch0 + warp_batch, p.N,
+                              kWarpGroups, p.output_pair_ok, lane);
+    else
+      store_tile<kWarpGroups>(acc[tile], partial, kSlabBatches, kTileRows, warp_row + tile * 16, warp_batch,
+                              kSlabBatches, kWarpGroups, true, lane);
+  }
+}
+
+// The last slab's row block `block`, once all its parts are in: the parts summed in order, to the output.
+template <typename T>
+__device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t block, int consumer) {
+  constexpr int kPartElements = kTileRows * kSlabBatches;
+  const double *parts = p.partials + block * p.parts * kPartElements;
+  const int64_t row0 = block * kTileRows, batch0 = (p.slabs - 1) * kSlabBatches;
+  for (int index = consumer; index < kPartElements; index += kConsumerThreads) {
+    const int64_t row = row0 + index / kSlabBatches, batch = batch0 + index % kSlabBatches;
+    if (row >= p.L || batch >= p.N) continue;
+    double sum = 0.0;
+    for (int64_t part = 0; part < p.parts; ++part) sum += __ldcg(parts + part * kPartElements + index);
+    p.output[row * p.N + batch] = static_cast<T>(sum);
+  }
 }
 
 // The consumer warps' loop: product tiles in ticket order until none is left.
 template <typename T>
 __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
   const int consumer = static_cast<int>(threadIdx.x) - kProducerWarps * 32;
-  const int64_t tiles = p.slabs * p.row_blocks;
+  // Whole tiles of every slab but the last, then the last slab's row blocks in parts.
+  const int64_t whole_tiles = (p.slabs - 1) * p.row_blocks;
+  const int64_t tiles = whole_tiles + p.row_blocks * p.parts;
+  const int64_t chunks = (p.L + kChunk - 1) / kChunk;
+  unsigned *part_counts = p.counters + 2 + p.slabs;
   for (;;) {
     if (consumer == 0) *ticket_slot = atomicAdd(&p.counters[1], 1u);
     consumer_barrier();
     const int64_t tile = *ticket_slot;
     if (tile >= tiles) return;
-    const int64_t slab = tile / p.row_blocks;
+    const bool split = tile >= whole_tiles;
+    const int64_t slab = split ? p.slabs - 1 : tile / p.row_blocks;
+    const int64_t block = split ? (tile - whole_tiles) / p.parts : tile % p.row_blocks;
+    const int64_t part = split ? (tile - whole_tiles) % p.parts : 0;
     const int64_t batch0 = slab * kSlabBatches;
     if (consumer == 0) {
       const int64_t batches = p.N - batch0 < kSlabBatches ? p.N - batch0 : kSlabBatches;
@@ -277,8 +312,22 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
     }
     // The slab's means are in; every consumer thread is also past its read of the ticket slot.
     consumer_barrier();
-    multiply_tile_staged(p, stages, tile % p.row_blocks * kTileRows, batch0, consumer);
-    // Every warp is done with the stages before the next tile's first copies land in them.
+    double *partial = split ? p.partials + (block * p.parts + part) * (kTileRows * kSlabBatches) : nullptr;
+    const int64_t tile_parts = split ? p.parts : 1;
+    multiply_tile_staged(p, stages, block * kTileRows, batch0, part * chunks / tile_parts,
+                         (part + 1) * chunks / tile_parts, partial, consumer);
+    if (split) {
+      // The part is visible GPU-wide before it is counted; whoever counts the last part joins them.
+      __threadfence();
+      consumer_barrier();
+      if (consumer == 0) *ticket_slot = atomicAdd(&part_counts[block], 1u) + 1 == p.parts ? 1u : 0u;
+      consumer_barrier();
+      if (*ticket_slot != 0) {
+        __threadfence();
+        join_parts(p, block, consumer);
+      }
+    }
+    // Every warp is done with the stages (and the ticket slot) before the next tile's first copies land in them.
     consumer_barrier();
   }
 }
@@ -300,10 +349,10 @@ size_t shared_bytes(fg_dtype_t dtype) {
 
 // Read items and product tiles: tickets and row counts are 32-bit.
 struct PipelinePlan {
-  int64_t slabs, row_blocks, item_rows, items_per_slab;
+  int64_t slabs, row_blocks, item_rows, items_per_slab, parts;
 };
 
-PipelinePlan plan_pipeline(const RowmeanProblem &p) {
+PipelinePlan plan_pipeline(const RowmeanProblem &p, const DeviceInfo &device) {
   PipelinePlan plan;
   plan.slabs = ceil_div(p.N, kSlabBatches);
   plan.row_blocks = ceil_div(p.L, kTileRows);
@@ -312,21 +361,28 @@ PipelinePlan plan_pipeline(const RowmeanProblem &p) {
   plan.item_rows = kItemBytes / row_bytes > 1 ? kItemBytes / row_bytes : 1;
   if (plan.item_rows > slab_rows) plan.item_rows = slab_rows;
   plan.items_per_slab = ceil_div(slab_rows, plan.item_rows);
+  // Once the read is done only the last slab's product is left: its tiles are split over the columns, so that its
+  // parts keep about two per SM busy for a fraction of a tile's time, at least two chunks each.
+  const int64_t chunks = ceil_div(p.L, kChunk);
+  plan.parts = ceil_div(2 * static_cast<int64_t>(device.sm_count), plan.row_blocks);
+  if (plan.parts > kMaxParts) plan.parts = kMaxParts;
+  if (plan.parts > chunks / 2) plan.parts = chunks / 2;
+  if (plan.parts < 1) plan.parts = 1;
   return plan;
 }
 
 bool pipeline_applies(const RowmeanProblem &p, const DeviceInfo &device) {
   const int64_t unit_elements = 16 / element_size(p.dtype);
-  const PipelinePlan plan = plan_pipeline(p);
+  const PipelinePlan plan = plan_pipeline(p, device);
   return device.arch() >= 80 && reinterpret_cast<uintptr_t>(p.matrix) % 16 == 0 && p.L % unit_elements == 0 &&
          shared_bytes(p.dtype) <= device.smem_per_block_optin && plan.slabs * plan.items_per_slab < UINT32_MAX &&
-         plan.slabs * plan.row_blocks < UINT32_MAX && kSlabBatches * p.L < UINT32_MAX;
+         (plan.slabs + plan.parts) * plan.row_blocks < UINT32_MAX && kSlabBatches * p.L < UINT32_MAX;
 }
 
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   const DeviceInfo &device = context.device();
-  const PipelinePlan plan = plan_pipeline(p);
+  const PipelinePlan plan = plan_pipeline(p, device);
   PipelinedParams<T> params;
   params.input = static_cast<const T *>(p.input);
   params.matrix = static_cast<const T *>(p.matrix);
@@ -338,17 +394,20 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   params.row_blocks = plan.row_blocks;
   params.item_rows = plan.item_rows;
   params.items_per_slab = plan.items_per_slab;
+  params.parts = plan.parts;
   params.inverse_m = 1.0 / static_cast<double>(p.M);
   params.read = plan_span_read(p.input, p.dtype, SpanLayout{p.M, p.M, 0});
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
 
-  // The means, 256-byte aligned, then the counters.
+  // The means and the parts, 256-byte aligned, then the counters.
   const size_t means_bytes = static_cast<size_t>(ceil_div(p.N * p.L * element_size(p.dtype), 256) * 256);
-  const size_t counter_bytes = static_cast<size_t>(2 + params.slabs) * sizeof(unsigned);
+  const size_t partial_bytes = static_cast<size_t>(plan.row_blocks * plan.parts * kTileRows * kSlabBatches) * 8;
+  const size_t counter_bytes = static_cast<size_t>(2 + params.slabs + params.row_blocks) * sizeof(unsigned);
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(means_bytes + counter_bytes, &workspace));
+  FG_RETURN_IF_ERROR(context.workspace(means_bytes + partial_bytes + counter_bytes, &workspace));
   params.means = static_cast<T *>(workspace);
-  params.counters = reinterpret_cast<unsigned *>(static_cast<char *>(workspace) + means_bytes);
+  params.partials = reinterpret_cast<double *>(static_cast<char *>(workspace) + means_bytes);
+  params.counters = reinterpret_cast<unsigned *>(static_cast<char *>(workspace) + means_bytes + partial_bytes);
   const cudaStream_t stream = context.stream();
   FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, counter_bytes, stream));
 
