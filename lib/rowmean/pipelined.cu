@@ -48,7 +48,7 @@ constexpr int kWarpRowTiles = kWarpRows / 16;
 constexpr int kWarpGroups = kWarpBatches / 8;
 // Each stage holds kChunk columns (k) of the tile's matrix rows and of its means rows.
 constexpr int kChunk = 32;
-constexpr int kStages = 4;
+constexpr int kStages = 3;
 // The last slab's tiles are split into at most this many parts.
 constexpr int64_t kMaxParts = 8;
 // Read items: about this many bytes of input each, whole rows, never across a slab.
