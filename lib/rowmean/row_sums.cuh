@@ -34,8 +34,8 @@ struct SpanReadShape {
 };
 
 // Ordered by the length of span they cover in one round (lanes * loads loads); the last one loops over long spans.
-inline constexpr SpanReadShape kSpanReadShapes[] = {{1, 16, 1}, {2, 8, 1},  {4, 8, 1},  {8, 8, 1}, {16, 8, 1},
-                                                    {32, 8, 1}, {32, 4, 2}, {32, 2, 4}, {32, 1, 8}};
+inline constexpr SpanReadShape kSpanReadShapes[] = {{1, 16, 1}, {2, 8, 1},  {4, 8, 1},  {8, 8, 1}, {4, 2, 4},
+                                                    {8, 2, 4},  {32, 4, 2}, {32, 2, 4}, {32, 1, 8}};
 inline constexpr int kSpanReadShapeCount = static_cast<int>(sizeof(kSpanReadShapes) / sizeof(kSpanReadShapes[0]));
 
 // Spans per lane in one round: 16-byte loads need no more than 8 to keep 128 bytes in flight per lane.
