@@ -100,7 +100,8 @@ struct PipelinedParams {
   T *output;
   T *means;             // N x L, dense: the means of batch k at means + k * L
   unsigned *counters;   // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far, then one
-                        // count of finished parts per row block of the last slab
+                        // count of finished parts per row block of the last slab, then one count of finished tiles
+                        // per slab
   double *partials;     // the last slab's parts: [row block][part][kTileRows x kSlabBatches]
   int64_t L, M, N;
   int64_t slabs, row_blocks;
@@ -286,6 +287,17 @@ __device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t 
   }
 }
 
+// Drops the whole 128-byte lines of means[0, count) from L2 without writing them back.
+template <typename T>
+__device__ __forceinline__ void discard_means(const T *means, int64_t count, int consumer) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(means) + 127) & ~uintptr_t{127};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(means + count) & ~uintptr_t{127};
+  for (uintptr_t line = begin + static_cast<uintptr_t>(consumer) * 128; line < end; line += kConsumerThreads * 128)
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+#endif
+}
+
 // The consumer warps' loop: product tiles in ticket order until none is left.
 template <typename T>
 __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
@@ -295,6 +307,8 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
   const int64_t tiles = whole_tiles + p.row_blocks * p.parts;
   const int64_t chunks = (p.L + kChunk - 1) / kChunk;
   unsigned *part_counts = p.counters + 2 + p.slabs;
+  unsigned *slab_tiles = part_counts + p.row_blocks;
+  unsigned *last_slot = ticket_slot + 1;
   for (;;) {
     if (consumer == 0) *ticket_slot = atomicAdd(&p.counters[1], 1u);
     consumer_barrier();
@@ -329,6 +343,13 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
     }
     // Every warp is done with the stages (and the ticket slot) before the next tile's first copies land in them.
     consumer_barrier();
+    if (!split) {
+      // The block whose tile is the slab's last to finish drops the slab's means from L2: nobody reads them again, and
+      // writing them back to memory would take bandwidth from the read.
+      if (consumer == 0) *last_slot = atomicAdd(&slab_tiles[slab], 1u) + 1 == p.row_blocks ? 1u : 0u;
+      consumer_barrier();
+      if (*last_slot != 0) discard_means(p.means + batch0 * p.L, kSlabBatches * p.L, consumer);
+    }
   }
 }
 
@@ -402,7 +423,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   // The means and the parts, 256-byte aligned, then the counters.
   const size_t means_bytes = static_cast<size_t>(ceil_div(p.N * p.L * element_size(p.dtype), 256) * 256);
   const size_t partial_bytes = static_cast<size_t>(plan.row_blocks * plan.parts * kTileRows * kSlabBatches) * 8;
-  const size_t counter_bytes = static_cast<size_t>(2 + params.slabs + params.row_blocks) * sizeof(unsigned);
+  const size_t counter_bytes = static_cast<size_t>(2 + 2 * params.slabs + params.row_blocks) * sizeof(unsigned);
   void *workspace = nullptr;
   FG_RETURN_IF_ERROR(context.workspace(means_bytes + partial_bytes + counter_bytes, &workspace));
   params.means = static_cast<T *>(workspace);
