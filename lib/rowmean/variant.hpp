@@ -23,6 +23,9 @@ inline Status any_rowmean_shape(const RowmeanProblem &, const DeviceInfo &) { re
 // in shared memory (the fused algorithm then runs the staged one).
 int fused_tile_batches(const RowmeanProblem &p, const DeviceInfo &device);
 
+// Whether the pipelined algorithm runs its own kernel for the problem on the device (it runs the fused one otherwise).
+bool pipelined_applies(const RowmeanProblem &p, const DeviceInfo &device);
+
 extern const RowmeanVariant single_block_rowmean;
 extern const RowmeanVariant block_per_batch_rowmean;
 extern const RowmeanVariant coalesced_rowmean;

@@ -239,8 +239,13 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
   const auto rowmean_choice = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
     return detail::choose_rowmean_algo(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper);
   };
-  CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_FUSED);
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_PIPELINED);
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 2048) == FG_ROWMEAN_PIPELINED);
+  CHECK(rowmean_choice(FG_F32, 2048, 32, 4096) == FG_ROWMEAN_PIPELINED);
+  CHECK(rowmean_choice(FG_F32, 512, 128, 8192) == FG_ROWMEAN_FUSED);
   CHECK(rowmean_choice(FG_F32, 512, 512, 1024) == FG_ROWMEAN_FUSED);
+  CHECK(rowmean_choice(FG_F32, 4096, 8, 16384) == FG_ROWMEAN_FUSED);  // short rows; runs staged (means too wide)
+  CHECK(rowmean_choice(FG_F32, 8192, 2048, 16) == FG_ROWMEAN_STAGED);
   CHECK(rowmean_choice(FG_F64, 64, 1, 1000000) == FG_ROWMEAN_FUSED);
   CHECK(rowmean_choice(FG_F64, 512, 512, 1024) == FG_ROWMEAN_STAGED);
   CHECK(rowmean_choice(FG_F64, 128, 4096, 2048) == FG_ROWMEAN_STAGED);
