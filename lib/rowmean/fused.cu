@@ -220,16 +220,9 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   const DeviceInfo &device = context.device();
   const int tile_batches = choose_tile_batches(p, device);
   FusedParams<T> params;
-  params.input = static_cast<const T *>(p.input);
-  params.matrix = static_cast<const T *>(p.matrix);
-  params.output = static_cast<T *>(p.output);
-  params.L = p.L;
-  params.M = p.M;
-  params.N = p.N;
+  set_one_pass_params<T>(params, p);
   params.tiles = ceil_div(p.N, tile_batches);
   params.means_ld = means_ld(p.dtype, p.L);
-  params.inverse_m = 1.0 / static_cast<double>(p.M);
-  params.read = plan_span_read(p.input, p.dtype, SpanLayout{p.M, p.M, 0});
   params.matrix_vector_ok = reinterpret_cast<uintptr_t>(p.matrix) % 16 == 0 && p.L % (16 / sizeof(T)) == 0;
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
   const size_t bytes = shared_bytes(p.dtype, p.L, tile_batches);

@@ -28,6 +28,7 @@
 #include "rowmean/row_sums.cuh"
 #include "rowmean/tensor_product.cuh"
 #include "rowmean/variant.hpp"
+#include "rowmean/workspace.hpp"
 #include "sgemm/pipeline.cuh"
 
 namespace fastgemm::detail {
@@ -398,7 +399,9 @@ PipelinePlan plan_pipeline(const RowmeanProblem &p, const DeviceInfo &device) {
   return plan;
 }
 
-bool pipeline_applies(const RowmeanProblem &p, const DeviceInfo &device) {
+}  // namespace
+
+bool pipelined_applies(const RowmeanProblem &p, const DeviceInfo &device) {
   const int64_t unit_elements = 16 / element_size(p.dtype);
   const PipelinePlan plan = plan_pipeline(p, device);
   return device.arch() >= 80 && reinterpret_cast<uintptr_t>(p.matrix) % 16 == 0 && p.L % unit_elements == 0 &&
@@ -406,37 +409,34 @@ bool pipeline_applies(const RowmeanProblem &p, const DeviceInfo &device) {
          (plan.slabs + plan.parts) * plan.row_blocks < UINT32_MAX && kSlabBatches * p.L < UINT32_MAX;
 }
 
+namespace {
+
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   const DeviceInfo &device = context.device();
   const PipelinePlan plan = plan_pipeline(p, device);
   PipelinedParams<T> params;
-  params.input = static_cast<const T *>(p.input);
-  params.matrix = static_cast<const T *>(p.matrix);
-  params.output = static_cast<T *>(p.output);
-  params.L = p.L;
-  params.M = p.M;
-  params.N = p.N;
+  set_one_pass_params<T>(params, p);
   params.slabs = plan.slabs;
   params.row_blocks = plan.row_blocks;
   params.item_rows = plan.item_rows;
   params.items_per_slab = plan.items_per_slab;
   params.parts = plan.parts;
-  params.inverse_m = 1.0 / static_cast<double>(p.M);
-  params.read = plan_span_read(p.input, p.dtype, SpanLayout{p.M, p.M, 0});
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
 
-  // The means and the parts, 256-byte aligned, then the counters.
-  const size_t means_bytes = static_cast<size_t>(ceil_div(p.N * p.L * element_size(p.dtype), 256) * 256);
-  const size_t partial_bytes = static_cast<size_t>(plan.row_blocks * plan.parts * kTileRows * kSlabBatches) * 8;
-  const size_t counter_bytes = static_cast<size_t>(2 + 2 * params.slabs + params.row_blocks) * sizeof(unsigned);
+  const int64_t counters = 2 + 2 * plan.slabs + plan.row_blocks;
+  WorkspaceCarver carver;
+  const size_t means_at = carver.take(p.N * p.L * element_size(p.dtype));
+  const size_t partials_at = carver.take(plan.row_blocks * plan.parts * kTileRows * kSlabBatches * 8);
+  const size_t counters_at = carver.take(counters * static_cast<int64_t>(sizeof(unsigned)));
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(means_bytes + partial_bytes + counter_bytes, &workspace));
-  params.means = static_cast<T *>(workspace);
-  params.partials = reinterpret_cast<double *>(static_cast<char *>(workspace) + means_bytes);
-  params.counters = reinterpret_cast<unsigned *>(static_cast<char *>(workspace) + means_bytes + partial_bytes);
+  FG_RETURN_IF_ERROR(context.workspace(carver.bytes, &workspace));
+  char *base = static_cast<char *>(workspace);
+  params.means = reinterpret_cast<T *>(base + means_at);
+  params.partials = reinterpret_cast<double *>(base + partials_at);
+  params.counters = reinterpret_cast<unsigned *>(base + counters_at);
   const cudaStream_t stream = context.stream();
-  FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, counter_bytes, stream));
+  FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, static_cast<size_t>(counters) * sizeof(unsigned), stream));
 
   auto *kernel = pipelined_kernel<T>;
   const size_t bytes = shared_bytes(p.dtype);
@@ -445,13 +445,11 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
 }
 
 Status run_pipelined(const RowmeanProblem &p, Context &context) {
-  if (!pipeline_applies(p, context.device())) return fused_rowmean.run(p, context);
+  if (!pipelined_applies(p, context.device())) return fused_rowmean.run(p, context);
   return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
 }
 
 }  // namespace
-
-bool pipelined_applies(const RowmeanProblem &p, const DeviceInfo &device) { return pipeline_applies(p, device); }
 
 const RowmeanVariant pipelined_rowmean = {FG_ROWMEAN_PIPELINED, "pipelined", any_rowmean_shape, run_pipelined};
 

@@ -70,6 +70,20 @@ inline SpanReadPlan plan_span_read(const void *input, fg_dtype_t dtype, const Sp
   return plan;
 }
 
+// The parameters the one-pass kernels (fused, pipelined) share, set from the problem: params has fields input,
+// matrix, output, L, M, N, inverse_m and read.
+template <typename T, typename Params>
+void set_one_pass_params(Params &params, const RowmeanProblem &p) {
+  params.input = static_cast<const T *>(p.input);
+  params.matrix = static_cast<const T *>(p.matrix);
+  params.output = static_cast<T *>(p.output);
+  params.L = p.L;
+  params.M = p.M;
+  params.N = p.N;
+  params.inverse_m = 1.0 / static_cast<double>(p.M);
+  params.read = plan_span_read(p.input, p.dtype, SpanLayout{p.M, p.M, 0});
+}
+
 template <typename T, bool kVector>
 struct SpanLoad {
   using type = T;

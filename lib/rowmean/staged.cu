@@ -15,6 +15,7 @@
 #include "rowmean/row_sums.cuh"
 #include "rowmean/tensor_product.cuh"
 #include "rowmean/variant.hpp"
+#include "rowmean/workspace.hpp"
 
 namespace fastgemm::detail {
 namespace {
@@ -43,16 +44,6 @@ constexpr int64_t kMaxSegments = 64;
 // where its registers allow.
 template <typename T, int kGroups>
 constexpr int kMatrixDepth = (sizeof(T) == 4 && kGroups == 2) || kProductBlocksPerSm<T, kGroups> == 1 ? 2 : 1;
-
-// Byte offsets of the workspace's arrays, each 256-byte aligned.
-struct WorkspaceCarver {
-  size_t bytes = 0;
-  size_t take(int64_t size) {
-    const size_t at = bytes;
-    bytes += static_cast<size_t>(ceil_div(size, 256) * 256);
-    return at;
-  }
-};
 
 struct ScaledSink {
   double *out;

@@ -64,6 +64,7 @@ TEST_CASE("algorithm names", "[abi]") {
   CHECK(std::string(fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(-5))) == "unknown");
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_AUTO)) == "auto");
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_TWO_PASS)) == "two_pass");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_PIPELINED)) == "pipelined");
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_CUBLAS)) == "cublas");
   CHECK(std::string(fg_rowmean_algo_name(static_cast<fg_rowmean_algo_t>(1000))) == "unknown");
 }
