@@ -5,9 +5,11 @@
 //    order: no atomics, so results are the same bit for bit from run to run.
 // 2. The product. When the matrix is read once or stays in L2, warps stream it against the means on FP64 tensor cores
 //    (tensor_product.cuh), each warp a 16-row tile over a segment of j; segments, when there are few row tiles to go
-//    round, are summed afterwards, again in a fixed order. When the matrix is large and re-read for many batches
-//    (L = 4096, N = 16384: a compute-bound 4096 x 16384 x 4096 product), cuBLAS DGEMM does it, on the means in
-//    double and, for f32, a double copy of the matrix. Either way the products are exact and summed in double.
+//    round, are summed afterwards, again in a fixed order. A matrix that streams from memory against up to 16 batches
+//    at a time goes through shared memory instead (streaming_product_kernel), which keeps the memory busy. When the
+//    matrix is large and re-read for many batches (L = 4096, N = 16384: a compute-bound 4096 x 16384 x 4096 product),
+//    cuBLAS DGEMM does it, on the means in double and, for f32, a double copy of the matrix. Either way the products
+//    are exact and summed in double.
 #include <type_traits>
 
 #include "core/check.hpp"
@@ -16,9 +18,14 @@
 #include "rowmean/tensor_product.cuh"
 #include "rowmean/variant.hpp"
 #include "rowmean/workspace.hpp"
+#include "sgemm/pipeline.cuh"
 
 namespace fastgemm::detail {
 namespace {
+
+using pipeline::commit_copies;
+using pipeline::copy_chunk;
+using pipeline::wait_copies;
 
 constexpr int kStageThreads = 256;
 // Blocks of the row-sum kernel resident on an SM (its launch bounds hold it to the registers for that many), so that
@@ -112,6 +119,162 @@ __global__ void __launch_bounds__(kStageThreads, (kProductBlocksPerSm<T, kGroups
   }
 }
 
+// The product for a matrix that streams from memory, for two groups of 8 batches per slab. A block of 8 warps takes
+// 128 matrix rows (a 16-row tile per warp) against one slab over one segment of j, and copies both operands into a
+// ring of shared-memory stages by cp.async: per stage, 128 bytes of each of the 128 matrix rows and the slab's 16 mean
+// vectors over the same columns. The bytes in flight then cost no registers (kStreamStages - 1 stages of 16 KB of
+// matrix per block, two blocks per SM), and the means are loaded once per block instead of once per warp, from the
+// ring rather than from L1: loading them per warp from L1 put their latency into every chunk, and the product ran at
+// half the memory's speed. Fragments are read from shared memory in the layout of multiply_tile; odd rows of each
+// operand have their 16-byte units permuted (swizzle) so that a quarter warp, reading rows g and g + 1, hits distinct
+// banks.
+constexpr int kStreamRowBytes = 128;
+// Three stages (two in flight while one is multiplied, 60 KB per f32 block) ran the product of f32 8192 x 2048 x 16 in
+// 104 us on the H100, four or five in 107-108 us.
+constexpr int kStreamStages = 3;
+constexpr int kStreamBlocksPerSm = 2;
+constexpr int kStreamTileRows = 16 * (kStageThreads / 32);
+constexpr int kStreamBatches = 16;
+constexpr int kStreamMatrixBytes = kStreamTileRows * kStreamRowBytes;
+
+template <typename T>
+struct StreamStage {
+  static constexpr int kColumns = kStreamRowBytes / static_cast<int>(sizeof(T));
+  static constexpr int kMeansRowBytes = kColumns * 8;
+  static constexpr int kBytes = kStreamMatrixBytes + kStreamBatches * kMeansRowBytes;
+  // The unit permutation of odd rows: a lane reads 16-byte unit 4c + t (f32 matrix) or units 8c + 2t and the next
+  // (f64 matrix, means) of rows g and g + 1; flipping bit 2 or bit 0 of the unit puts the odd row's units on the banks
+  // the even row leaves free.
+  static constexpr int kMatrixSwizzle = sizeof(T) == 4 ? 4 : 1;
+  static constexpr int kMeansSwizzle = 1;
+};
+
+__device__ __forceinline__ int stream_offset(int row, int row_bytes, int unit, int swizzle) {
+  return row * row_bytes + ((unit ^ ((row & 1) * swizzle)) * 16);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kStageThreads, kStreamBlocksPerSm)
+    streaming_product_kernel(const ProductParams<T> p) {
+  using Stage = StreamStage<T>;
+  constexpr int kGroups = kStreamBatches / 8;
+  constexpr int kMatrixUnitsPerRow = kStreamRowBytes / 16;
+  constexpr int kMeansUnitsPerRow = Stage::kMeansRowBytes / 16;
+  constexpr int kMatrixCopies = kStreamTileRows * kMatrixUnitsPerRow / kStageThreads;
+  constexpr int kMeansUnits = kStreamBatches * kMeansUnitsPerRow;
+  constexpr int kMeansCopies = (kMeansUnits + kStageThreads - 1) / kStageThreads;
+  extern __shared__ __align__(16) unsigned char stream_shared[];
+  const int thread = static_cast<int>(threadIdx.x);
+  const int lane = thread % 32, warp = thread / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t units = p.row_tiles * p.slabs * p.segments;
+  for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const int64_t row0 = unit % p.row_tiles * kStreamTileRows;
+    const int64_t rest = unit / p.row_tiles;
+    const int64_t k0 = rest % p.slabs * kStreamBatches;
+    const int64_t segment = rest / p.slabs;
+    const int j_begin = static_cast<int>(segment * p.segment_length);
+    const int j_end = static_cast<int>(j_begin + p.segment_length < p.L ? j_begin + p.segment_length : p.L);
+    const int stages = (j_end - j_begin + Stage::kColumns - 1) / Stage::kColumns;
+    // Stage `stage` into its ring slot: matrix rows past L, batches past N and columns past j_end as zeros.
+    auto issue = [&](int stage) {
+      if (stage < stages) {
+        unsigned char *slot = stream_shared + stage % kStreamStages * Stage::kBytes;
+        const int column0 = j_begin + stage * Stage::kColumns;
+#pragma unroll
+        for (int c = 0; c < kMatrixCopies; ++c) {
+          const int index = thread + kStageThreads * c;
+          const int row = index / kMatrixUnitsPerRow, row_unit = index % kMatrixUnitsPerRow;
+          const int column = column0 + row_unit * (16 / static_cast<int>(sizeof(T)));
+          const bool valid = row0 + row < p.L && column < j_end;
+          const T *source = valid ? p.matrix + (row0 + row) * p.L + column : p.matrix;
+          copy_chunk(reinterpret_cast<float *>(slot + stream_offset(row, kStreamRowBytes, row_unit,
+                                                                   Stage::kMatrixSwizzle)),
+                     reinterpret_cast<const float *>(source), valid ? 16 : 0);
+        }
+        unsigned char *means_slot = slot + kStreamMatrixBytes;
+#pragma unroll
+        for (int c = 0; c < kMeansCopies; ++c) {
+          const int index = thread + kStageThreads * c;
+          if (index < kMeansUnits) {
+            const int batch = index / kMeansUnitsPerRow, row_unit = index % kMeansUnitsPerRow;
+            const int column = column0 + row_unit * 2;
+            const bool valid = k0 + batch < p.N && column < j_end;
+            const double *source = valid ? p.means + (k0 + batch) * p.L + column : p.means;
+            copy_chunk(reinterpret_cast<float *>(means_slot + stream_offset(batch, Stage::kMeansRowBytes, row_unit,
+                                                                           Stage::kMeansSwizzle)),
+                       reinterpret_cast<const float *>(source), valid ? 16 : 0);
+          }
+        }
+      }
+      commit_copies();
+    };
+#pragma unroll
+    for (int stage = 0; stage < kStreamStages - 1; ++stage) issue(stage);
+    const int active = (p.N - k0 + 7) / 8 < kGroups ? static_cast<int>((p.N - k0 + 7) / 8) : kGroups;
+    double acc[kGroups][4] = {};
+    const int row_low = warp * 16 + g, row_high = row_low + 8;
+#pragma unroll 1
+    for (int stage = 0; stage < stages; ++stage) {
+      wait_copies<kStreamStages - 2>();
+      __syncthreads();
+      // Every warp is past the previous stage: its slot takes the stage kStreamStages - 1 ahead.
+      issue(stage + kStreamStages - 1);
+      const unsigned char *slot = stream_shared + stage % kStreamStages * Stage::kBytes;
+      const unsigned char *means_slot = slot + kStreamMatrixBytes;
+#pragma unroll
+      for (int chunk = 0; chunk < Stage::kColumns / 16; ++chunk) {
+        // Lane t's four columns chunk * 16 + 4t .. + 3: one 16-byte unit of f32, two of f64.
+        Quad<T> low, high;
+        if constexpr (sizeof(T) == 4) {
+          const int u = chunk * 4 + t;
+          low = load_shared_quad(reinterpret_cast<const T *>(
+              slot + stream_offset(row_low, kStreamRowBytes, u, Stage::kMatrixSwizzle)));
+          high = load_shared_quad(reinterpret_cast<const T *>(
+              slot + stream_offset(row_high, kStreamRowBytes, u, Stage::kMatrixSwizzle)));
+        } else {
+          const int u = chunk * 8 + 2 * t;
+          const double2 l0 = *reinterpret_cast<const double2 *>(
+              slot + stream_offset(row_low, kStreamRowBytes, u, Stage::kMatrixSwizzle));
+          const double2 l1 = *reinterpret_cast<const double2 *>(
+              slot + stream_offset(row_low, kStreamRowBytes, u + 1, Stage::kMatrixSwizzle));
+          const double2 h0 = *reinterpret_cast<const double2 *>(
+              slot + stream_offset(row_high, kStreamRowBytes, u, Stage::kMatrixSwizzle));
+          const double2 h1 = *reinterpret_cast<const double2 *>(
+              slot + stream_offset(row_high, kStreamRowBytes, u + 1, Stage::kMatrixSwizzle));
+          low = {{l0.x, l0.y, l1.x, l1.y}};
+          high = {{h0.x, h0.y, h1.x, h1.y}};
+        }
+#pragma unroll
+        for (int group = 0; group < kGroups; ++group) {
+          if (group >= active) continue;
+          const int batch = group * 8 + g, u = chunk * 8 + 2 * t;
+          const double2 b0 = *reinterpret_cast<const double2 *>(
+              means_slot + stream_offset(batch, Stage::kMeansRowBytes, u, Stage::kMeansSwizzle));
+          const double2 b1 = *reinterpret_cast<const double2 *>(
+              means_slot + stream_offset(batch, Stage::kMeansRowBytes, u + 1, Stage::kMeansSwizzle));
+          const double b[4] = {b0.x, b0.y, b1.x, b1.y};
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const double a[4] = {static_cast<double>(low.v[2 * half]), static_cast<double>(high.v[2 * half]),
+                                 static_cast<double>(low.v[2 * half + 1]), static_cast<double>(high.v[2 * half + 1])};
+            const double bb[2] = {b[2 * half], b[2 * half + 1]};
+            mma_16x8x8(acc[group], a, bb);
+          }
+        }
+      }
+    }
+    // The ring is empty and every warp is done with it before the next unit fills it again.
+    wait_copies<0>();
+    __syncthreads();
+    const int64_t i0 = row0 + warp * 16;
+    if (p.segments == 1)
+      store_tile(acc, p.output, p.N, p.L, i0, k0, p.N, active, p.output_pair_ok, lane);
+    else
+      store_tile(acc, p.segment_sums + segment * p.L * p.N, p.N, p.L, i0, k0, p.N, active, p.segment_pair_ok, lane);
+  }
+}
+
 template <typename T>
 __global__ void join_segments_kernel(const double *segment_sums, T *output, int64_t count, int64_t segments) {
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
@@ -148,23 +311,31 @@ int choose_log2_pieces(int64_t rows, int64_t M, const DeviceInfo &device) {
 struct ProductPlan {
   bool tensor_cores = true;  // false: cuBLAS DGEMM
   bool matrix_streams = false;  // the matrix is read from memory (once or twice), not from L2
+  bool streaming = false;    // streaming_product_kernel: blocks of kStreamTileRows rows, operands staged by cp.async
   int groups = 4;            // batches per warp unit / 8
   int64_t row_tiles = 0, slabs = 0, segments = 1, segment_length = 0;
 };
 
-ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device) {
+// matrix_vector_ok: the matrix is 16-byte aligned with rows of whole 16-byte units.
+ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device, bool matrix_vector_ok) {
   ProductPlan plan;
   // Four groups of 8 batches per warp halve the matrix reads against two; f64 fragments of four groups leave room for
   // one block of 8 warps per SM only, too few to hide the latency of the means' loads, so f64 takes two.
   plan.groups = p.N <= 16 || p.dtype == FG_F64 ? 2 : 4;
-  plan.row_tiles = ceil_div(p.L, 16);
-  plan.slabs = ceil_div(p.N, 8 * plan.groups);
   // Every slab reads the whole matrix: from memory once or twice, or from L2 when it fits with room to spare.
   const int64_t matrix_bytes = p.L * p.L * element_size(p.dtype);
   const bool matrix_in_l2 = matrix_bytes * 4 <= static_cast<int64_t>(device.l2_bytes);
-  plan.tensor_cores = plan.slabs <= 2 || matrix_in_l2;
   plan.matrix_streams = !matrix_in_l2;
-  const int64_t wanted = kProductWarpsPerSm * device.sm_count;
+  plan.streaming = plan.matrix_streams && plan.groups == 2 && matrix_vector_ok && device.arch() >= 80;
+  const int64_t tile_rows = plan.streaming ? kStreamTileRows : 16;
+  plan.row_tiles = ceil_div(p.L, tile_rows);
+  plan.slabs = ceil_div(p.N, 8 * plan.groups);
+  plan.tensor_cores = plan.slabs <= 2 || matrix_in_l2;
+  // Units enough for a block of 8 warps per SM (a warp each), or, streaming, for a wave of kStreamBlocksPerSm blocks
+  // per SM at least 7/8 full (f32 8192 x 2048 x 16: 256 units of 128 rows x 2048 columns for 264 places took 104 us,
+  // 512 of 1024 columns 108 us).
+  const int64_t wanted = plan.streaming ? kStreamBlocksPerSm * device.sm_count * 7 / 8
+                                        : kProductWarpsPerSm * device.sm_count;
   while (plan.segments < kMaxSegments && plan.row_tiles * plan.slabs * plan.segments < wanted &&
          p.L >= plan.segments * 2 * kMinSegmentLength)
     plan.segments *= 2;
@@ -180,7 +351,18 @@ Status launch_product(const ProductParams<T> &params, cudaStream_t stream) {
 }
 
 template <typename T>
-Status launch_product(const ProductParams<T> &params, int groups, cudaStream_t stream) {
+Status launch_streaming_product(const ProductParams<T> &params, cudaStream_t stream) {
+  const int64_t units = params.row_tiles * params.slabs * params.segments;
+  constexpr int kSharedBytes = kStreamStages * StreamStage<T>::kBytes;
+  FG_CUDA_CHECK(cudaFuncSetAttribute(streaming_product_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     kSharedBytes));
+  return launch(streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)), dim3(kStageThreads), kSharedBytes,
+                stream, params);
+}
+
+template <typename T>
+Status launch_product(const ProductParams<T> &params, int groups, bool streaming, cudaStream_t stream) {
+  if (streaming) return launch_streaming_product<T>(params, stream);
   return groups == 4 ? launch_product<T, 4>(params, stream) : launch_product<T, 2>(params, stream);
 }
 
@@ -203,7 +385,9 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   const SpanLayout layout{p.M, piece_length, log2_pieces};
   const SpanReadPlan read = plan_span_read(p.input, p.dtype, layout);
   const int64_t span_count = rows * pieces;
-  const ProductPlan product = plan_product(p, device);
+  const bool matrix_vector_ok =
+      reinterpret_cast<uintptr_t>(matrix) % 16 == 0 && p.L % (16 / static_cast<int64_t>(sizeof(T))) == 0;
+  const ProductPlan product = plan_product(p, device, matrix_vector_ok);
   constexpr bool f32 = std::is_same_v<T, float>;
 
   WorkspaceCarver carver;
@@ -250,11 +434,11 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     params.segments = product.segments;
     params.segment_length = product.segment_length;
     params.matrix_prefetch = product.matrix_streams ? kMatrixPrefetchColumns : 0;
-    params.matrix_vector_ok = reinterpret_cast<uintptr_t>(matrix) % 16 == 0 && p.L % vector_width == 0;
+    params.matrix_vector_ok = matrix_vector_ok;
     params.means_vector_ok = p.L % 2 == 0;
     params.output_pair_ok = reinterpret_cast<uintptr_t>(output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
     params.segment_pair_ok = p.N % 2 == 0;
-    FG_RETURN_IF_ERROR(launch_product(params, product.groups, stream));
+    FG_RETURN_IF_ERROR(launch_product(params, product.groups, product.streaming, stream));
     if (product.segments == 1) return Status::success();
     const int64_t count = p.L * p.N;
     return launch(join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),

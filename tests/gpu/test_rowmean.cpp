@@ -117,6 +117,21 @@ TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
+// Matrices too large to stay in L2 (over a quarter of it: the H100's 50 MB L2 streams from 1800 x 1800 f32 or
+// 1300 x 1300 f64) with few batches take the staged algorithm's streaming product: partial row tiles, L not a multiple
+// of the copy stages, one and two slabs, a matrix 16 bytes past its allocation's start.
+TEMPLATE_TEST_CASE("rowmean_matvec: staged product of a matrix that streams from memory", "[rowmean][streaming]",
+                   float, double) {
+  Handle handle;
+  const std::vector<fg_rowmean_algo_t> algos{FG_ROWMEAN_AUTO, FG_ROWMEAN_STAGED};
+  uint64_t seed = 3000;
+  const bool f32 = std::is_same<TestType, float>::value;
+  const int64_t L = f32 ? 2004 : 1302;
+  for (RowmeanCase rc : {RowmeanCase{L, 9, 1}, RowmeanCase{L, 3, 16}, RowmeanCase{L + 52, 2, 7},
+                         RowmeanCase{L, 5, 32}, RowmeanCase{L, 4, 5, 16 / static_cast<int64_t>(sizeof(TestType))}})
+    check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
+}
+
 TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[rowmean][empty]") {
   Handle handle;
   DeviceMemory output(sizeof(float));
