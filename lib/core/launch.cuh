@@ -22,6 +22,40 @@ Status launch(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t sha
   return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
 }
 
+// The same, but the kernel may start while the one before it in the stream is still finishing (programmatic
+// dependent launch, compute capability 9.0 and later; elsewhere an ordinary launch): it must call
+// wait_for_prior_grid() before it reads or writes anything. What is saved is the launch latency between the two.
+template <typename... KernelParams, typename... Args>
+Status launch_dependent(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t shared_bytes,
+                        cudaStream_t stream, Args &&...args) {
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
+}
+
+// In a kernel started by launch_dependent: returns once the grids before it in the stream have finished and their
+// writes are visible.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the kernel after this one in the stream, if started by launch_dependent, be scheduled before this one ends.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Grid dimensions y and z are limited to 65535 blocks; kernels loop over what a capped grid leaves.
 inline unsigned int capped_grid(int64_t blocks, int64_t limit = 65535) {
   return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > limit ? limit : blocks));

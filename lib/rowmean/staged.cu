@@ -62,6 +62,7 @@ template <typename T>
 __global__ void __launch_bounds__(kStageThreads, kRowSumBlocksPerSm)
     row_sums_kernel(const T *input, double *sums, SpanLayout layout, int64_t span_count, SpanReadPlan read,
                     double scale) {
+  allow_dependent_launch();
   const int worker = static_cast<int>(blockIdx.x * kStageThreads + threadIdx.x);
   sum_spans(read, input, 0, span_count, layout, worker, static_cast<int>(gridDim.x * kStageThreads),
             ScaledSink{sums, scale});
@@ -69,6 +70,8 @@ __global__ void __launch_bounds__(kStageThreads, kRowSumBlocksPerSm)
 
 __global__ void join_pieces_kernel(const double *piece_sums, double *means, int64_t rows, int pieces,
                                    double inverse_m) {
+  wait_for_prior_grid();
+  allow_dependent_launch();
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
        row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const double *sums = piece_sums + row * pieces;
@@ -94,6 +97,8 @@ struct ProductParams {
 template <typename T, int kGroups>
 __global__ void __launch_bounds__(kStageThreads, (kProductBlocksPerSm<T, kGroups>))
     product_kernel(const ProductParams<T> p) {
+  wait_for_prior_grid();
+  allow_dependent_launch();
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t first_unit = (static_cast<int64_t>(blockIdx.x) * kStageThreads + threadIdx.x) / 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kStageThreads / 32);
@@ -156,6 +161,8 @@ __device__ __forceinline__ int stream_offset(int row, int row_bytes, int unit, i
 template <typename T>
 __global__ void __launch_bounds__(kStageThreads, kStreamBlocksPerSm)
     streaming_product_kernel(const ProductParams<T> p) {
+  wait_for_prior_grid();
+  allow_dependent_launch();
   using Stage = StreamStage<T>;
   constexpr int kGroups = kStreamBatches / 8;
   constexpr int kMatrixUnitsPerRow = kStreamRowBytes / 16;
@@ -277,6 +284,7 @@ __global__ void __launch_bounds__(kStageThreads, kStreamBlocksPerSm)
 
 template <typename T>
 __global__ void join_segments_kernel(const double *segment_sums, T *output, int64_t count, int64_t segments) {
+  wait_for_prior_grid();
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double sum = 0.0;
@@ -346,8 +354,9 @@ ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device, bool
 template <typename T, int kGroups>
 Status launch_product(const ProductParams<T> &params, cudaStream_t stream) {
   const int64_t units = params.row_tiles * params.slabs * params.segments;
-  return launch(product_kernel<T, kGroups>, dim3(capped_grid(ceil_div(units, kStageThreads / 32), INT32_MAX)),
-                dim3(kStageThreads), 0, stream, params);
+  return launch_dependent(product_kernel<T, kGroups>,
+                          dim3(capped_grid(ceil_div(units, kStageThreads / 32), INT32_MAX)), dim3(kStageThreads), 0,
+                          stream, params);
 }
 
 template <typename T>
@@ -356,8 +365,8 @@ Status launch_streaming_product(const ProductParams<T> &params, cudaStream_t str
   constexpr int kSharedBytes = kStreamStages * StreamStage<T>::kBytes;
   FG_CUDA_CHECK(cudaFuncSetAttribute(streaming_product_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      kSharedBytes));
-  return launch(streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)), dim3(kStageThreads), kSharedBytes,
-                stream, params);
+  return launch_dependent(streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)), dim3(kStageThreads),
+                          kSharedBytes, stream, params);
 }
 
 template <typename T>
@@ -416,9 +425,10 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     double *piece_sums = reinterpret_cast<double *>(base + piece_sums_at);
     FG_RETURN_IF_ERROR(launch(row_sums_kernel<T>, row_sum_grid, dim3(kStageThreads), 0, stream, input, piece_sums,
                               layout, span_count, read, 1.0));
-    FG_RETURN_IF_ERROR(launch(join_pieces_kernel, dim3(capped_grid(ceil_div(rows, kStageThreads), INT32_MAX)),
-                              dim3(kStageThreads), 0, stream, static_cast<const double *>(piece_sums), means, rows,
-                              pieces, inverse_m));
+    FG_RETURN_IF_ERROR(launch_dependent(join_pieces_kernel,
+                                        dim3(capped_grid(ceil_div(rows, kStageThreads), INT32_MAX)),
+                                        dim3(kStageThreads), 0, stream, static_cast<const double *>(piece_sums), means,
+                                        rows, pieces, inverse_m));
   }
 
   if (product.tensor_cores) {
@@ -441,9 +451,9 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     FG_RETURN_IF_ERROR(launch_product(params, product.groups, product.streaming, stream));
     if (product.segments == 1) return Status::success();
     const int64_t count = p.L * p.N;
-    return launch(join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),
-                  dim3(kStageThreads), 0, stream, static_cast<const double *>(params.segment_sums), output, count,
-                  product.segments);
+    return launch_dependent(join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),
+                            dim3(kStageThreads), 0, stream, static_cast<const double *>(params.segment_sums), output,
+                            count, product.segments);
   }
 
   // In cuBLAS's column-major terms the row-major L x N output is the N x L matrix means * matrix^T.
