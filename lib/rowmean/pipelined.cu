@@ -294,9 +294,9 @@ __device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t 
   }
 }
 
-// Drops the whole 128-byte lines of means[0, count) from L2 without writing them back.
+// Drops the whole 128-byte lines of data[0, count) from L2 without writing them back.
 template <typename T>
-__device__ __forceinline__ void discard_means(const T *means, int64_t count, int consumer) {
+__device__ __forceinline__ void discard_lines(const T *means, int64_t count, int consumer) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(means) + 127) & ~uintptr_t{127};
   const uintptr_t end = reinterpret_cast<uintptr_t>(means + count) & ~uintptr_t{127};
@@ -346,17 +346,20 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
       if (*ticket_slot != 0) {
         __threadfence();
         join_parts(p, block, consumer);
+        // Nobody reads the parts again: they leave L2 without being written back.
+        consumer_barrier();
+        discard_lines(p.partials + block * p.parts * (kTileRows * kSlabBatches), p.parts * kTileRows * kSlabBatches,
+                      consumer);
       }
     }
     // Every warp is done with the stages (and the ticket slot) before the next tile's first copies land in them.
     consumer_barrier();
-    if (!split) {
-      // The block whose tile is the slab's last to finish drops the slab's means from L2: nobody reads them again, and
-      // writing them back to memory would take bandwidth from the read.
-      if (consumer == 0) *last_slot = atomicAdd(&slab_tiles[slab], 1u) + 1 == p.row_blocks ? 1u : 0u;
-      consumer_barrier();
-      if (*last_slot != 0) discard_means(p.means + batch0 * p.L, kSlabBatches * p.L, consumer);
-    }
+    // The block whose tile (or part) is the slab's last to finish drops the slab's means from L2: nobody reads them
+    // again, and writing them back to memory would take bandwidth from the read.
+    const unsigned slab_units = static_cast<unsigned>(split ? p.row_blocks * p.parts : p.row_blocks);
+    if (consumer == 0) *last_slot = atomicAdd(&slab_tiles[slab], 1u) + 1 == slab_units ? 1u : 0u;
+    consumer_barrier();
+    if (*last_slot != 0) discard_lines(p.means + batch0 * p.L, kSlabBatches * p.L, consumer);
   }
 }
 
