@@ -296,10 +296,10 @@ __device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t 
 
 // Drops the whole 128-byte lines of data[0, count) from L2 without writing them back.
 template <typename T>
-__device__ __forceinline__ void discard_lines(const T *means, int64_t count, int consumer) {
+__device__ __forceinline__ void discard_lines(const T *data, int64_t count, int consumer) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(means) + 127) & ~uintptr_t{127};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(means + count) & ~uintptr_t{127};
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + 127) & ~uintptr_t{127};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data + count) & ~uintptr_t{127};
   for (uintptr_t line = begin + static_cast<uintptr_t>(consumer) * 128; line < end; line += kConsumerThreads * 128)
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
 #endif
@@ -359,7 +359,10 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
     const unsigned slab_units = static_cast<unsigned>(split ? p.row_blocks * p.parts : p.row_blocks);
     if (consumer == 0) *last_slot = atomicAdd(&slab_tiles[slab], 1u) + 1 == slab_units ? 1u : 0u;
     consumer_barrier();
-    if (*last_slot != 0) discard_lines(p.means + batch0 * p.L, kSlabBatches * p.L, consumer);
+    if (*last_slot != 0) {
+      const int64_t batches = p.N - batch0 < kSlabBatches ? p.N - batch0 : kSlabBatches;
+      discard_lines(p.means + batch0 * p.L, batches * p.L, consumer);
+    }
   }
 }
 
