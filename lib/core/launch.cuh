@@ -22,11 +22,11 @@ Status launch(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t sha
   return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
 }
 
-// The same, but the kernel may start while the one before it in the stream is still finishing (programmatic
-// dependent launch, compute capability 9.0 and later; elsewhere an ordinary launch): it must call
-// wait_for_prior_grid() before it reads or writes anything. What is saved is the launch latency between the two.
+// The same, but where `overlap` (the device has compute capability 9.0 or later; otherwise an ordinary launch) the
+// kernel may start while the one before it in the stream is still finishing (programmatic dependent launch): it must
+// call wait_for_prior_grid() before it reads or writes anything. What is saved is the launch latency between the two.
 template <typename... KernelParams, typename... Args>
-Status launch_dependent(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t shared_bytes,
+Status launch_dependent(bool overlap, void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t shared_bytes,
                         cudaStream_t stream, Args &&...args) {
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -37,7 +37,7 @@ Status launch_dependent(void (*kernel)(KernelParams...), dim3 grid, dim3 block, 
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.numAttrs = overlap ? 1 : 0;
   return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
 }
 

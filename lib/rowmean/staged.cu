@@ -352,27 +352,27 @@ ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device, bool
 }
 
 template <typename T, int kGroups>
-Status launch_product(const ProductParams<T> &params, cudaStream_t stream) {
+Status launch_product(const ProductParams<T> &params, bool overlap, cudaStream_t stream) {
   const int64_t units = params.row_tiles * params.slabs * params.segments;
-  return launch_dependent(product_kernel<T, kGroups>,
+  return launch_dependent(overlap, product_kernel<T, kGroups>,
                           dim3(capped_grid(ceil_div(units, kStageThreads / 32), INT32_MAX)), dim3(kStageThreads), 0,
                           stream, params);
 }
 
 template <typename T>
-Status launch_streaming_product(const ProductParams<T> &params, cudaStream_t stream) {
+Status launch_streaming_product(const ProductParams<T> &params, bool overlap, cudaStream_t stream) {
   const int64_t units = params.row_tiles * params.slabs * params.segments;
   constexpr int kSharedBytes = kStreamStages * StreamStage<T>::kBytes;
   FG_CUDA_CHECK(cudaFuncSetAttribute(streaming_product_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      kSharedBytes));
-  return launch_dependent(streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)), dim3(kStageThreads),
-                          kSharedBytes, stream, params);
+  return launch_dependent(overlap, streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)),
+                          dim3(kStageThreads), kSharedBytes, stream, params);
 }
 
 template <typename T>
-Status launch_product(const ProductParams<T> &params, int groups, bool streaming, cudaStream_t stream) {
-  if (streaming) return launch_streaming_product<T>(params, stream);
-  return groups == 4 ? launch_product<T, 4>(params, stream) : launch_product<T, 2>(params, stream);
+Status launch_product(const ProductParams<T> &params, int groups, bool streaming, bool overlap, cudaStream_t stream) {
+  if (streaming) return launch_streaming_product<T>(params, overlap, stream);
+  return groups == 4 ? launch_product<T, 4>(params, overlap, stream) : launch_product<T, 2>(params, overlap, stream);
 }
 
 template <typename T>
@@ -398,6 +398,8 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
       reinterpret_cast<uintptr_t>(matrix) % 16 == 0 && p.L % (16 / static_cast<int64_t>(sizeof(T))) == 0;
   const ProductPlan product = plan_product(p, device, matrix_vector_ok);
   constexpr bool f32 = std::is_same_v<T, float>;
+  // The kernels after the row sums start by programmatic dependent launch where the device has it.
+  const bool overlap = device.arch() >= 90;
 
   WorkspaceCarver carver;
   const size_t means_at = carver.take(rows * 8);
@@ -425,7 +427,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     double *piece_sums = reinterpret_cast<double *>(base + piece_sums_at);
     FG_RETURN_IF_ERROR(launch(row_sums_kernel<T>, row_sum_grid, dim3(kStageThreads), 0, stream, input, piece_sums,
                               layout, span_count, read, 1.0));
-    FG_RETURN_IF_ERROR(launch_dependent(join_pieces_kernel,
+    FG_RETURN_IF_ERROR(launch_dependent(overlap, join_pieces_kernel,
                                         dim3(capped_grid(ceil_div(rows, kStageThreads), INT32_MAX)),
                                         dim3(kStageThreads), 0, stream, static_cast<const double *>(piece_sums), means,
                                         rows, pieces, inverse_m));
@@ -448,12 +450,13 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     params.means_vector_ok = p.L % 2 == 0;
     params.output_pair_ok = reinterpret_cast<uintptr_t>(output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
     params.segment_pair_ok = p.N % 2 == 0;
-    FG_RETURN_IF_ERROR(launch_product(params, product.groups, product.streaming, stream));
+    FG_RETURN_IF_ERROR(launch_product(params, product.groups, product.streaming, overlap, stream));
     if (product.segments == 1) return Status::success();
     const int64_t count = p.L * p.N;
-    return launch_dependent(join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)),
-                            dim3(kStageThreads), 0, stream, static_cast<const double *>(params.segment_sums), output,
-                            count, product.segments);
+    return launch_dependent(overlap, join_segments_kernel<T>,
+                            dim3(capped_grid(ceil_div(count, kStageThreads), INT32_MAX)), dim3(kStageThreads), 0,
+                            stream, static_cast<const double *>(params.segment_sums), output, count,
+                            product.segments);
   }
 
   // In cuBLAS's column-major terms the row-major L x N output is the N x L matrix means * matrix^T.
