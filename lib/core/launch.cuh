@@ -12,14 +12,22 @@
 namespace fastgemm::detail {
 
 template <typename... KernelParams, typename... Args>
-Status launch(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t shared_bytes,
-              cudaStream_t stream, Args &&...args) {
+Status launch_with(cudaLaunchAttribute *attributes, unsigned attribute_count, void (*kernel)(KernelParams...),
+                   dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, Args &&...args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = attribute_count;
   return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
+}
+
+template <typename... KernelParams, typename... Args>
+Status launch(void (*kernel)(KernelParams...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+              Args &&...args) {
+  return launch_with(nullptr, 0, kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
 }
 
 // The same, but where `overlap` (the device has compute capability 9.0 or later; otherwise an ordinary launch) the
@@ -31,14 +39,8 @@ Status launch_dependent(bool overlap, void (*kernel)(KernelParams...), dim3 grid
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = overlap ? 1 : 0;
-  return cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), "cudaLaunchKernelEx");
+  return launch_with(&attribute, overlap ? 1u : 0u, kernel, grid, block, shared_bytes, stream,
+                     std::forward<Args>(args)...);
 }
 
 // In a kernel started by launch_dependent: returns once the grids before it in the stream have finished and their

@@ -158,6 +158,19 @@ __device__ __forceinline__ int stream_offset(int row, int row_bytes, int unit, i
   return row * row_bytes + ((unit ^ ((row & 1) * swizzle)) * 16);
 }
 
+// Four consecutive elements of a swizzled row from 16-byte unit `unit` on: one unit of f32, two of f64.
+template <typename T>
+__device__ __forceinline__ Quad<T> load_stream_quad(const unsigned char *base, int row, int row_bytes, int unit,
+                                                    int swizzle) {
+  if constexpr (sizeof(T) == 4) {
+    return load_shared_quad(reinterpret_cast<const T *>(base + stream_offset(row, row_bytes, unit, swizzle)));
+  } else {
+    const double2 low = *reinterpret_cast<const double2 *>(base + stream_offset(row, row_bytes, unit, swizzle));
+    const double2 high = *reinterpret_cast<const double2 *>(base + stream_offset(row, row_bytes, unit + 1, swizzle));
+    return {{low.x, low.y, high.x, high.y}};
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kStageThreads, kStreamBlocksPerSm)
     streaming_product_kernel(const ProductParams<T> p) {
@@ -231,41 +244,20 @@ __global__ void __launch_bounds__(kStageThreads, kStreamBlocksPerSm)
       const unsigned char *means_slot = slot + kStreamMatrixBytes;
 #pragma unroll
       for (int chunk = 0; chunk < Stage::kColumns / 16; ++chunk) {
-        // Lane t's four columns chunk * 16 + 4t .. + 3: one 16-byte unit of f32, two of f64.
-        Quad<T> low, high;
-        if constexpr (sizeof(T) == 4) {
-          const int u = chunk * 4 + t;
-          low = load_shared_quad(reinterpret_cast<const T *>(
-              slot + stream_offset(row_low, kStreamRowBytes, u, Stage::kMatrixSwizzle)));
-          high = load_shared_quad(reinterpret_cast<const T *>(
-              slot + stream_offset(row_high, kStreamRowBytes, u, Stage::kMatrixSwizzle)));
-        } else {
-          const int u = chunk * 8 + 2 * t;
-          const double2 l0 = *reinterpret_cast<const double2 *>(
-              slot + stream_offset(row_low, kStreamRowBytes, u, Stage::kMatrixSwizzle));
-          const double2 l1 = *reinterpret_cast<const double2 *>(
-              slot + stream_offset(row_low, kStreamRowBytes, u + 1, Stage::kMatrixSwizzle));
-          const double2 h0 = *reinterpret_cast<const double2 *>(
-              slot + stream_offset(row_high, kStreamRowBytes, u, Stage::kMatrixSwizzle));
-          const double2 h1 = *reinterpret_cast<const double2 *>(
-              slot + stream_offset(row_high, kStreamRowBytes, u + 1, Stage::kMatrixSwizzle));
-          low = {{l0.x, l0.y, l1.x, l1.y}};
-          high = {{h0.x, h0.y, h1.x, h1.y}};
-        }
+        // Lane t's four columns chunk * 16 + 4t .. + 3 of rows g and g + 8, and of mean vectors g of each group.
+        const int u = (chunk * 4 + t) * static_cast<int>(sizeof(T) / 4);
+        const Quad<T> low = load_stream_quad<T>(slot, row_low, kStreamRowBytes, u, Stage::kMatrixSwizzle);
+        const Quad<T> high = load_stream_quad<T>(slot, row_high, kStreamRowBytes, u, Stage::kMatrixSwizzle);
 #pragma unroll
         for (int group = 0; group < kGroups; ++group) {
           if (group >= active) continue;
-          const int batch = group * 8 + g, u = chunk * 8 + 2 * t;
-          const double2 b0 = *reinterpret_cast<const double2 *>(
-              means_slot + stream_offset(batch, Stage::kMeansRowBytes, u, Stage::kMeansSwizzle));
-          const double2 b1 = *reinterpret_cast<const double2 *>(
-              means_slot + stream_offset(batch, Stage::kMeansRowBytes, u + 1, Stage::kMeansSwizzle));
-          const double b[4] = {b0.x, b0.y, b1.x, b1.y};
+          const Quad<double> b = load_stream_quad<double>(means_slot, group * 8 + g, Stage::kMeansRowBytes,
+                                                          chunk * 8 + 2 * t, Stage::kMeansSwizzle);
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const double a[4] = {static_cast<double>(low.v[2 * half]), static_cast<double>(high.v[2 * half]),
                                  static_cast<double>(low.v[2 * half + 1]), static_cast<double>(high.v[2 * half + 1])};
-            const double bb[2] = {b[2 * half], b[2 * half + 1]};
+            const double bb[2] = {b.v[2 * half], b.v[2 * half + 1]};
             mma_16x8x8(acc[group], a, bb);
           }
         }
