@@ -85,7 +85,7 @@ int select_device(const bench::Options &options) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  // Like --help, --version answers whatever else the command line holds.
+  // --version answers before anything else on the command line is read, so it works with any of it.
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--version") == 0) return print_version();
   }
