@@ -115,6 +115,6 @@ count_tests() {
     END {
       printf "%d passed, %d failed, %d skipped (no GPU: %d; matplotlib missing: %d)\n",
              passed, failed, no_gpu + no_matplotlib, no_gpu, no_matplotlib
-      exit failed > 0 || passed + failed + no_gpu + no_matplotlib == 0
+      exit (failed > 0 || passed + failed + no_gpu + no_matplotlib == 0)
     }' "$1"
 }
