@@ -3,7 +3,8 @@
 # `--preset shared`, for one architecture). Then, against the install:
 # - the installed fastgemm-bench starts in an empty environment: --help, --version, and a run that
 #   measures on a GPU or says plainly that there is none;
-# - CMake projects of one language each (C, C++, Fortran) find_package it, build and run;
+# - the README's CMake project, then projects of one language each (C, C++, Fortran) find_package it,
+#   build and run;
 # - the README's pkg-config commands for C and Fortran build its examples, without a warning, and they run;
 # - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
 # - the README's C++ example compiles; the installed Python module loads the shared library.
@@ -60,7 +61,14 @@ endif()
 readme_example("${readme}" c "${WORK_DIR}/app.c")
 readme_example("${readme}" fortran "${WORK_DIR}/app.f90")
 
-# CMake projects of one language.
+# The README's CMake project, with its C example, then CMake projects of one language each.
+file(MAKE_DIRECTORY "${WORK_DIR}/readme-cmake")
+file(COPY "${WORK_DIR}/app.c" DESTINATION "${WORK_DIR}/readme-cmake")
+readme_example("${readme}" cmake "${WORK_DIR}/readme-cmake/CMakeLists.txt")
+run(${CMAKE_COMMAND} -S "${WORK_DIR}/readme-cmake" -B "${WORK_DIR}/readme-cmake/build" -G "${GENERATOR}"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}")
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/readme-cmake/build")
+run_program("${WORK_DIR}/readme-cmake/build/app")
 set(consumer_languages C CXX)
 set(consumer_sources "${SOURCE_DIR}/tests/consumer/consumer.c" "${SOURCE_DIR}/tests/consumer/consumer.cpp")
 set(consumer_compilers "${C_COMPILER}" "${CXX_COMPILER}")
