@@ -3,8 +3,10 @@
 #include <fastgemm/fastgemm.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
+#include "gpu.hpp"
 #include "ops.hpp"
 #include "options.hpp"
 
@@ -19,9 +21,39 @@ int usage_error(const char *message) {
   return kExitUsage;
 }
 
-int no_device(const char *reason) {
-  std::fprintf(stderr, "fastgemm-bench: no CUDA device found (%s); it needs a GPU to measure anything\n", reason);
+// The CUDA driver's version, 0 where no NVIDIA driver is installed.
+int driver_version() {
+  int version = 0;
+  return cudaDriverGetVersion(&version) == cudaSuccess ? version : 0;
+}
+
+// Why there is no device to run on, in the reader's terms first, CUDA's words after: without a driver the
+// runtime says "driver version is insufficient", which would send the reader to upgrade a driver that
+// the machine does not have.
+int no_device(cudaError_t error, const std::string &detail) {
+  std::string headline = "no NVIDIA driver/GPU found";
+  int runtime = 0;
+  if (error == cudaErrorInsufficientDriver && driver_version() > 0 && cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+    headline = "the NVIDIA driver supports CUDA " + bench::cuda_version_string(driver_version()) +
+               ", older than the CUDA runtime " + bench::cuda_version_string(runtime) +
+               " this program uses: update the driver";
+  }
+  std::fprintf(stderr, "fastgemm-bench: %s (CUDA: %s); it needs a GPU to measure anything\n", headline.c_str(),
+               detail.c_str());
   return kExitNoDevice;
+}
+
+// "fastgemm-bench 0.1.0, libfastgemm 0.1.0, CUDA runtime 13.0, NVIDIA driver 13.0" (driver "none" without one).
+int print_version() {
+  const int library = fg_version();
+  int runtime = 0;
+  const std::string runtime_text =
+      cudaRuntimeGetVersion(&runtime) == cudaSuccess ? bench::cuda_version_string(runtime) : "unknown";
+  const int driver = driver_version();
+  std::printf("fastgemm-bench %d.%d.%d, libfastgemm %d.%d.%d, CUDA runtime %s, NVIDIA driver %s\n", FG_VERSION_MAJOR,
+              FG_VERSION_MINOR, FG_VERSION_PATCH, library / 10000, library / 100 % 100, library % 100,
+              runtime_text.c_str(), driver > 0 ? bench::cuda_version_string(driver).c_str() : "none");
+  return 0;
 }
 
 void print_algorithms(const char *op, const bench::AlgoFamily &family) {
@@ -33,11 +65,8 @@ void print_algorithms(const char *op, const bench::AlgoFamily &family) {
 int select_device(const bench::Options &options) {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    const std::string reason = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error);
-    return no_device(reason.c_str());
-  }
-  if (count == 0) return no_device("cudaGetDeviceCount: 0 devices");
+  if (error != cudaSuccess) return no_device(error, std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error));
+  if (count == 0) return no_device(cudaErrorNoDevice, "cudaGetDeviceCount: 0 devices");
   if (options.device >= count) {
     const std::string message =
         "--device " + std::to_string(options.device) + ", but this machine has " + std::to_string(count) +
@@ -56,6 +85,10 @@ int select_device(const bench::Options &options) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  // --version answers before anything else on the command line is read, so it works with any of it.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) return print_version();
+  }
   bench::Options options;
   bench::Plan plan;
   try {
@@ -77,7 +110,7 @@ int main(int argc, char **argv) {
   if (const int status = select_device(options); status != 0) return status;
   fg_handle_t handle = nullptr;
   const fg_status_t created = fg_create(&handle);
-  if (created == FG_STATUS_NO_DEVICE) return no_device(fg_last_error_message());
+  if (created == FG_STATUS_NO_DEVICE) return no_device(cudaErrorNoDevice, fg_last_error_message());
   if (created != FG_STATUS_SUCCESS) {
     std::fprintf(stderr, "fastgemm-bench: fg_create returned %s: %s\n", fg_status_name(created),
                  fg_last_error_message());

@@ -176,6 +176,7 @@ Common options:
   --json FILE         the same as JSON, with the geometric means
   --list              print the algorithms this build carries, then exit
   -h, --help          print this text, then exit
+  --version           print the versions of fastgemm-bench, libfastgemm, the CUDA runtime and the driver
 
 Checking: each algorithm writes into an output filled with NaN, and its result is compared with cuBLAS's:
 relative error ||C - C_cublas||_F / ||C_cublas||_F. The tolerance is 84 unit roundoffs (1e-5 in f32,

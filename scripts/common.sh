@@ -1,7 +1,12 @@
-# Shared by the scripts in this folder: dependency check and install, GPU detection, the configure step.
-# Sourced, not run.
+# Shared by the scripts in this folder: GPU detection, the packages each script needs and their install,
+# the configure step, the test count. Sourced, not run.
 
 fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
+# The README names the same lists (a test checks it).
+build_packages=(cmake ninja-build pkg-config g++)
+test_packages=(catch2 gfortran python3 clang libclang-rt-dev)
 
 have_catch2() {
   local dir
@@ -11,33 +16,60 @@ have_catch2() {
   return 1
 }
 
-# Installs what the build and the tests need and the machine lacks, through the OS package manager.
-ensure_dependencies() {
-  local missing=()
-  command -v cmake >/dev/null || missing+=(cmake)
-  command -v ninja >/dev/null || missing+=(ninja-build)
-  command -v pkg-config >/dev/null || missing+=(pkg-config)
-  command -v c++ >/dev/null || missing+=(g++)
-  have_catch2 || missing+=(catch2)
-  command -v clang++ >/dev/null || missing+=(clang)
-  # libFuzzer's runtime: clang prints a bare file name when it has none.
-  case "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" in
-    /*) ;;
-    *) missing+=(libclang-rt-dev) ;;
-  esac
-  if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-    echo "fastgemm: the CUDA toolkit (nvcc, cuBLAS) is missing; install CUDA 12.4 or newer first." >&2
+# Whether what PACKAGE brings is already on the machine, however it got there.
+package_present() {
+  case "$1" in
+    ninja-build) command -v ninja ;;
+    g++) command -v c++ ;;
+    catch2) have_catch2 ;;
+    clang) command -v clang++ ;;
+    # libFuzzer's runtime: clang prints a bare file name when it has none.
+    libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;
+    *) command -v "$1" ;;
+  esac >/dev/null
+}
+
+# The CUDA toolkit is not a distribution package: it must be there, recent enough for the default
+# architectures (sm_100 and sm_120 need CUDA 12.8).
+ensure_cuda_toolkit() {
+  [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null && export PATH=/usr/local/cuda/bin:$PATH
+  if ! command -v nvcc >/dev/null; then
+    echo "fastgemm: the CUDA toolkit (nvcc, cuBLAS) is missing: install CUDA 12.8 or newer first" \
+         "(https://developer.nvidia.com/cuda-downloads)." >&2
     return 1
   fi
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "fastgemm: installing ${missing[*]}" >&2
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  if ! command -v apt-get >/dev/null; then
-    echo "fastgemm: please install ${missing[*]} with your package manager" >&2
+  local version
+  version=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+  if [ -z "${CMAKE_CUDA_ARCHITECTURES:-}" ] && ! printf '%s\n12.8\n' "$version" | sort -V -C -r; then
+    echo "fastgemm: CUDA $version cannot build the default architectures (sm_100, sm_120 need 12.8):" \
+         "install CUDA 12.8 or newer, or set CMAKE_CUDA_ARCHITECTURES (e.g. \"75;80;86;89;90\")." >&2
     return 1
   fi
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# ensure_packages PACKAGE...: installs those that are missing with apt-get (through sudo when not root).
+ensure_packages() {
+  local missing=() package
+  for package in "$@"; do
+    package_present "$package" || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null; then
+      echo "fastgemm: please install ${missing[*]} with your package manager" >&2
+      return 1
+    fi
+    echo "fastgemm: installing ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || return 1
+  fi
+  local cmake_version
+  cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9.]*\).*/\1/p')
+  if ! printf '%s\n3.24\n' "$cmake_version" | sort -V -C -r; then
+    echo "fastgemm: CMake $cmake_version is older than 3.24, which fastgemm needs (pip install cmake)" >&2
+    return 1
+  fi
 }
 
 gpu_present() {
@@ -55,6 +87,34 @@ configure() {
   elif gpu_present; then
     archs=(-DCMAKE_CUDA_ARCHITECTURES=native)
   fi
-  [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null && export PATH=/usr/local/cuda/bin:$PATH
   cmake -S "$fastgemm_root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${archs[@]}" "$@"
+}
+
+# count_tests JUNIT_FILE: from CTest's JUnit report, prints the names of the tests that failed, then one
+# line, last: "N passed, N failed, N skipped (no GPU: N; matplotlib missing: N)". A test skips for one of
+# those two reasons, which it prints; a skip that gives neither counts as a failure. Returns 1 when a
+# test failed.
+count_tests() {
+  awk '
+    function verdict() {
+      if (status == "run") { passed++; return }
+      if (status == "notrun" && skipped && output ~ /SKIPPED: no CUDA device/) { no_gpu++; return }
+      if (status == "notrun" && skipped && output ~ /matplotlib is not installed/) { no_matplotlib++; return }
+      failed++
+      if (status == "notrun" && skipped) print "failed: " name " (skipped, for no reason it names)"
+      else print "failed: " name
+    }
+    /<testcase / {
+      name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name)
+      status = $0; sub(/.* status="/, "", status); sub(/".*/, "", status)
+      skipped = 0; output = ""; open = 1
+    }
+    open && /<skipped / { skipped = 1 }
+    open { output = output $0 "\n" }
+    open && (/<\/testcase>/ || /<testcase [^>]*\/>/) { verdict(); open = 0 }
+    END {
+      printf "%d passed, %d failed, %d skipped (no GPU: %d; matplotlib missing: %d)\n",
+             passed, failed, no_gpu + no_matplotlib, no_gpu, no_matplotlib
+      exit (failed > 0 || passed + failed + no_gpu + no_matplotlib == 0)
+    }' "$1"
 }

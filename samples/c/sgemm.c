@@ -1,11 +1,12 @@
 /* fastgemm from C: C := alpha * A * B + beta * C on the GPU with fg_sgemm, checked against the CPU.
  * Without a GPU, fastgemm says so (FG_STATUS_NO_DEVICE); the program prints its message and exits 0.
  *
- * Build against fastgemm installed in /opt/fastgemm:
+ * Build against fastgemm installed in /opt/fastgemm, static or shared (the run path lets the loader find a
+ * shared libfastgemm; a static one needs none):
  *   export PKG_CONFIG_PATH=/opt/fastgemm/lib/pkgconfig
- *   cc sgemm.c -o sgemm $(pkg-config --cflags --libs --static fastgemm) -lm
- * (--static also lists the CUDA runtime, which this program calls itself, when libfastgemm is shared), or
- * with CMake: cmake -S samples -B build-samples -DCMAKE_PREFIX_PATH=/opt/fastgemm
+ *   cc -std=c99 sgemm.c -o sgemm $(pkg-config --cflags --libs fastgemm) -lm \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir fastgemm)
+ * or with CMake: cmake -S samples -B build-samples -DCMAKE_PREFIX_PATH=/opt/fastgemm
  */
 #include <math.h>
 #include <stdio.h>

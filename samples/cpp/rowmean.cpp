@@ -2,11 +2,12 @@
 // rowmean_matvec, in double precision, checked against the CPU. Without a GPU, fastgemm says so
 // (FG_STATUS_NO_DEVICE); the program prints its message and exits 0.
 //
-// Build against fastgemm installed in /opt/fastgemm:
+// Build against fastgemm installed in /opt/fastgemm, static or shared (the run path lets the loader find a
+// shared libfastgemm; a static one needs none):
 //   export PKG_CONFIG_PATH=/opt/fastgemm/lib/pkgconfig
-//   c++ -std=c++11 rowmean.cpp -o rowmean $(pkg-config --cflags --libs --static fastgemm)
-// (--static also lists the CUDA runtime, which this program calls itself, when libfastgemm is shared), or
-// with CMake: cmake -S samples -B build-samples -DCMAKE_PREFIX_PATH=/opt/fastgemm
+//   c++ -std=c++11 rowmean.cpp -o rowmean $(pkg-config --cflags --libs fastgemm) \
+//       -Wl,-rpath,$(pkg-config --variable=libdir fastgemm)
+// or with CMake: cmake -S samples -B build-samples -DCMAKE_PREFIX_PATH=/opt/fastgemm
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

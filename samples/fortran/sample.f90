@@ -1,11 +1,11 @@
 ! fastgemm from Fortran: an sgemm and a rowmean_matvec on device memory, each checked against the CPU.
 ! Without a GPU, fastgemm says so (FG_STATUS_NO_DEVICE), the program prints its message and exits 0.
 !
-! Build against fastgemm installed in /opt/fastgemm (the module source is installed with the headers):
+! Build against fastgemm installed in /opt/fastgemm, static or shared (the module source is installed with
+! the headers; the run path lets the loader find a shared libfastgemm, a static one needs none):
 !   export PKG_CONFIG_PATH=/opt/fastgemm/lib/pkgconfig
 !   gfortran $(pkg-config --variable=includedir fastgemm)/fastgemm/fastgemm.f90 sample.f90 -o sample \
-!            $(pkg-config --libs --static fastgemm)
-! (--static also lists the CUDA runtime, which this program calls itself, when libfastgemm is shared.)
+!            $(pkg-config --libs fastgemm) -Wl,-rpath,$(pkg-config --variable=libdir fastgemm)
 
 ! The few CUDA runtime calls the program needs, bound to libcudart.
 module cuda_runtime

@@ -1,79 +1,157 @@
-# Installs the build into a fresh prefix, then builds and runs what a user builds against it: the C
-# sample through its pkg-config line, the C and C++ samples through samples/CMakeLists.txt, the Fortran
-# module with its sample; compiles and links the README's C++ example and compiles its Fortran example (a
-# function) against the installed module; loads the installed Python module when the install has a
-# shared library. The samples compute on a GPU, and without one say "no usable CUDA device" and succeed.
+# A fresh install, used the way the README and the samples tell a user to use it. KIND=static installs the
+# fastgemm build under test; KIND=shared first builds fastgemm as a shared library (the README's
+# `--preset shared`, for one architecture). Then, against the install:
+# - the installed fastgemm-bench starts in an empty environment: --help, --version, and a run that
+#   measures on a GPU or says plainly that there is none;
+# - the README's CMake project, then projects of one language each (C, C++, Fortran) find_package it,
+#   build and run;
+# - the README's pkg-config commands for C and Fortran build its examples, without a warning, and they run;
+# - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
+# - the README's C++ example compiles; the installed Python module loads the shared library.
+# Programs run in an empty environment; without a GPU they say that fastgemm found no device.
 # Run with cmake -P and:
-#   FASTGEMM_BUILD_DIR  the fastgemm build to install
+#   KIND                static or shared
+#   FASTGEMM_BUILD_DIR  (static) the fastgemm build to install
+#   CUDA_ARCHITECTURES, CUDA_COMPILER  (shared) how to build fastgemm
 #   WORK_DIR            scratch directory (emptied)
 #   SOURCE_DIR          fastgemm's source tree
 #   GENERATOR, C_COMPILER, CXX_COMPILER
 #   FORTRAN_COMPILER    optional: without it the Fortran parts are left out, saying so
 #   PYTHON              optional: without it the Python module is not loaded, saying so
 include(${CMAKE_CURRENT_LIST_DIR}/../install_test_helpers.cmake)
-require_variables(FASTGEMM_BUILD_DIR WORK_DIR SOURCE_DIR GENERATOR C_COMPILER CXX_COMPILER)
-install_into_fresh_prefix(prefix)
+require_variables(KIND WORK_DIR SOURCE_DIR GENERATOR C_COMPILER CXX_COMPILER)
+set(readme "${SOURCE_DIR}/README.md")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
 
-file(GLOB_RECURSE pc_file "${prefix}/*/fastgemm.pc")
-get_filename_component(pc_dir "${pc_file}" DIRECTORY)
-# --static lists the CUDA runtime too, which the samples call themselves, whether libfastgemm is static or shared.
-execute_process(COMMAND ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${pc_dir}" pkg-config --cflags --libs --static fastgemm
+if(KIND STREQUAL "shared")
+  require_variables(CUDA_ARCHITECTURES CUDA_COMPILER)
+  run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+      -DBUILD_SHARED_LIBS=ON -DFASTGEMM_BUILD_SAMPLES=OFF "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"
+      "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}")
+  run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+  set(FASTGEMM_BUILD_DIR "${WORK_DIR}/build")
+elseif(NOT KIND STREQUAL "static")
+  message(FATAL_ERROR "KIND is '${KIND}', not static or shared")
+endif()
+require_variables(FASTGEMM_BUILD_DIR)
+set(prefix "${WORK_DIR}/prefix")
+run(${CMAKE_COMMAND} --install "${FASTGEMM_BUILD_DIR}" --prefix "${prefix}")
+file(GLOB shared_library "${prefix}/lib/libfastgemm.so")
+if((KIND STREQUAL "shared" AND NOT shared_library) OR (KIND STREQUAL "static" AND shared_library))
+  message(FATAL_ERROR "a ${KIND} install, but libfastgemm.so is ${shared_library}")
+endif()
+
+# The installed bench.
+set(bench "${prefix}/bin/fastgemm-bench")
+run_in("${WORK_DIR}" env -i "${bench}" --help)
+run_in("${WORK_DIR}" env -i "${bench}" --version)
+if(NOT run_output MATCHES "^fastgemm-bench [0-9]+\\.[0-9]+\\.[0-9]+, libfastgemm [0-9]+\\.[0-9]+\\.[0-9]+, CUDA runtime ")
+  message(FATAL_ERROR "fastgemm-bench --version printed '${run_output}'")
+endif()
+execute_process(COMMAND env -i "${bench}" sgemm --sizes 128 --max-seconds 0.1 RESULT_VARIABLE result
+                OUTPUT_VARIABLE output ERROR_VARIABLE output)
+message("fastgemm-bench sgemm --sizes 128 (${result}): ${output}")
+set(no_device_message "^fastgemm-bench: (no NVIDIA driver/GPU found|the NVIDIA driver supports CUDA [0-9.]+, older)[^\n]* \\(CUDA: ")
+if(NOT result EQUAL 0 AND NOT (result EQUAL 3 AND output MATCHES "${no_device_message}"))
+  message(FATAL_ERROR "fastgemm-bench neither measured nor said plainly that there is no GPU")
+endif()
+
+# The README's programs, as app.c and app.f90.
+readme_example("${readme}" c "${WORK_DIR}/app.c")
+readme_example("${readme}" fortran "${WORK_DIR}/app.f90")
+
+# The README's CMake project, with its C example, then CMake projects of one language each.
+file(MAKE_DIRECTORY "${WORK_DIR}/readme-cmake")
+file(COPY "${WORK_DIR}/app.c" DESTINATION "${WORK_DIR}/readme-cmake")
+readme_example("${readme}" cmake "${WORK_DIR}/readme-cmake/CMakeLists.txt")
+run(${CMAKE_COMMAND} -S "${WORK_DIR}/readme-cmake" -B "${WORK_DIR}/readme-cmake/build" -G "${GENERATOR}"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}")
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/readme-cmake/build")
+run_program("${WORK_DIR}/readme-cmake/build/app")
+set(consumer_languages C CXX)
+set(consumer_sources "${SOURCE_DIR}/tests/consumer/consumer.c" "${SOURCE_DIR}/tests/consumer/consumer.cpp")
+set(consumer_compilers "${C_COMPILER}" "${CXX_COMPILER}")
+if(FORTRAN_COMPILER)
+  list(APPEND consumer_languages Fortran)
+  list(APPEND consumer_sources "${WORK_DIR}/app.f90")
+  list(APPEND consumer_compilers "${FORTRAN_COMPILER}")
+endif()
+foreach(language source compiler IN ZIP_LISTS consumer_languages consumer_sources consumer_compilers)
+  set(build "${WORK_DIR}/consumer-${language}")
+  # Only that language's compiler is named, as in a user's project of that language.
+  run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${build}" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_PREFIX_PATH=${prefix}" "-DCONSUMER_LANGUAGE=${language}" "-DCONSUMER_SOURCE=${source}"
+      "-DCMAKE_${language}_COMPILER=${compiler}")
+  run(${CMAKE_COMMAND} --build "${build}")
+  run_program("${build}/consumer")
+endforeach()
+
+# The README's pkg-config commands.
+file(MAKE_DIRECTORY "${WORK_DIR}/readme-c")
+file(COPY "${WORK_DIR}/app.c" DESTINATION "${WORK_DIR}/readme-c")
+readme_section_block("${readme}" "### With pkg-config" sh c_commands)
+run_shell("${WORK_DIR}/readme-c" "${prefix}" "${c_commands}")
+run_program("${WORK_DIR}/readme-c/app")
+if(FORTRAN_COMPILER)
+  file(MAKE_DIRECTORY "${WORK_DIR}/readme-fortran")
+  file(COPY "${WORK_DIR}/app.f90" DESTINATION "${WORK_DIR}/readme-fortran")
+  readme_section_block("${readme}" "## Fortran" sh fortran_commands)
+  run_shell("${WORK_DIR}/readme-fortran" "${prefix}" "${fortran_commands}")
+  run_program("${WORK_DIR}/readme-fortran/app")
+endif()
+
+# The samples, through their own build commands and through samples/CMakeLists.txt.
+set(samples c/sgemm.c:sgemm cpp/rowmean.cpp:rowmean)
+if(FORTRAN_COMPILER)
+  list(APPEND samples fortran/sample.f90:sample)
+endif()
+foreach(entry IN LISTS samples)
+  string(REPLACE ":" ";" entry "${entry}")
+  list(GET entry 0 source)
+  list(GET entry 1 program)
+  set(directory "${WORK_DIR}/sample-${program}")
+  file(MAKE_DIRECTORY "${directory}")
+  file(COPY "${SOURCE_DIR}/samples/${source}" DESTINATION "${directory}")
+  sample_build_commands("${SOURCE_DIR}/samples/${source}" commands)
+  run_shell("${directory}" "${prefix}" "${commands}")
+  run_program("${directory}/${program}")
+endforeach()
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/samples" -B "${WORK_DIR}/samples" -G "${GENERATOR}"
+    "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_BUILD_TYPE=Release
+    "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/samples")
+run_program("${WORK_DIR}/samples/fastgemm_sample_sgemm")
+run_program("${WORK_DIR}/samples/fastgemm_sample_rowmean")
+
+# The README's C++ example and the Fortran module compile without a warning, in the strictest standard
+# mode that the README promises.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${prefix}/lib/pkgconfig"
+                        pkg-config --cflags --libs fastgemm
                 RESULT_VARIABLE result OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT result EQUAL 0)
-  message(FATAL_ERROR "pkg-config --cflags --libs --static fastgemm failed")
+  message(FATAL_ERROR "pkg-config --cflags --libs fastgemm failed")
 endif()
-message("pkg-config --cflags --libs --static fastgemm: ${flags}")
 separate_arguments(flags UNIX_COMMAND "${flags}")
-# pkg-config's flags set no run path to the prefix: a shared libfastgemm is found through LD_LIBRARY_PATH.
-get_filename_component(lib_dir "${pc_dir}" DIRECTORY)
-function(run_linked program)
-  run(${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${lib_dir}:$ENV{LD_LIBRARY_PATH}" "${program}")
-endfunction()
-
-run("${C_COMPILER}" -std=c99 -Wall -Werror "${SOURCE_DIR}/samples/c/sgemm.c" -o "${WORK_DIR}/sgemm" ${flags} -lm)
-run_linked("${WORK_DIR}/sgemm")
-
-run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/samples" -B "${WORK_DIR}/samples" -G "${GENERATOR}"
-    "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build "${WORK_DIR}/samples")
-run("${WORK_DIR}/samples/fastgemm_sample_sgemm")
-run("${WORK_DIR}/samples/fastgemm_sample_rowmean")
-
-readme_example("${SOURCE_DIR}/README.md" cpp "${WORK_DIR}/readme_example.cpp")
-run("${CXX_COMPILER}" -std=c++11 -Wall -Werror "${WORK_DIR}/readme_example.cpp" -o "${WORK_DIR}/readme_example_cpp"
-    ${flags})
-
+readme_example("${readme}" cpp "${WORK_DIR}/readme_example.cpp")
+run("${CXX_COMPILER}" -std=c++11 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/readme_example.cpp"
+    -o "${WORK_DIR}/readme_example_cpp" ${flags})
+run("${C_COMPILER}" -std=c99 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/app.c" -o "${WORK_DIR}/app_c" ${flags})
 if(FORTRAN_COMPILER)
-  file(GLOB_RECURSE module "${prefix}/*/fastgemm/fastgemm.f90")
-  if(NOT module)
-    message(FATAL_ERROR "fastgemm.f90 is not installed under ${prefix}")
-  endif()
-  # Module files go to their own directory (-J), so that each program compiles the installed module afresh.
-  set(fortran_flags -std=f2008 -Wall -Werror)
-  file(MAKE_DIRECTORY "${WORK_DIR}/fortran" "${WORK_DIR}/fortran-readme")
-  run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran" "${module}"
-      "${SOURCE_DIR}/samples/fortran/sample.f90" -o "${WORK_DIR}/fortran/sample" ${flags})
-  run_linked("${WORK_DIR}/fortran/sample")
-  readme_example("${SOURCE_DIR}/README.md" fortran "${WORK_DIR}/fortran-readme/example.f90")
-  run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran-readme" -c "${module}"
-      -o "${WORK_DIR}/fortran-readme/fastgemm.o")
-  run("${FORTRAN_COMPILER}" ${fortran_flags} -J "${WORK_DIR}/fortran-readme" -c "${WORK_DIR}/fortran-readme/example.f90"
-      -o "${WORK_DIR}/fortran-readme/example.o")
+  file(MAKE_DIRECTORY "${WORK_DIR}/fortran-strict")
+  run("${FORTRAN_COMPILER}" -std=f2008 -Wall -Werror -J "${WORK_DIR}/fortran-strict"
+      "${prefix}/include/fastgemm/fastgemm.f90" "${WORK_DIR}/app.f90" -o "${WORK_DIR}/fortran-strict/app" ${flags})
 else()
-  message("No Fortran compiler: the Fortran module and sample were not built.")
+  message("No Fortran compiler: the Fortran consumer, the README's Fortran program and the Fortran sample were not built.")
 endif()
 
-file(GLOB_RECURSE python_module "${prefix}/*/fastgemm/python/fastgemm.py")
-if(NOT python_module)
-  message(FATAL_ERROR "fastgemm.py is not installed under ${prefix}")
-endif()
-file(GLOB shared_library "${prefix}/lib/libfastgemm.so" "${prefix}/lib64/libfastgemm.so")
-if(PYTHON AND shared_library)
-  get_filename_component(python_dir "${python_module}" DIRECTORY)
-  run(${CMAKE_COMMAND} -E env --unset=FASTGEMM_LIBRARY "${PYTHON}" -c "import sys
-sys.path.insert(0, '${python_dir}')
+if(KIND STREQUAL "shared")
+  if(NOT PYTHON)
+    message("No python3: the installed Python module was not loaded.")
+    return()
+  endif()
+  run(${CMAKE_COMMAND} -E env --unset=FASTGEMM_LIBRARY --unset=LD_LIBRARY_PATH "${PYTHON}" -c "import sys
+sys.path.insert(0, '${prefix}/share/fastgemm/python')
 import fastgemm
 print('installed fastgemm.py loads', fastgemm.library()._name, 'version', fastgemm.version())")
-else()
-  message("The install has no shared libfastgemm (or no python3): the installed Python module was not loaded.")
 endif()

@@ -11,7 +11,7 @@
 !
 ! Compile this file with the program that uses it (a .mod file is specific to its compiler):
 !   gfortran $(pkg-config --variable=includedir fastgemm)/fastgemm/fastgemm.f90 app.f90 -o app \
-!            $(pkg-config --libs --static fastgemm)
+!            $(pkg-config --libs fastgemm) -Wl,-rpath,$(pkg-config --variable=libdir fastgemm)
 module fastgemm
   use, intrinsic :: iso_c_binding
   implicit none
