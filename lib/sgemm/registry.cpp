@@ -22,16 +22,27 @@ const SgemmVariant *const kVariants[] = {
 // problem, so AUTO always finds one.
 const fg_sgemm_algo_t kAutoPreference[] = {FG_SGEMM_CUBLAS, FG_SGEMM_NAIVE};
 
-// AUTO's table: where one of the project's kernels was measured faster than cuBLAS on a device
-// (fastgemm-tune and fastgemm-bench, bench/NOTES-sgemm-fast.md). Measured on the H100 (compute
-// capability 9.0): FG_SGEMM_SMALL_TILE beats cuBLAS on single products of at most 384 x 384 outputs with
-// k up to 1024 (1.28x at 128^3, 1.16x at 256^3, 1.10x at 384^3) and loses from 512^3 on (0.92x); every
-// other shape of the suite ran faster with cuBLAS, so it stays cuBLAS's, and so does every problem on a
+// AUTO's table: where one of the project's kernels was measured faster than cuBLAS called directly on a
+// device, both cold (after an L2 flush) and hot (calls back to back), with fastgemm-bench --mode both
+// (bench/NOTES-sgemm-fast.md). On the H100 (compute capability 9.0):
+// - FG_SGEMM_SMALL_TILE on products of at most 384 x 384 outputs in all batches together, k up to 1024,
+//   m and n at least 16 and at least 32^3 multiply-adds a product: 1.09-1.65x cold and 1.5-2.3x hot from
+//   32^3 to 384^3 and on 64^3 in batches of 16. Below 32^3 (0.90x cold at 8^3), with m or n under 16
+//   (0.67x at 1 x 8192 x 1024), from 512^3 on (0.93x cold) and on larger batches (0.65x at 64^3 x 1024)
+//   cuBLAS is faster.
+// - FG_SGEMM_DOUBLE_BUFFER on single products with m and n of at least 4096 and k up to 256, where cuBLAS's
+//   tiles fill the device poorly: 1.05x both ways at 4096 x 4096 x 256.
+// Every other shape measured ran faster with cuBLAS, so it stays cuBLAS's, and so does every problem on a
 // device nothing was measured on.
 fg_sgemm_algo_t measured_choice(const GemmProblem &p, const DeviceInfo &device) {
   if (device.arch() != 90) return FG_SGEMM_AUTO;
-  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024;
-  if (p.batch == 1 && p.m * p.n <= kSmallOutputs && p.k <= kSmallDepth) return FG_SGEMM_SMALL_TILE;
+  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024, kSmallEdge = 16, kSmallWork = 32 * 32 * 32;
+  if (p.m >= kSmallEdge && p.n >= kSmallEdge && p.m * p.n <= kSmallOutputs / p.batch && p.k <= kSmallDepth &&
+      p.m * p.n * p.k >= kSmallWork) {
+    return FG_SGEMM_SMALL_TILE;
+  }
+  constexpr int64_t kWideEdge = 4096, kShallowDepth = 256;
+  if (p.batch == 1 && p.m >= kWideEdge && p.n >= kWideEdge && p.k <= kShallowDepth) return FG_SGEMM_DOUBLE_BUFFER;
   return FG_SGEMM_AUTO;
 }
 
