@@ -42,12 +42,7 @@ Status Context::cublas(cublasHandle_t *out) {
     }
     cublas_ = handle;
   }
-  // Only when the stream changed: cublasSetStream also resets the handle's workspace, which costs the
-  // next product microseconds of host and device time (bench/NOTES-sgemm-fast.md, the overhead table).
-  if (cublas_stream_ != stream_) {
-    FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-    cublas_stream_ = stream_;
-  }
+  FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   *out = cublas_;
   return Status::success();
 }

@@ -44,7 +44,6 @@ class Context {
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  cudaStream_t cublas_stream_ = nullptr;  // the stream cublas_ is bound to; cublasCreate binds the default one
   void *workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
 };
