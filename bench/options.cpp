@@ -187,7 +187,8 @@ overhead: host microseconds per call, back to back without synchronizing, of fg_
 cublas) and of cuBLAS called directly (cublasSgemm, cublasSgemm_64, and cublasSgemm after a
 cublasSetStream), over tiny problems (default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in
 batches of 16); with the device time per call the same loop took, and the cost of the steps a call goes
-through (a traced no-op call, a pointer query, cudaGetDevice, cublasSetStream, an empty kernel launch).
+through (a traced no-op call, formatting an fg_sgemm trace line as every call did before, a pointer
+query, the three on a problem's operands, cudaGetDevice, cublasSetStream, an empty kernel launch).
 Each figure is the median over --repeats loops (default 101) of 200 calls, the calls of a problem taking
 turns loop by loop.
 

@@ -182,10 +182,18 @@ void Overhead::add_problem(const TinyShape &s) {
     check_cublas(cublasSetStream(blas, 0), "cublasSetStream");
     direct_call();
   };
-  const std::vector<Cost> costs = measure_costs(
+  // The driver queries a call makes of its three operands, on this problem's own allocations.
+  cudaPointerAttributes attributes = {};
+  const auto pointer_queries = [&] {
+    for (const void *pointer : {a.get(), b.get(), c.get()}) {
+      check_cuda(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes");
+    }
+  };
+  std::vector<Cost> costs = measure_costs(
       {direct_call, direct_64_call, rebinding_call, [&] { fastgemm_call(forced_cublas_); },
-       [&] { fastgemm_call(handle_); }},
+       [&] { fastgemm_call(handle_); }, pointer_queries},
       loops_, true);
+  costs[5].device_us = kNoValue;  // it enqueues nothing
   const char *batched = s.batch == 1 ? "" : "StridedBatched";
   const char *entry = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
   const double direct = costs[0].host_us_median;
@@ -200,6 +208,19 @@ void Overhead::add_problem(const TinyShape &s) {
   check_fastgemm(fg_get_last_sgemm_algo(handle_, &ran), "fg_get_last_sgemm_algo");
   add({format("fastgemm %s (auto)", entry), problem, fg_sgemm_algo_name(ran), costs[4],
        costs[4].host_us_median - direct});
+  add({"step: cudaPointerGetAttributes on A, B, C", problem, "", costs[5]});
+}
+
+// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
+// every call paid before the trace learned to format only when someone listens.
+void format_sgemm_line(char *line, size_t size, const float *pointer) {
+  const long long extent = 64;
+  std::snprintf(line, size,
+                "fg_sgemm(handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, "
+                "lda=%lld, B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s)",
+                static_cast<const void *>(&extent), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, extent, extent, extent, 1.0,
+                static_cast<const void *>(pointer), extent, static_cast<const void *>(pointer), extent, 0.0,
+                static_cast<const void *>(pointer), extent, "auto");
 }
 
 // The pieces a fastgemm call is made of, each alone: what they cost bounds what the call can save.
@@ -209,16 +230,19 @@ void Overhead::add_steps() {
   cudaPointerAttributes attributes = {};
   int device = 0;
   cublasHandle_t blas = vendor_blas().get();
+  char line[320];
   const std::vector<Cost> costs = measure_costs(
       {[&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); },
+       [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); },
        [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); },
        [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); },
        [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); }},
       loops_, false);
   add({"step: fg_get_sgemm_algo (traced no-op)", "-", "", costs[0]});
-  add({"step: cudaPointerGetAttributes", "-", "", costs[1]});
-  add({"step: cudaGetDevice", "-", "", costs[2]});
-  add({"step: cublasSetStream (same stream)", "-", "", costs[3]});
+  add({"step: snprintf of an fg_sgemm trace line", "-", "", costs[1]});
+  add({"step: cudaPointerGetAttributes", "-", "", costs[2]});
+  add({"step: cudaGetDevice", "-", "", costs[3]});
+  add({"step: cublasSetStream (same stream)", "-", "", costs[4]});
   add({"step: empty kernel launch", "-", "", measure_costs({launch_empty_kernel}, loops_, true)[0]});
 }
 
