@@ -179,6 +179,33 @@ Timing Timer::measure_hot(const std::function<void()> &call) {
   return repeat([&](int samples) { return time_hot_samples(call, samples, calls_per_sample); });
 }
 
+std::pair<Timing, Timing> Timer::measure_hot_pair(const std::function<void()> &call,
+                                                   const std::function<void()> &other) {
+  const auto calls_per_sample = [&](const std::function<void()> &timed) {
+    const double seconds_per_call = std::max(time_hot_samples(timed, 1, 1).ms.front() * 1e-3, 1e-7);
+    return static_cast<int>(std::clamp(
+        std::ceil(std::min(kHotSampleSeconds, kTargetShareOfBudget * policy_.max_seconds) / seconds_per_call), 1.0,
+        double(kMaxHotCallsPerSample)));
+  };
+  const int call_count = calls_per_sample(call), other_count = calls_per_sample(other);
+  std::vector<double> other_ms;
+  // A batch of `samples` turns, each one sample of call and one of other; its wall time counts both.
+  const Timing timing = repeat([&](int samples) {
+    Batch batch;
+    for (int i = 0; i < samples; ++i) {
+      Batch mine = time_hot_samples(call, 1, call_count);
+      const Batch theirs = time_hot_samples(other, 1, other_count);
+      batch.ms.push_back(mine.ms.front());
+      batch.wall_seconds += mine.wall_seconds + theirs.wall_seconds;
+      other_ms.push_back(theirs.ms.front());
+    }
+    return batch;
+  });
+  // The first of other's samples were taken during the warm-up, which timing leaves out too.
+  other_ms.erase(other_ms.begin(), other_ms.end() - timing.repeats);
+  return {timing, summarize(std::move(other_ms))};
+}
+
 ReadBandwidth measure_read_bandwidth(Timer &timer, const DeviceInfo &device) {
   DeviceBuffer buffer(round_to_float4(std::max(kSweepL2Multiple * device.l2_bytes, kMinSweepBytes)));
   fill_uniform(buffer.as<float>(), static_cast<int64_t>(buffer.bytes() / sizeof(float)), 1);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu.hpp"
@@ -44,6 +45,10 @@ class Timer {
   // least one), each sample between one pair of events and divided by its calls; no flush anywhere.
   // Warm-up and repeats follow the policy as in measure(), counting samples.
   Timing measure_hot(const std::function<void()> &call);
+
+  // Hot mode for two calls at once, their samples taking turns, so that a slow spell of the host (which
+  // sets the pace of calls too small to keep the device busy) hits both alike: {call's, other's} timing.
+  std::pair<Timing, Timing> measure_hot_pair(const std::function<void()> &call, const std::function<void()> &other);
 
   // The policy in words, for the report.
   std::string describe() const;

@@ -221,7 +221,9 @@ least 10 calls and a fifth of the budget are spent, stopping at the budget (afte
 10000 calls. The table gives min / median / max; rates and ratios use the median.
 Hot mode times samples of back-to-back calls instead (as many as take about a millisecond, at most 1000),
 each between two events and divided by its calls, with no flush: host work per call shows wherever it
-is longer than the device's, as it does in an application's loop.
+is longer than the device's, as it does in an application's loop. Since the host's pace drifts, in hot
+mode the direct cuBLAS call is timed again beside each sgemm algorithm, their samples taking turns, and
+the ratio is to that.
 
 Output: a table on stdout, one line per algorithm and problem, then the geometric mean of each
 algorithm's ratio to cuBLAS (cuBLAS's median time over the algorithm's: above 100% is faster); a

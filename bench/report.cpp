@@ -38,6 +38,7 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
       number_field("max_ms", row.timing.max_ms),
       number_field(metric.rate_key, row.rate),
       number_field("ratio_to_cublas", row.ratio_to_cublas),
+      number_field("baseline_median_ms", row.baseline_median_ms),
       number_field(metric.ceiling_key, row.percent_of_ceiling),
       number_field("rel_error", row.rel_error),
       number_field("tolerance", row.tolerance),

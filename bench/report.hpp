@@ -51,6 +51,7 @@ struct Row {
   Timing timing;
   double rate = kNoValue;  // GFLOP/s or GB/s from the median time
   double ratio_to_cublas = kNoValue;
+  double baseline_median_ms = kNoValue;  // what the ratio divides: the baseline's median, timed beside it in hot mode
   double percent_of_ceiling = kNoValue;
   double rel_error = kNoValue;
   double tolerance = kNoValue;
