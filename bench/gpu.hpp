@@ -80,6 +80,10 @@ void poison(void *data, size_t bytes);
 template <typename T>
 double relative_error(const T *result, const T *reference, int64_t count);
 
+// Enqueues a kernel of one block that does nothing on the legacy default stream: what launching any
+// kernel costs the host, the floor under every call of a library.
+void launch_empty_kernel();
+
 // A kernel that reads a buffer once with 128-bit loads and writes nothing: timed, it gives the
 // device's read bandwidth; run over a buffer larger than L2, it leaves L2 holding only clean lines of
 // that buffer, so a timed call after it finds none of its operands cached and pays no write-back of

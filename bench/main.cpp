@@ -91,6 +91,7 @@ int main(int argc, char **argv) {
   }
   bench::Options options;
   bench::Plan plan;
+  bench::OverheadPlan overhead;
   try {
     options = bench::parse_options(argc, argv);
     if (options.help) {
@@ -102,7 +103,11 @@ int main(int argc, char **argv) {
       print_algorithms("rowmean", bench::rowmean_algos());
       return 0;
     }
-    plan = options.command == "sgemm" ? bench::make_sgemm_plan(options) : bench::make_rowmean_plan(options);
+    if (options.command == "overhead") {
+      overhead = bench::make_overhead_plan(options);
+    } else {
+      plan = options.command == "sgemm" ? bench::make_sgemm_plan(options) : bench::make_rowmean_plan(options);
+    }
   } catch (const bench::UsageError &error) {
     return usage_error(error.what());
   }
@@ -116,7 +121,8 @@ int main(int argc, char **argv) {
                  fg_last_error_message());
     return kExitFailure;
   }
-  const int status = bench::run_plan(plan, options, handle);
+  const int status = options.command == "overhead" ? bench::run_overhead(overhead, options, handle)
+                                                   : bench::run_plan(plan, options, handle);
   const fg_status_t destroyed = fg_destroy(handle);
   if (destroyed != FG_STATUS_SUCCESS) {
     std::fprintf(stderr, "fastgemm-bench: fg_destroy returned %s: %s\n", fg_status_name(destroyed),

@@ -30,6 +30,10 @@ constexpr double kTargetShareOfBudget = 0.2;
 // Event pairs enqueued before one synchronization.
 constexpr int kEventPairs = 64;
 
+// Hot mode: a sample of back-to-back calls spans about this long, from at most this many calls.
+constexpr double kHotSampleSeconds = 1e-3;
+constexpr int kMaxHotCallsPerSample = 1000;
+
 size_t round_to_float4(size_t bytes) { return bytes / 16 * 16; }
 
 Timing summarize(std::vector<double> samples) {
@@ -80,6 +84,16 @@ std::string Timer::describe() const {
       policy_.max_seconds);
 }
 
+std::string Timer::describe_hot() const {
+  const std::string repeats = policy_.repeats > 0 ? format("%d timed samples", policy_.repeats)
+                                                  : format("adaptive repeats (at least %d samples)", kMinRepeats);
+  return format(
+      "hot: calls back to back on the same operands, no flush; CUDA events around samples of as many calls "
+      "as take about %.3g ms (at most %d), each divided by its calls; up to %d warm-up samples, then %s, within "
+      "%.3g s per algorithm and problem; min / median / max over the samples",
+      kHotSampleSeconds * 1e3, kMaxHotCallsPerSample, kWarmupCalls, repeats.c_str(), policy_.max_seconds);
+}
+
 Timer::Batch Timer::time_calls(const std::function<void()> &call, int count) {
   const auto begin = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
@@ -99,12 +113,30 @@ Timer::Batch Timer::time_calls(const std::function<void()> &call, int count) {
   return batch;
 }
 
-Timing Timer::measure(const std::function<void()> &call) {
+Timer::Batch Timer::time_hot_samples(const std::function<void()> &call, int samples, int calls_per_sample) {
+  const auto begin = std::chrono::steady_clock::now();
+  for (int i = 0; i < samples; ++i) {
+    check_cuda(cudaEventRecord(starts_[i], 0), "cudaEventRecord");
+    for (int j = 0; j < calls_per_sample; ++j) call();
+    check_cuda(cudaEventRecord(stops_[i], 0), "cudaEventRecord");
+  }
+  check_cuda(cudaEventSynchronize(stops_[samples - 1]), "cudaEventSynchronize");
+  Batch batch;
+  batch.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  for (int i = 0; i < samples; ++i) {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, starts_[i], stops_[i]), "cudaEventElapsedTime");
+    batch.ms.push_back(ms / calls_per_sample);
+  }
+  return batch;
+}
+
+Timing Timer::repeat(const std::function<Batch(int samples)> &time_samples) {
   const double budget = policy_.max_seconds;
   double warmup_seconds = 0;
   int warmup_calls = 0;
   while (warmup_calls < kWarmupCalls && warmup_seconds < kWarmupShareOfBudget * budget) {
-    warmup_seconds += time_calls(call, 1).wall_seconds;
+    warmup_seconds += time_samples(1).wall_seconds;
     ++warmup_calls;
   }
   // Floored so that a clock too coarse to see a call cannot divide by zero.
@@ -124,12 +156,54 @@ Timing Timer::measure(const std::function<void()> &call) {
     const double fitting = std::floor((budget - spent) / seconds_per_call);
     const double room = std::min(kEventPairs, max_repeats - done);
     const int count = static_cast<int>(std::clamp(std::min(wanted, fitting), 1.0, room));
-    const Batch batch = time_calls(call, count);
+    const Batch batch = time_samples(count);
     samples.insert(samples.end(), batch.ms.begin(), batch.ms.end());
     spent += batch.wall_seconds;
     seconds_per_call = std::max(batch.wall_seconds / count, kShortestCallSeconds);
   }
   return summarize(std::move(samples));
+}
+
+Timing Timer::measure(const std::function<void()> &call) {
+  return repeat([&](int samples) { return time_calls(call, samples); });
+}
+
+Timing Timer::measure_hot(const std::function<void()> &call) {
+  // One call's time sizes the samples: enough calls that a sample spans about kHotSampleSeconds, so the
+  // events' own cost and resolution vanish, and never more than the budget allows.
+  const Batch probe = time_hot_samples(call, 1, 1);
+  const double seconds_per_call = std::max(probe.ms.front() * 1e-3, 1e-7);
+  const int calls_per_sample = static_cast<int>(std::clamp(
+      std::ceil(std::min(kHotSampleSeconds, kTargetShareOfBudget * policy_.max_seconds) / seconds_per_call), 1.0,
+      double(kMaxHotCallsPerSample)));
+  return repeat([&](int samples) { return time_hot_samples(call, samples, calls_per_sample); });
+}
+
+std::pair<Timing, Timing> Timer::measure_hot_pair(const std::function<void()> &call,
+                                                   const std::function<void()> &other) {
+  const auto calls_per_sample = [&](const std::function<void()> &timed) {
+    const double seconds_per_call = std::max(time_hot_samples(timed, 1, 1).ms.front() * 1e-3, 1e-7);
+    return static_cast<int>(std::clamp(
+        std::ceil(std::min(kHotSampleSeconds, kTargetShareOfBudget * policy_.max_seconds) / seconds_per_call), 1.0,
+        double(kMaxHotCallsPerSample)));
+  };
+  const int call_count = calls_per_sample(call), other_count = calls_per_sample(other);
+  std::vector<double> other_ms;
+  // A batch of `samples` turns, each one sample of call and one of other; its wall time counts both.
+  const Timing timing = repeat([&](int samples) {
+    Batch batch;
+    for (int i = 0; i < samples; ++i) {
+      Batch mine = time_hot_samples(call, 1, call_count);
+      const Batch theirs = time_hot_samples(other, 1, other_count);
+      batch.ms.push_back(mine.ms.front());
+      batch.wall_seconds += mine.wall_seconds + theirs.wall_seconds;
+      other_ms.push_back(theirs.ms.front());
+    }
+    return batch;
+  });
+  // The first of other's samples were taken during the warm-up, which timing leaves out too.
+  other_ms.erase(other_ms.begin(), other_ms.end() - timing.repeats);
+  return {timing, summarize(std::move(other_ms))};
 }
 
 ReadBandwidth measure_read_bandwidth(Timer &timer, const DeviceInfo &device) {

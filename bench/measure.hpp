@@ -1,6 +1,8 @@
-// Timing with CUDA events. Each timed call runs alone after an L2 flush, so no size is flattered by
-// operands a previous call left in cache, whatever the memory a problem takes: a scheme that rotates
-// several input sets would need more memory than the largest problems leave.
+// Timing with CUDA events, in two modes. Cold (the default): each timed call runs alone after an L2
+// flush, so no size is flattered by operands a previous call left in cache, whatever the memory a problem
+// takes: a scheme that rotates several input sets would need more memory than the largest problems leave.
+// Hot: calls back to back on the same operands with nothing in between, as a loop in an application makes
+// them, so what the host spends per call and what L2 still holds count as they do there.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu.hpp"
@@ -38,8 +41,18 @@ class Timer {
   // events; the flush is never inside the timed interval.
   Timing measure(const std::function<void()> &call);
 
+  // The same call in hot mode: samples of back-to-back calls (as many as take about a millisecond, at
+  // least one), each sample between one pair of events and divided by its calls; no flush anywhere.
+  // Warm-up and repeats follow the policy as in measure(), counting samples.
+  Timing measure_hot(const std::function<void()> &call);
+
+  // Hot mode for two calls at once, their samples taking turns, so that a slow spell of the host (which
+  // sets the pace of calls too small to keep the device busy) hits both alike: {call's, other's} timing.
+  std::pair<Timing, Timing> measure_hot_pair(const std::function<void()> &call, const std::function<void()> &other);
+
   // The policy in words, for the report.
   std::string describe() const;
+  std::string describe_hot() const;
 
   const ReadSweep &sweep() const { return sweep_; }
 
@@ -49,6 +62,9 @@ class Timer {
     double wall_seconds = 0;
   };
   Batch time_calls(const std::function<void()> &call, int count);
+  Batch time_hot_samples(const std::function<void()> &call, int samples, int calls_per_sample);
+  // measure()'s warm-up and adaptive repeats over any way of timing a batch of samples.
+  Timing repeat(const std::function<Batch(int samples)> &time_samples);
 
   TimingPolicy policy_;
   ReadSweep sweep_;

@@ -59,6 +59,12 @@ const ValueOption kValueOptions[] = {
        constexpr int64_t kMostRepeats = 1000000;
        o.timing.repeats = static_cast<int>(std::min(parse_positive(v, "--repeats"), kMostRepeats));
      }},
+    {"--mode",
+     [](Options &o, const std::string &v) {
+       if (v != "cold" && v != "hot" && v != "both") throw UsageError("--mode '" + v + "' is not cold, hot or both");
+       o.cold = v != "hot";
+       o.hot = v != "cold";
+     }},
     {"--device",
      [](Options &o, const std::string &v) { o.device = static_cast<int>(parse_integer(v, "--device", 0)); }},
     {"--csv", [](Options &o, const std::string &v) { o.csv_path = v; }},
@@ -72,13 +78,18 @@ const ValueOption *find_value_option(const std::string &name) {
   return nullptr;
 }
 
-bool is_flag(const std::string &arg) { return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite"; }
+bool is_flag(const std::string &arg) {
+  return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite" || arg == "--hot";
+}
 
 void apply_flag(Options &options, const std::string &arg) {
   if (arg == "--list") {
     options.list = true;
   } else if (arg == "--suite") {
     options.suite = true;
+  } else if (arg == "--hot") {
+    options.cold = false;
+    options.hot = true;
   } else {
     options.help = true;
   }
@@ -108,7 +119,9 @@ Options parse_options(int argc, char **argv) {
     }
     if (arg.empty() || arg[0] != '-') {
       if (!options.command.empty()) throw UsageError("unexpected argument '" + arg + "'");
-      if (arg != "sgemm" && arg != "rowmean") throw UsageError("unknown command '" + arg + "' (sgemm or rowmean)");
+      if (arg != "sgemm" && arg != "rowmean" && arg != "overhead") {
+        throw UsageError("unknown command '" + arg + "' (sgemm, rowmean or overhead)");
+      }
       options.command = arg;
       continue;
     }
@@ -127,7 +140,7 @@ Options parse_options(int argc, char **argv) {
     }
   }
   if (!options.help && !options.list && options.command.empty()) {
-    throw UsageError("missing command: sgemm or rowmean");
+    throw UsageError("missing command: sgemm, rowmean or overhead");
   }
   return options;
 }
@@ -139,11 +152,14 @@ Usage:
   fastgemm-bench sgemm   [--sizes LIST | --shape MxNxK ... | --suite] [--trans LIST] [--layout LIST]
                          [--batch N] [--algo LIST] [common options]
   fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [--algo LIST] [common options]
+  fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--csv FILE] [--json FILE]
   fastgemm-bench --list
   fastgemm-bench --help
 
 Every algorithm's result is first checked against cuBLAS's, then timed; cuBLAS is timed in the same run,
-so every figure comes with its ratio to cuBLAS. Lists are comma separated; a list option may also be
+so every figure comes with its ratio to cuBLAS. For sgemm that is cuBLAS called directly (cublas_direct,
+cublasSgemm or cublasSgemmStridedBatched on the legacy default stream, FP32 math), as a program that
+links cuBLAS instead of fastgemm calls it; fastgemm's own cublas algorithm is timed beside it. Lists are comma separated; a list option may also be
 repeated.
 
 sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1).
@@ -167,8 +183,21 @@ rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.
   Rates are GB/s = (input + matrix + output bytes) / time; "% of read bandwidth" is of the device's
   read bandwidth, measured in the same run with a float4 read-only sweep over eight times L2.
 
+overhead: host microseconds per call, back to back without synchronizing, of fg_sgemm (AUTO and forced
+cublas) and of cuBLAS called directly (cublasSgemm, cublasSgemm_64, and cublasSgemm after a
+cublasSetStream), over tiny problems (default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in
+batches of 16); with the device time per call the same loop took, and the cost of the steps a call goes
+through (a traced no-op call, formatting an fg_sgemm trace line as every call did before, a pointer
+query, the three on a problem's operands, cudaGetDevice, cublasSetStream, an empty kernel launch).
+Each figure is the median over --repeats loops (default 101) of 200 calls, the calls of a problem taking
+turns loop by loop.
+
 Common options:
   --algo LIST         algorithm names as --list prints them, or all (default auto); cuBLAS always runs
+  --mode cold|hot|both
+                      cold: each call after an L2 flush (default); hot: calls back to back on the same
+                      operands; both: each algorithm and problem in both modes, rows marked by mode
+  --hot               the same as --mode hot
   --max-seconds S     wall-clock budget for the timed calls of one algorithm on one problem (default 1)
   --repeats N         time N calls instead of choosing adaptively (the budget still applies)
   --device N          the CUDA device to use (default 0)
@@ -191,6 +220,11 @@ need more memory than the largest problems leave. Up to 3 warm-up calls (fewer w
 tenth of the budget) precede the timed calls; then, unless --repeats is given, calls are timed until at
 least 10 calls and a fifth of the budget are spent, stopping at the budget (after at least one call) or
 10000 calls. The table gives min / median / max; rates and ratios use the median.
+Hot mode times samples of back-to-back calls instead (as many as take about a millisecond, at most 1000),
+each between two events and divided by its calls, with no flush: host work per call shows wherever it
+is longer than the device's, as it does in an application's loop. Since the host's pace drifts, in hot
+mode the direct cuBLAS call is timed again beside each sgemm algorithm, their samples taking turns, and
+the ratio is to that.
 
 Output: a table on stdout, one line per algorithm and problem, then the geometric mean of each
 algorithm's ratio to cuBLAS (cuBLAS's median time over the algorithm's: above 100% is faster); a

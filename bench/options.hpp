@@ -19,7 +19,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;  // "sgemm" or "rowmean"; empty with --help or --list
+  std::string command;  // "sgemm", "rowmean" or "overhead"; empty with --help or --list
   bool help = false;
   bool list = false;
   std::vector<std::string> algos;   // names as given, each may be "all"; empty: auto
@@ -31,6 +31,8 @@ struct Options {
   std::optional<int64_t> batch;
   std::optional<std::string> dtype;
   TimingPolicy timing;
+  bool cold = true;  // --mode: the timing modes to run, cold (after an L2 flush) and hot (back to back)
+  bool hot = false;
   int device = 0;
   std::string csv_path;
   std::string json_path;

@@ -27,7 +27,8 @@ const char *outcome_name(Outcome outcome) {
 std::string percent(double value) { return std::isfinite(value) ? format("%.1f%%", value) : "n/a"; }
 
 std::vector<Field> row_fields(const Row &row, const Metric &metric) {
-  std::vector<Field> fields = {text_field("op", metric.op), text_field("algo", row.algo), text_field("ran", row.ran)};
+  std::vector<Field> fields = {text_field("op", metric.op), text_field("algo", row.algo), text_field("ran", row.ran),
+                               text_field("mode", row.mode)};
   fields.insert(fields.end(), row.fields.begin(), row.fields.end());
   const std::vector<Field> measured = {
       text_field("status", outcome_name(row.outcome)),
@@ -37,6 +38,7 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
       number_field("max_ms", row.timing.max_ms),
       number_field(metric.rate_key, row.rate),
       number_field("ratio_to_cublas", row.ratio_to_cublas),
+      number_field("baseline_median_ms", row.baseline_median_ms),
       number_field(metric.ceiling_key, row.percent_of_ceiling),
       number_field("rel_error", row.rel_error),
       number_field("tolerance", row.tolerance),
@@ -44,24 +46,6 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
   };
   fields.insert(fields.end(), measured.begin(), measured.end());
   return fields;
-}
-
-std::vector<Field> run_fields(const RunInfo &run) {
-  const DeviceInfo &device = run.device;
-  return {
-      text_field("device", device.name),
-      integer_field("device_ordinal", device.ordinal),
-      text_field("compute_capability", format("%d.%d", device.cc_major, device.cc_minor)),
-      integer_field("sm_count", device.sm_count),
-      number_field("clock_mhz", device.clock_mhz),
-      integer_field("fp32_lanes_per_sm", device.fp32_lanes_per_sm),
-      number_field("peak_gflops", device.peak_gflops),
-      integer_field("l2_bytes", static_cast<int64_t>(device.l2_bytes)),
-      number_field("read_bandwidth_gb_per_s", run.read_bandwidth_gb_per_s),
-      text_field("cuda_driver", cuda_version_string(device.driver_version)),
-      text_field("cuda_runtime", cuda_version_string(device.runtime_version)),
-      text_field("fastgemm_version", run.fastgemm_version),
-  };
 }
 
 std::string csv_value(const std::string &value) {
@@ -99,6 +83,24 @@ std::string json_object(const std::vector<Field> &fields) {
 
 }  // namespace
 
+std::vector<Field> run_fields(const RunInfo &run) {
+  const DeviceInfo &device = run.device;
+  return {
+      text_field("device", device.name),
+      integer_field("device_ordinal", device.ordinal),
+      text_field("compute_capability", format("%d.%d", device.cc_major, device.cc_minor)),
+      integer_field("sm_count", device.sm_count),
+      number_field("clock_mhz", device.clock_mhz),
+      integer_field("fp32_lanes_per_sm", device.fp32_lanes_per_sm),
+      number_field("peak_gflops", device.peak_gflops),
+      integer_field("l2_bytes", static_cast<int64_t>(device.l2_bytes)),
+      number_field("read_bandwidth_gb_per_s", run.read_bandwidth_gb_per_s),
+      text_field("cuda_driver", cuda_version_string(device.driver_version)),
+      text_field("cuda_runtime", cuda_version_string(device.runtime_version)),
+      text_field("fastgemm_version", run.fastgemm_version),
+  };
+}
+
 Field text_field(const std::string &key, const std::string &value) { return {key, value, Field::Kind::text}; }
 
 Field number_field(const std::string &key, double value) {
@@ -127,7 +129,8 @@ std::vector<std::string> heading(const RunInfo &run) {
 }
 
 std::string table_line(const Row &row, const Metric &metric, size_t algo_width) {
-  std::string line = format("%-*s %s", static_cast<int>(algo_width), row.algo.c_str(), row.problem.c_str());
+  std::string line =
+      format("%-*s %-4s %s", static_cast<int>(algo_width), row.algo.c_str(), row.mode.c_str(), row.problem.c_str());
   switch (row.outcome) {
     case Outcome::not_supported:
       return line + ", not supported: " + row.message;
@@ -153,10 +156,11 @@ std::vector<GeometricMean> geometric_means(const std::vector<Row> &rows, const s
   for (const Row &row : rows) {
     if (row.algo == cublas_name || row.outcome != Outcome::ok) continue;
     if (!std::isfinite(row.ratio_to_cublas) || row.ratio_to_cublas <= 0) continue;
+    const std::string name = row.mode.empty() ? row.algo : row.algo + " " + row.mode;
     size_t index = 0;
-    while (index < means.size() && means[index].algo != row.algo) ++index;
+    while (index < means.size() && means[index].algo != name) ++index;
     if (index == means.size()) {
-      means.push_back({row.algo, kNoValue, 0});
+      means.push_back({name, kNoValue, 0});
       log_sums.push_back(0);
     }
     log_sums[index] += std::log(row.ratio_to_cublas);
@@ -210,6 +214,26 @@ void write_json(std::ostream &out, const RunInfo &run, const std::vector<Row> &r
         << json_object({number_field("ratio", means[i].ratio), integer_field("cases", means[i].cases)});
   }
   out << "\n  }\n}\n";
+}
+
+void write_field_csv(std::ostream &out, const std::vector<std::vector<Field>> &rows) {
+  if (rows.empty()) return;
+  std::vector<std::string> header;
+  for (const Field &field : rows.front()) header.push_back(field.key);
+  out << join(header, ",") << "\n";
+  for (const std::vector<Field> &row : rows) {
+    std::vector<std::string> values;
+    for (const Field &field : row) values.push_back(csv_value(field.value));
+    out << join(values, ",") << "\n";
+  }
+}
+
+void write_field_json(std::ostream &out, const std::vector<Field> &top, const std::vector<std::vector<Field>> &rows) {
+  out << "{\n";
+  for (const Field &field : top) out << "  " << json_string(field.key) << ": " << json_value(field) << ",\n";
+  out << "  \"results\": [";
+  for (size_t i = 0; i < rows.size(); ++i) out << (i == 0 ? "\n    " : ",\n    ") << json_object(rows[i]);
+  out << "\n  ]\n}\n";
 }
 
 Progress::Progress() : enabled_(isatty(fileno(stderr)) != 0) {}

@@ -43,6 +43,7 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 struct Row {
   std::string algo;
   std::string ran;            // the algorithm AUTO chose, where the ABI tells
+  std::string mode;           // "cold" or "hot": how it was timed
   std::string problem;        // as the table shows it
   std::vector<Field> fields;  // the problem's columns
   Outcome outcome = Outcome::ok;
@@ -50,6 +51,7 @@ struct Row {
   Timing timing;
   double rate = kNoValue;  // GFLOP/s or GB/s from the median time
   double ratio_to_cublas = kNoValue;
+  double baseline_median_ms = kNoValue;  // what the ratio divides: the baseline's median, timed beside it in hot mode
   double percent_of_ceiling = kNoValue;
   double rel_error = kNoValue;
   double tolerance = kNoValue;
@@ -76,15 +78,23 @@ std::vector<std::string> heading(const RunInfo &run);
 std::string table_line(const Row &row, const Metric &metric, size_t algo_width);
 
 struct GeometricMean {
-  std::string algo;
+  std::string algo;  // with the timing mode, "auto hot"
   double ratio = kNoValue;  // of cuBLAS's median time to the algorithm's
   int cases = 0;            // problems the algorithm passed and was timed on
 };
-// For each algorithm other than cuBLAS that was timed at least once, in the order rows first name them.
+// For each algorithm other than cuBLAS (the algorithm named cublas_name) and each timing mode it was timed
+// in at least once, in the order rows first name them.
 std::vector<GeometricMean> geometric_means(const std::vector<Row> &rows, const std::string &cublas_name);
 std::string geometric_mean_line(const std::vector<GeometricMean> &means, size_t case_count);
 
 void write_csv(std::ostream &out, const RunInfo &run, const std::vector<Row> &rows);
+
+// The run's own columns (device, versions), which every CSV row and the JSON's top level carry.
+std::vector<Field> run_fields(const RunInfo &run);
+// Rows of named values as CSV (a header from the first row's keys) and as a JSON object
+// {top fields..., "results": [rows...]}.
+void write_field_csv(std::ostream &out, const std::vector<std::vector<Field>> &rows);
+void write_field_json(std::ostream &out, const std::vector<Field> &top, const std::vector<std::vector<Field>> &rows);
 void write_json(std::ostream &out, const RunInfo &run, const std::vector<Row> &rows,
                 const std::vector<GeometricMean> &means);
 

@@ -22,8 +22,10 @@ std::string version_string(int version) {
 // Checks and times every algorithm of a plan, one problem at a time, and keeps the rows.
 class Runner {
  public:
-  Runner(const Plan &plan, fg_handle_t handle, Timer &timer, const RunInfo &run)
+  Runner(const Plan &plan, const Options &options, fg_handle_t handle, Timer &timer, const RunInfo &run)
       : plan_(plan), handle_(handle), timer_(timer), run_(run) {
+    if (options.cold) modes_.push_back(Mode::cold);
+    if (options.hot) modes_.push_back(Mode::hot);
     for (int algo : plan.algos) algo_width_ = std::max(algo_width_, std::strlen(plan.family.name(algo)));
   }
 
@@ -34,8 +36,12 @@ class Runner {
   int failures() const { return failures_; }
 
  private:
+  enum class Mode { cold, hot };
+  static const char *mode_name(Mode mode) { return mode == Mode::cold ? "cold" : "hot"; }
+
   std::unique_ptr<Workload> prepare(const BenchCase &bench_case);
-  Row measure(Row row, Workload &workload, int algo);
+  // One row per timing mode; a failure before timing gives one row with the first mode.
+  std::vector<Row> measure(Row row, Workload &workload, int algo);
   std::string ran_algo();
   void record(Row row, double work_per_call);
 
@@ -45,7 +51,8 @@ class Runner {
   const RunInfo &run_;
   Progress progress_;
   size_t algo_width_ = 0;
-  double cublas_median_ms_ = kNoValue;
+  std::vector<Mode> modes_;
+  double baseline_median_ms_[2] = {kNoValue, kNoValue};  // by Mode
   std::vector<Row> rows_;
   int failures_ = 0;
 };
@@ -64,7 +71,7 @@ bool Runner::run_case(const BenchCase &bench_case, size_t index) {
   base.problem = bench_case.describe();
   base.fields = bench_case.fields();
   base.tolerance = bench_case.tolerance();
-  cublas_median_ms_ = kNoValue;
+  baseline_median_ms_[0] = baseline_median_ms_[1] = kNoValue;
 
   progress_.show(position + " cuBLAS reference for " + base.problem);
   std::unique_ptr<Workload> workload;
@@ -74,6 +81,7 @@ bool Runner::run_case(const BenchCase &bench_case, size_t index) {
     for (int algo : plan_.algos) {
       Row row = base;
       row.algo = plan_.family.name(algo);
+      row.mode = mode_name(modes_.front());
       row.outcome = Outcome::error;
       row.message = std::string("no cuBLAS reference: ") + error.what();
       record(std::move(row), bench_case.work_per_call());
@@ -83,41 +91,75 @@ bool Runner::run_case(const BenchCase &bench_case, size_t index) {
 
   for (int algo : plan_.algos) {
     progress_.show(position + " " + plan_.family.name(algo) + " " + base.problem);
-    Row row = measure(base, *workload, algo);
-    if (algo == plan_.family.cublas_id) cublas_median_ms_ = row.timing.median_ms;
-    const bool failed = row.outcome == Outcome::error;
-    record(std::move(row), bench_case.work_per_call());
+    bool failed = false;
+    for (Row &row : measure(base, *workload, algo)) {
+      if (algo == baseline_algo(plan_.family)) {
+        baseline_median_ms_[row.mode == mode_name(Mode::cold) ? 0 : 1] = row.timing.median_ms;
+      }
+      failed |= row.outcome == Outcome::error;
+      record(std::move(row), bench_case.work_per_call());
+    }
     if (failed && !device_still_usable()) return false;
   }
   return true;
 }
 
-Row Runner::measure(Row row, Workload &workload, int algo) {
+std::vector<Row> Runner::measure(Row row, Workload &workload, int algo) {
   row.algo = plan_.family.name(algo);
-  try {
-    check_fastgemm(plan_.family.select(handle_, algo), plan_.family.select_call);
-    workload.poison_output();
-    const fg_status_t status = workload.run(handle_, Target::output);
-    if (status == FG_STATUS_NOT_SUPPORTED) {
-      row.outcome = Outcome::not_supported;
-      row.message = fg_last_error_message();
-      return row;
+  row.mode = mode_name(modes_.front());
+  const bool direct = algo == kDirectVendorId;
+  const auto call = [&] {
+    if (direct) {
+      workload.run_direct_vendor();
+    } else {
+      check_fastgemm(workload.run(handle_, Target::output), "a timed call");
     }
-    check_fastgemm(status, "the checked call");
+  };
+  try {
+    if (!direct) check_fastgemm(plan_.family.select(handle_, algo), plan_.family.select_call);
+    workload.poison_output();
+    if (direct) {
+      workload.run_direct_vendor();
+    } else {
+      const fg_status_t status = workload.run(handle_, Target::output);
+      if (status == FG_STATUS_NOT_SUPPORTED) {
+        row.outcome = Outcome::not_supported;
+        row.message = fg_last_error_message();
+        return {row};
+      }
+      check_fastgemm(status, "the checked call");
+    }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the checked call");
-    row.ran = ran_algo();
+    if (!direct) row.ran = ran_algo();
     row.rel_error = workload.relative_error();
     // Written so that a NaN error fails too.
     if (!(row.rel_error <= row.tolerance)) {
       row.outcome = Outcome::check_failed;
-      return row;
+      return {row};
     }
-    row.timing = timer_.measure([&] { check_fastgemm(workload.run(handle_, Target::output), "a timed call"); });
+    std::vector<Row> rows;
+    for (Mode mode : modes_) {
+      Row timed = row;
+      timed.mode = mode_name(mode);
+      if (mode == Mode::cold) {
+        timed.timing = timer_.measure(call);
+      } else if (direct || !plan_.family.has_direct_vendor) {
+        timed.timing = timer_.measure_hot(call);
+      } else {
+        // Problems too small to keep the device busy run at the host's pace, which drifts: the
+        // baseline is timed again beside each algorithm, its samples taking turns with the algorithm's.
+        const std::pair<Timing, Timing> pair = timer_.measure_hot_pair(call, [&] { workload.run_direct_vendor(); });
+        timed.timing = pair.first;
+        timed.baseline_median_ms = pair.second.median_ms;
+      }
+      rows.push_back(std::move(timed));
+    }
+    return rows;
   } catch (const BenchError &error) {
     row.outcome = Outcome::error;
     row.message = error.what();
   }
-  return row;
+  return {row};
 }
 
 std::string Runner::ran_algo() {
@@ -130,7 +172,10 @@ std::string Runner::ran_algo() {
 void Runner::record(Row row, double work_per_call) {
   if (row.outcome == Outcome::ok) {
     row.rate = work_per_call / (row.timing.median_ms * 1e-3) / 1e9;
-    row.ratio_to_cublas = cublas_median_ms_ / row.timing.median_ms;
+    if (!std::isfinite(row.baseline_median_ms)) {
+      row.baseline_median_ms = baseline_median_ms_[row.mode == mode_name(Mode::cold) ? 0 : 1];
+    }
+    row.ratio_to_cublas = row.baseline_median_ms / row.timing.median_ms;
     row.percent_of_ceiling = 100 * row.rate / run_.ceiling();
   }
   if (row.outcome == Outcome::check_failed || row.outcome == Outcome::error) ++failures_;
@@ -168,7 +213,10 @@ int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
   run.fastgemm_version = version_string(fg_version());
   run.command = options.command_line;
   Timer timer(run.device, options.timing);
-  run.timing = timer.describe();
+  std::vector<std::string> timings;
+  if (options.cold) timings.push_back(timer.describe());
+  if (options.hot) timings.push_back(timer.describe_hot());
+  run.timing = join(timings, "; ");
   // Opened before the sweep, so a path that cannot be written fails now rather than after it.
   std::ofstream csv = open_report(options.csv_path);
   std::ofstream json = open_report(options.json_path);
@@ -180,14 +228,15 @@ int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
   for (const std::string &line : heading(run)) std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 
-  Runner runner(plan, handle, timer, run);
+  Runner runner(plan, options, handle, timer, run);
   for (size_t i = 0; i < plan.cases.size(); ++i) {
     if (!runner.run_case(*plan.cases[i], i)) {
       std::fprintf(stderr, "fastgemm-bench: the device can no longer run work; stopping\n");
       break;
     }
   }
-  const std::vector<GeometricMean> means = geometric_means(runner.rows(), plan.family.name(plan.family.cublas_id));
+  const std::vector<GeometricMean> means =
+      geometric_means(runner.rows(), plan.family.name(baseline_algo(plan.family)));
   if (!means.empty()) std::printf("%s\n", geometric_mean_line(means, plan.cases.size()).c_str());
 
   bool written = write_report(csv, options.csv_path, [&](std::ostream &out) { write_csv(out, run, runner.rows()); });
@@ -211,7 +260,8 @@ std::vector<int> carried_algos(const AlgoFamily &family) {
 
 std::vector<int> resolve_algos(const std::vector<std::string> &names, const AlgoFamily &family) {
   const std::vector<int> carried = carried_algos(family);
-  std::vector<int> ids = {family.cublas_id};
+  std::vector<int> ids = {baseline_algo(family), family.cublas_id};
+  if (ids[0] == ids[1]) ids.pop_back();
   const auto add = [&](int id) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   };

@@ -27,6 +27,9 @@ class Workload {
   virtual ~Workload() = default;
   // Enqueues one call of the handle's selected algorithm, writing into target.
   virtual fg_status_t run(fg_handle_t handle, Target target) = 0;
+  // Enqueues the vendor library's own call for the problem (cuBLAS called directly, no fastgemm on the
+  // way), writing into the output; throws BenchError. Only for families with has_direct_vendor.
+  virtual void run_direct_vendor() { throw BenchError("no direct vendor call for this op"); }
   virtual void poison_output() = 0;
   // The output's relative error against the reference; waits for the device.
   virtual double relative_error() const = 0;
@@ -53,12 +56,23 @@ struct AlgoFamily {
   fg_status_t (*last_ran)(fg_handle_t handle, int *id);  // what AUTO chose; null where the ABI does not tell
   const char *last_ran_call;
   int cublas_id;
+  // Whether the op's workloads call the vendor library directly (Workload::run_direct_vendor): that call,
+  // under id kDirectVendorId, is then what every ratio is taken to.
+  bool has_direct_vendor = false;
 };
+
+constexpr int kDirectVendorId = -1;
+
+// What every ratio of the family is taken to: the direct vendor call, or fastgemm's cuBLAS algorithm.
+inline int baseline_algo(const AlgoFamily &family) {
+  return family.has_direct_vendor ? kDirectVendorId : family.cublas_id;
+}
 
 // The ids from 0 to 100 this build carries, in order.
 std::vector<int> carried_algos(const AlgoFamily &family);
 
-// --algo names, each of them possibly "all", to ids: cuBLAS first, each id once; no names means auto.
+// --algo names, each of them possibly "all", to ids: the baseline first, then cuBLAS, each id once; no
+// names means auto.
 // Throws UsageError for a name this build does not carry.
 std::vector<int> resolve_algos(const std::vector<std::string> &names, const AlgoFamily &family);
 
@@ -75,7 +89,7 @@ double tolerance(int64_t reduction_length) {
 struct Plan {
   Metric metric{};
   AlgoFamily family{};
-  std::vector<int> algos;  // cuBLAS first
+  std::vector<int> algos;  // the baseline first
   std::vector<std::unique_ptr<BenchCase>> cases;
 };
 

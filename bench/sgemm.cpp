@@ -1,10 +1,12 @@
 // sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches.
 #include <array>
+#include <climits>
 
 #include "gpu.hpp"
 #include "ops.hpp"
 #include "sgemm_suite.hpp"
 #include "text.hpp"
+#include "vendor.hpp"
 
 namespace bench {
 namespace {
@@ -58,6 +60,39 @@ class SgemmWorkload : public Workload {
     return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(),
                                     ld_.a, s.m * s.k, b_.as<float>(), ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n,
                                     s.batch);
+  }
+
+  // cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T. The
+  // classic 32-bit entry points, as most programs call them; the bench's problems all fit an int.
+  void run_direct_vendor() override {
+    const GemmShape &s = shape_;
+    if (s.m > INT_MAX || s.n > INT_MAX || s.k > INT_MAX || s.batch > INT_MAX) {
+      throw BenchError("the direct cuBLAS call takes sizes up to INT_MAX");
+    }
+    const bool row_major = s.layout == FG_ROW_MAJOR;
+    const float *first = row_major ? b_.as<float>() : a_.as<float>();
+    const float *second = row_major ? a_.as<float>() : b_.as<float>();
+    const fg_op_t first_op = row_major ? s.transb : s.transa;
+    const fg_op_t second_op = row_major ? s.transa : s.transb;
+    const int rows = static_cast<int>(row_major ? s.n : s.m), cols = static_cast<int>(row_major ? s.m : s.n);
+    const int first_ld = static_cast<int>(row_major ? ld_.b : ld_.a);
+    const int second_ld = static_cast<int>(row_major ? ld_.a : ld_.b);
+    const auto op = [](fg_op_t t) { return t == FG_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T; };
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasHandle_t handle = vendor_blas().get();
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k), &alpha, first,
+                               first_ld, second, second_ld, &beta, c_.as<float>(), static_cast<int>(ld_.c)),
+                   "cublasSgemm");
+      return;
+    }
+    const long long first_stride = row_major ? s.k * s.n : s.m * s.k;
+    const long long second_stride = row_major ? s.m * s.k : s.k * s.n;
+    check_cublas(cublasSgemmStridedBatched(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k),
+                                           &alpha, first, first_ld, first_stride, second, second_ld, second_stride,
+                                           &beta, c_.as<float>(), static_cast<int>(ld_.c), s.m * s.n,
+                                           static_cast<int>(s.batch)),
+                 "cublasSgemmStridedBatched");
   }
 
   void poison_output() override { poison(c_.get(), c_.bytes()); }
@@ -178,7 +213,9 @@ std::vector<GemmShape> requested_shapes(const Options &options) {
 
 const AlgoFamily &sgemm_algos() {
   static const AlgoFamily family = {
-      [](int id) { return fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(id)); },
+      [](int id) {
+        return id == kDirectVendorId ? "cublas_direct" : fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(id));
+      },
       [](fg_handle_t handle, int id) { return fg_set_sgemm_algo(handle, static_cast<fg_sgemm_algo_t>(id)); },
       "fg_set_sgemm_algo",
       [](fg_handle_t handle, int *id) {
@@ -189,6 +226,7 @@ const AlgoFamily &sgemm_algos() {
       },
       "fg_get_last_sgemm_algo",
       FG_SGEMM_CUBLAS,
+      true,
   };
   return family;
 }

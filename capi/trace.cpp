@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -18,36 +19,71 @@ bool logging_enabled() {
   return enabled;
 }
 
+bool nvtx_tool_attached() {
+  static const bool attached = [] {
+    const char *path = std::getenv("NVTX_INJECTION64_PATH");
+    return path != nullptr && path[0] != '\0';
+  }();
+  return attached;
+}
+
 nvtxDomainHandle_t nvtx_domain() {
   static const nvtxDomainHandle_t domain = nvtxDomainCreateA("fastgemm");
   return domain;
 }
 
+// The line of the call being traced. A thread runs one public call at a time and no traced call makes
+// another, so one buffer per thread is enough. It grows to the longest line the thread has traced and is
+// kept, so a listened-to call allocates only when its line is longer than any before it.
+thread_local std::string t_line;
+
+// "function(arguments)" at full length, or nullptr when formatting fails.
+const char *format_line(const char *function, const char *format, va_list arguments) noexcept {
+  try {
+    va_list measuring;
+    va_copy(measuring, arguments);
+    const int length = std::vsnprintf(nullptr, 0, format, measuring);
+    va_end(measuring);
+    if (length < 0) return nullptr;
+    const size_t prefix = std::strlen(function) + 1;
+    t_line.resize(prefix + static_cast<size_t>(length) + 1);
+    std::memcpy(&t_line[0], function, prefix - 1);
+    t_line[prefix - 1] = '(';
+    std::vsnprintf(&t_line[prefix], static_cast<size_t>(length) + 1, format, arguments);
+    t_line.back() = ')';
+    return t_line.c_str();
+  } catch (...) {
+    return nullptr;  // out of host memory for the line: the call itself goes on untraced
+  }
+}
+
 }  // namespace
 
+bool trace_listened() noexcept { return logging_enabled() || nvtx_tool_attached(); }
+
 CallTrace::CallTrace(const char *function, const char *format, ...) noexcept : function_(function) {
-  int used = std::snprintf(arguments_, sizeof arguments_, "%s(", function);
+  if (!trace_listened()) return;
   va_list arguments;
   va_start(arguments, format);
-  if (used > 0 && static_cast<size_t>(used) < sizeof arguments_)
-    used += std::vsnprintf(arguments_ + used, sizeof arguments_ - used, format, arguments);
+  line_ = format_line(function, format, arguments);
   va_end(arguments);
-  if (used > 0 && static_cast<size_t>(used) + 1 < sizeof arguments_) std::strcat(arguments_, ")");
   nvtxEventAttributes_t attributes = {};
   attributes.version = NVTX_VERSION;
   attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  attributes.message.ascii = arguments_;
+  attributes.message.ascii = line_ != nullptr ? line_ : function;
   nvtxDomainRangePushEx(nvtx_domain(), &attributes);
 }
 
 CallTrace::~CallTrace() {
+  if (!trace_listened()) return;
   nvtxDomainRangePop(nvtx_domain());
   if (!logging_enabled()) return;
+  const char *line = line_ != nullptr ? line_ : function_;
   if (algorithm_ != nullptr)
-    std::fprintf(stderr, "fastgemm: %s algo=%s -> %s\n", arguments_, algorithm_, fg_status_name(status_));
+    std::fprintf(stderr, "fastgemm: %s algo=%s -> %s\n", line, algorithm_, fg_status_name(status_));
   else
-    std::fprintf(stderr, "fastgemm: %s -> %s\n", arguments_, fg_status_name(status_));
+    std::fprintf(stderr, "fastgemm: %s -> %s\n", line, fg_status_name(status_));
 }
 
 }  // namespace fastgemm::capi

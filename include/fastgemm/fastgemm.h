@@ -5,8 +5,10 @@
  * <stddef.h> and <cuda_runtime_api.h>.
  *
  * Conventions
- *  - Every function returns an fg_status_t unless it is a pure query, and never throws, prints, aborts
- *    or exits. On any error nothing is written to device memory.
+ *  - Every function returns an fg_status_t unless it is a pure query, and never throws, aborts or exits.
+ *    It prints nothing, except that with the environment variable FASTGEMM_LOG=1 every call writes one
+ *    line to stderr (its arguments, the algorithm that ran and the status). On any error nothing is
+ *    written to device memory.
  *  - Sizes, leading dimensions, strides and counts are int64_t.
  *  - Matrix pointers are device-accessible memory: cudaMalloc, cudaMallocAsync, managed memory, or pinned
  *    host memory from cudaMallocHost / cudaHostRegister (which the device can address). Pageable host

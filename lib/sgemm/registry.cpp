@@ -21,12 +21,20 @@ const SgemmVariant *const kVariants[] = {
     &cublas_sgemm,
 };
 
-// Where one of the project's kernels was measured faster than cuBLAS on a device (bench/NOTES-sgemm-fast.md):
-// on compute capability 9.0, FG_SGEMM_SMALL_TILE on single products of at most 384 x 384 outputs with k up to
-// 1024. Everything else, and every problem on a device nothing was measured on, is cuBLAS's.
+// Where one of the project's kernels was measured faster than cuBLAS called directly, both cold (after an L2
+// flush) and hot (calls back to back); the measurements are in bench/NOTES-sgemm-fast.md. Only compute
+// capability 9.0 was measured; everything else, there and on every other device, is cuBLAS's.
 bool small_tile_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024;
-  return device.arch() == 90 && p.batch == 1 && p.m * p.n <= kSmallOutputs && p.k <= kSmallDepth;
+  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024, kSmallEdge = 16, kSmallWork = 32 * 32 * 32;
+  // All batches' outputs together: larger batches fill the device better through cuBLAS.
+  return device.arch() == 90 && p.m >= kSmallEdge && p.n >= kSmallEdge && p.m * p.n <= kSmallOutputs / p.batch &&
+         p.k <= kSmallDepth && p.m * p.n * p.k >= kSmallWork;
+}
+
+// Wide, shallow single products, where cuBLAS's tiles fill the device poorly.
+bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
+  constexpr int64_t kWideEdge = 4096, kShallowDepth = 256;
+  return device.arch() == 90 && p.batch == 1 && p.m >= kWideEdge && p.n >= kWideEdge && p.k <= kShallowDepth;
 }
 
 }  // namespace
@@ -36,6 +44,7 @@ const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
   Preference<fg_sgemm_algo_t> preference;
   if (small_tile_measured_faster(problem, device)) preference.add(FG_SGEMM_SMALL_TILE);
+  if (double_buffer_measured_faster(problem, device)) preference.add(FG_SGEMM_DOUBLE_BUFFER);
   return preference.add(FG_SGEMM_CUBLAS);
 }
 

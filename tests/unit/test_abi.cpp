@@ -129,4 +129,10 @@ TEST_CASE("log: calls to trace", "[.log]") {
   CHECK(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_T, FG_OP_N, 3, 4, 5, 1.5f, &value, 3, &value, 4, 0.0f, &value, 4) ==
         FG_STATUS_INVALID_HANDLE);
   CHECK(fg_rowmean_matvec(nullptr, FG_F64, &value, &value, &value, 7, 8, 9) == FG_STATUS_INVALID_HANDLE);
+  // A line past 320 characters, which the log once cut short: its end (C's stride, the batch count and
+  // the algorithm) must reach stderr whole.
+  constexpr int64_t kLong = 1234567890123;
+  CHECK(fg_sgemm_strided_batched(nullptr, FG_COL_MAJOR, FG_OP_T, FG_OP_T, kLong, kLong, kLong, 1.5f, &value, kLong,
+                                 kLong, &value, kLong, kLong, 0.25f, &value, kLong, kLong + 1, kLong + 2) ==
+        FG_STATUS_INVALID_HANDLE);
 }

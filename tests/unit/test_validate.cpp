@@ -191,7 +191,7 @@ TEST_CASE("validator: every bad rowmean argument class is invalid and named", "[
   CHECK(empty);
 }
 
-TEST_CASE("AUTO's SGEMM table: the small-tile kernel where it was measured faster, cuBLAS elsewhere", "[auto]") {
+TEST_CASE("AUTO's SGEMM table: the project's kernels where they were measured faster, cuBLAS elsewhere", "[auto]") {
   detail::DeviceInfo hopper;
   hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
   detail::DeviceInfo ampere = hopper;
@@ -206,11 +206,23 @@ TEST_CASE("AUTO's SGEMM table: the small-tile kernel where it was measured faste
     p.stride_c = m * n;
     return detail::choose_sgemm_algo(p, device);
   };
-  for (int64_t size : {1, 128, 256, 384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
+  for (int64_t size : {32, 64, 128, 256, 384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
   CHECK(choice(100, 1000, 1024, 1, hopper) == FG_SGEMM_SMALL_TILE);
-  CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);   // more outputs than measured faster
-  CHECK(choice(256, 256, 1025, 1, hopper) == FG_SGEMM_CUBLAS);  // deeper than measured faster
-  CHECK(choice(256, 256, 256, 64, hopper) == FG_SGEMM_CUBLAS);  // batches: cuBLAS measured faster
+  CHECK(choice(64, 64, 64, 16, hopper) == FG_SGEMM_SMALL_TILE);   // batches whose outputs all together are few
+  CHECK(choice(64, 64, 64, 36, hopper) == FG_SGEMM_SMALL_TILE);   // 384 x 384 outputs exactly
+  CHECK(choice(64, 64, 64, 37, hopper) == FG_SGEMM_CUBLAS);       // one batch more
+  CHECK(choice(64, 64, 64, 1024, hopper) == FG_SGEMM_CUBLAS);     // many batches: cuBLAS measured faster
+  CHECK(choice(256, 256, 256, 64, hopper) == FG_SGEMM_CUBLAS);
+  for (int64_t size : {1, 8, 16, 31}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);  // too little work
+  CHECK(choice(1, 8192, 1024, 1, hopper) == FG_SGEMM_CUBLAS);     // matrix-vector shapes
+  CHECK(choice(8192, 15, 16, 1, hopper) == FG_SGEMM_CUBLAS);
+  CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);     // more outputs than measured faster
+  CHECK(choice(256, 256, 1025, 1, hopper) == FG_SGEMM_CUBLAS);    // deeper than measured faster
+  CHECK(choice(4096, 4096, 256, 1, hopper) == FG_SGEMM_DOUBLE_BUFFER);
+  CHECK(choice(8192, 4096, 128, 1, hopper) == FG_SGEMM_DOUBLE_BUFFER);
+  CHECK(choice(4096, 4096, 257, 1, hopper) == FG_SGEMM_CUBLAS);
+  CHECK(choice(4095, 4096, 256, 1, hopper) == FG_SGEMM_CUBLAS);
+  CHECK(choice(4096, 4096, 256, 2, hopper) == FG_SGEMM_CUBLAS);
   for (int64_t size : {512, 1000, 4096, 16384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);
   CHECK(choice(256, 256, 256, 1, ampere) == FG_SGEMM_CUBLAS);  // nothing measured there
 }

@@ -1,0 +1,351 @@
+// fastgemm-bench overhead: what a call costs the host, fastgemm's against cuBLAS called directly, on
+// problems so small that the host's work per call, not the device's, sets how fast a loop of them runs.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu.hpp"
+#include "ops.hpp"
+#include "report.hpp"
+#include "text.hpp"
+#include "vendor.hpp"
+
+namespace bench {
+namespace {
+
+// Calls enqueued back to back in one timed loop: far fewer than a stream's launch queue holds, so the
+// host never waits for the device inside the loop, and enough that the clock's resolution vanishes.
+constexpr int kCallsPerLoop = 200;
+constexpr int kDefaultLoops = 101;
+
+constexpr uint64_t kSeedA = 0xA;
+constexpr uint64_t kSeedB = 0xB;
+
+struct TinyShape {
+  int64_t m, n, k, batch;
+};
+
+std::string describe(const TinyShape &s) {
+  std::string text = format("%lldx%lldx%lld", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                            static_cast<long long>(s.k));
+  if (s.batch > 1) text += format(" x%lld", static_cast<long long>(s.batch));
+  return text;
+}
+
+struct Cost {
+  double host_us_median = 0;
+  double host_us_min = 0;
+  double device_us = kNoValue;  // per call, the whole loop between two events; NaN for host-only steps
+};
+
+// Times each call in loops of kCallsPerLoop calls, the calls taking turns loop by loop so that a slow
+// spell of the machine hits them alike: host time per call from the loop's wall clock (the device is
+// synchronized after each loop, outside it), device time per call from events around the loop.
+std::vector<Cost> measure_costs(const std::vector<std::function<void()>> &calls, int loops, bool enqueues) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<std::vector<double>> host_us(calls.size()), device_us(calls.size());
+  try {
+    for (const std::function<void()> &call : calls) {
+      for (int i = 0; i < 3; ++i) call();  // warm-up: first-call work stays out of the figures
+    }
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    for (int loop = 0; loop < loops; ++loop) {
+      for (size_t c = 0; c < calls.size(); ++c) {
+        if (enqueues) check_cuda(cudaEventRecord(start, 0), "cudaEventRecord");
+        const auto begin = std::chrono::steady_clock::now();
+        for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
+        const auto end = std::chrono::steady_clock::now();
+        if (enqueues) check_cuda(cudaEventRecord(stop, 0), "cudaEventRecord");
+        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        host_us[c].push_back(std::chrono::duration<double, std::micro>(end - begin).count() / kCallsPerLoop);
+        if (enqueues) {
+          float ms = 0;
+          check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+          device_us[c].push_back(1e3 * ms / kCallsPerLoop);
+        }
+      }
+    }
+  } catch (...) {
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    throw;
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  const auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  std::vector<Cost> costs(calls.size());
+  for (size_t c = 0; c < calls.size(); ++c) {
+    costs[c].host_us_median = median(host_us[c]);
+    costs[c].host_us_min = *std::min_element(host_us[c].begin(), host_us[c].end());
+    if (enqueues) costs[c].device_us = median(device_us[c]);
+  }
+  return costs;
+}
+
+struct Entry {
+  std::string name;     // what was called
+  std::string problem;  // the shape, or "-" for a step
+  std::string ran;      // the algorithm fastgemm ran
+  Cost cost;
+  double over_direct_us = kNoValue;  // host time over cuBLAS called directly (32-bit entry) on the problem
+};
+
+class Overhead {
+ public:
+  // handle runs AUTO; forced_cublas, a second handle, FG_SGEMM_CUBLAS.
+  Overhead(fg_handle_t handle, fg_handle_t forced_cublas, int loops)
+      : handle_(handle), forced_cublas_(forced_cublas), loops_(loops) {}
+
+  void add_problem(const TinyShape &shape);
+  void add_steps();
+  const std::vector<Entry> &entries() const { return entries_; }
+
+ private:
+  void add(Entry entry) {
+    std::printf("%-34s %-16s host %7.3f us/call (min %7.3f)", entry.name.c_str(), entry.problem.c_str(),
+                entry.cost.host_us_median, entry.cost.host_us_min);
+    if (std::isfinite(entry.cost.device_us)) std::printf(", device %7.3f us/call", entry.cost.device_us);
+    if (std::isfinite(entry.over_direct_us)) std::printf(", %+.3f us over cublasSgemm", entry.over_direct_us);
+    if (!entry.ran.empty()) std::printf(" (ran %s)", entry.ran.c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    entries_.push_back(std::move(entry));
+  }
+
+  fg_handle_t handle_;
+  fg_handle_t forced_cublas_;
+  int loops_;
+  std::vector<Entry> entries_;
+};
+
+void Overhead::add_problem(const TinyShape &s) {
+  const int64_t count_a = s.m * s.k * s.batch, count_b = s.k * s.n * s.batch, count_c = s.m * s.n * s.batch;
+  DeviceBuffer a(static_cast<size_t>(count_a) * sizeof(float)), b(static_cast<size_t>(count_b) * sizeof(float)),
+      c(static_cast<size_t>(count_c) * sizeof(float));
+  fill_uniform(a.as<float>(), count_a, kSeedA);
+  fill_uniform(b.as<float>(), count_b, kSeedB);
+  const float alpha = 1.0f, beta = 0.0f;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const int batch = static_cast<int>(s.batch);
+  const std::string problem = describe(s);
+  // Row-major C = A B, dense; cuBLAS gets the column-major C^T = B^T A^T.
+  const auto fastgemm_call = [&](fg_handle_t handle) {
+    if (s.batch == 1) {
+      check_fastgemm(fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, s.m, s.n, s.k, alpha, a.as<float>(), s.k,
+                              b.as<float>(), s.n, beta, c.as<float>(), s.n),
+                     "fg_sgemm");
+    } else {
+      check_fastgemm(fg_sgemm_strided_batched(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, s.m, s.n, s.k, alpha,
+                                              a.as<float>(), s.k, s.m * s.k, b.as<float>(), s.n, s.k * s.n, beta,
+                                              c.as<float>(), s.n, s.m * s.n, s.batch),
+                     "fg_sgemm_strided_batched");
+    }
+  };
+  cublasHandle_t blas = vendor_blas().get();
+  const auto direct_call = [&] {
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n, a.as<float>(), k,
+                               &beta, c.as<float>(), n),
+                   "cublasSgemm");
+    } else {
+      check_cublas(cublasSgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
+                                             s.k * s.n, a.as<float>(), k, s.m * s.k, &beta, c.as<float>(), n,
+                                             s.m * s.n, batch),
+                   "cublasSgemmStridedBatched");
+    }
+  };
+  const auto direct_64_call = [&] {
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm_64(blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.as<float>(), s.n,
+                                  a.as<float>(), s.k, &beta, c.as<float>(), s.n),
+                   "cublasSgemm_64");
+    } else {
+      check_cublas(cublasSgemmStridedBatched_64(blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.as<float>(),
+                                                s.n, s.k * s.n, a.as<float>(), s.k, s.m * s.k, &beta, c.as<float>(),
+                                                s.n, s.m * s.n, s.batch),
+                   "cublasSgemmStridedBatched_64");
+    }
+  };
+  // What binding the stream before every product costs, though the stream is the same.
+  const auto rebinding_call = [&] {
+    check_cublas(cublasSetStream(blas, 0), "cublasSetStream");
+    direct_call();
+  };
+  // The driver queries a call makes of its three operands, on this problem's own allocations.
+  cudaPointerAttributes attributes = {};
+  const auto pointer_queries = [&] {
+    for (const void *pointer : {a.get(), b.get(), c.get()}) {
+      check_cuda(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes");
+    }
+  };
+  std::vector<Cost> costs = measure_costs(
+      {direct_call, direct_64_call, rebinding_call, [&] { fastgemm_call(forced_cublas_); },
+       [&] { fastgemm_call(handle_); }, pointer_queries},
+      loops_, true);
+  costs[5].device_us = kNoValue;  // it enqueues nothing
+  const char *batched = s.batch == 1 ? "" : "StridedBatched";
+  const char *entry = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
+  const double direct = costs[0].host_us_median;
+  add({format("cuBLAS direct: cublasSgemm%s", batched), problem, "", costs[0], 0.0});
+  add({format("cuBLAS direct: cublasSgemm%s_64", batched), problem, "", costs[1], costs[1].host_us_median - direct});
+  add({format("cuBLAS direct: cublasSetStream + cublasSgemm%s", batched), problem, "", costs[2],
+       costs[2].host_us_median - direct});
+  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+  check_fastgemm(fg_get_last_sgemm_algo(forced_cublas_, &ran), "fg_get_last_sgemm_algo");
+  add({format("fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[3],
+       costs[3].host_us_median - direct});
+  check_fastgemm(fg_get_last_sgemm_algo(handle_, &ran), "fg_get_last_sgemm_algo");
+  add({format("fastgemm %s (auto)", entry), problem, fg_sgemm_algo_name(ran), costs[4],
+       costs[4].host_us_median - direct});
+  add({"step: cudaPointerGetAttributes on A, B, C", problem, "", costs[5]});
+}
+
+// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
+// every call paid before the trace learned to format only when someone listens.
+void format_sgemm_line(char *line, size_t size, const float *pointer) {
+  const long long extent = 64;
+  std::snprintf(line, size,
+                "fg_sgemm(handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, "
+                "lda=%lld, B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s)",
+                static_cast<const void *>(&extent), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, extent, extent, extent, 1.0,
+                static_cast<const void *>(pointer), extent, static_cast<const void *>(pointer), extent, 0.0,
+                static_cast<const void *>(pointer), extent, "auto");
+}
+
+// The pieces a fastgemm call is made of, each alone: what they cost bounds what the call can save.
+void Overhead::add_steps() {
+  DeviceBuffer buffer(sizeof(float) * 64);
+  fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+  cudaPointerAttributes attributes = {};
+  int device = 0;
+  cublasHandle_t blas = vendor_blas().get();
+  char line[320];
+  const std::vector<Cost> costs = measure_costs(
+      {[&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); },
+       [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); },
+       [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); },
+       [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); },
+       [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); }},
+      loops_, false);
+  add({"step: fg_get_sgemm_algo (traced no-op)", "-", "", costs[0]});
+  add({"step: snprintf of an fg_sgemm trace line", "-", "", costs[1]});
+  add({"step: cudaPointerGetAttributes", "-", "", costs[2]});
+  add({"step: cudaGetDevice", "-", "", costs[3]});
+  add({"step: cublasSetStream (same stream)", "-", "", costs[4]});
+  add({"step: empty kernel launch", "-", "", measure_costs({launch_empty_kernel}, loops_, true)[0]});
+}
+
+std::vector<Field> entry_fields(const Entry &entry) {
+  return {text_field("op", "overhead"),
+          text_field("call", entry.name),
+          text_field("problem", entry.problem),
+          text_field("ran", entry.ran),
+          integer_field("calls_per_loop", kCallsPerLoop),
+          number_field("host_us_median", entry.cost.host_us_median),
+          number_field("host_us_min", entry.cost.host_us_min),
+          number_field("device_us_per_call", entry.cost.device_us),
+          number_field("host_us_over_cublas_direct", entry.over_direct_us)};
+}
+
+}  // namespace
+
+OverheadPlan make_overhead_plan(const Options &options) {
+  if (!options.algos.empty() || !options.sizes.empty() || options.suite || !options.trans.empty() ||
+      !options.layouts.empty() || options.dtype || options.hot) {
+    throw UsageError("overhead takes --shape, --batch, --repeats, --device, --csv and --json only");
+  }
+  OverheadPlan plan;
+  plan.loops = options.timing.repeats > 0 ? options.timing.repeats : kDefaultLoops;
+  for (const std::string &text : options.shapes) {
+    const std::vector<int64_t> mnk = parse_dimensions(text, 3, "MxNxK");
+    plan.shapes.push_back({mnk[0], mnk[1], mnk[2], options.batch.value_or(1)});
+  }
+  if (plan.shapes.empty()) {
+    plan.shapes = {{8, 8, 8, 1}, {32, 32, 32, 1}, {64, 64, 64, 1}, {1, 64, 64, 1}, {64, 64, 64, 16}};
+    if (options.batch) throw UsageError("--batch applies to --shape problems");
+  }
+  for (const std::array<int64_t, 4> &shape : plan.shapes) {
+    constexpr int64_t kLargest = 1 << 12;
+    if (shape[0] > kLargest || shape[1] > kLargest || shape[2] > kLargest || shape[3] > kLargest) {
+      throw UsageError("overhead measures tiny problems: each of M, N, K and --batch at most 4096");
+    }
+  }
+  return plan;
+}
+
+int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t handle) {
+  try {
+    int ordinal = 0;
+    check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+    RunInfo run;
+    run.metric = {"overhead", "us", "us", Ceiling::fp32_peak, "peak", "percent_of_peak"};
+    run.device = query_device(ordinal);
+    run.fastgemm_version = format("%d.%d.%d", fg_version() / 10000, fg_version() / 100 % 100, fg_version() % 100);
+    std::ofstream csv, json;
+    if (!options.csv_path.empty()) csv.open(options.csv_path);
+    if (!options.json_path.empty()) json.open(options.json_path);
+    if ((!options.csv_path.empty() && !csv) || (!options.json_path.empty() && !json)) {
+      throw BenchError("cannot open a report file for writing");
+    }
+    std::printf("fastgemm-bench overhead on %s; fastgemm %s\n", run.device.name.c_str(), run.fastgemm_version.c_str());
+    std::printf("Host time per call: median (and min) over %d loops of %d calls enqueued back to back on the legacy "
+                "default stream, no synchronization inside a loop, the calls of a problem taking turns loop by "
+                "loop; device time per call from events around the loop. Row-major NN, alpha 1, beta 0, FP32 "
+                "math; fastgemm AUTO and forced cublas on two handles.\n",
+                plan.loops, kCallsPerLoop);
+    fg_handle_t forced_cublas = nullptr;
+    check_fastgemm(fg_create(&forced_cublas), "fg_create");
+    std::vector<Entry> entries;
+    try {
+      check_fastgemm(fg_set_sgemm_algo(forced_cublas, FG_SGEMM_CUBLAS), "fg_set_sgemm_algo");
+      check_fastgemm(fg_set_sgemm_algo(handle, FG_SGEMM_AUTO), "fg_set_sgemm_algo");
+      Overhead overhead(handle, forced_cublas, plan.loops);
+      for (const std::array<int64_t, 4> &shape : plan.shapes) {
+        overhead.add_problem({shape[0], shape[1], shape[2], shape[3]});
+      }
+      overhead.add_steps();
+      entries = overhead.entries();
+    } catch (...) {
+      (void)fg_destroy(forced_cublas);
+      throw;
+    }
+    check_fastgemm(fg_destroy(forced_cublas), "fg_destroy");
+    std::vector<std::vector<Field>> rows;
+    for (const Entry &entry : entries) {
+      std::vector<Field> row = entry_fields(entry);
+      const std::vector<Field> shared = run_fields(run);
+      row.insert(row.end(), shared.begin(), shared.end());
+      rows.push_back(std::move(row));
+    }
+    if (csv.is_open()) write_field_csv(csv, rows);
+    if (json.is_open()) {
+      std::vector<Field> top = {text_field("tool", "fastgemm-bench"), text_field("op", "overhead"),
+                                text_field("command", options.command_line)};
+      write_field_json(json, top, rows);
+    }
+    bool written = true;
+    for (std::ofstream *out : {&csv, &json}) {
+      if (!out->is_open()) continue;
+      out->close();
+      written &= static_cast<bool>(*out);
+    }
+    if (!written) throw BenchError("writing a report failed");
+    return 0;
+  } catch (const BenchError &error) {
+    std::fprintf(stderr, "fastgemm-bench: %s\n", error.what());
+    return 1;
+  }
+}
+
+}  // namespace bench
