@@ -72,25 +72,23 @@ Status null_argument(const char *name) {
   return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
 }
 
-// What the driver says of a pointer, against the handle's device.
+// What the driver says of a pointer, against the handle's device: one query, no host allocation, and the
+// runtime's pending error left as the caller had it.
 PointerInspector driver_inspector(int device) {
-  return [device](const void *pointer, PointerKind *kind) -> Status {
-    cudaPointerAttributes attributes = {};
-    const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
-    if (error == cudaErrorInvalidValue) {  // a pointer the driver has never seen
-      (void)cudaGetLastError();            // the refused query must not linger as this thread's CUDA error
-      *kind = PointerKind::unknown;
-      return Status::success();
-    }
-    FG_RETURN_IF_ERROR(detail::cuda_status(error, "cudaPointerGetAttributes"));
-    switch (attributes.type) {
-      case cudaMemoryTypeUnregistered: *kind = PointerKind::pageable_host; break;
-      case cudaMemoryTypeDevice:
-        *kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+  return [device](const void *pointer, PointerInfo *info) -> Status {
+    detail::PointerAttributes attributes;
+    FG_RETURN_IF_ERROR(detail::query_pointer(pointer, &attributes));
+    using Memory = detail::PointerAttributes::Memory;
+    switch (attributes.memory) {
+      case Memory::unknown: info->kind = PointerKind::pageable_host; break;
+      case Memory::device:
+        info->kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
         break;
-      case cudaMemoryTypeHost:
-      case cudaMemoryTypeManaged: *kind = PointerKind::device_accessible; break;
+      case Memory::host:
+      case Memory::managed: info->kind = PointerKind::device_accessible; break;
     }
+    info->range_begin = attributes.range_begin;
+    info->range_bytes = attributes.range_bytes;
     return Status::success();
   };
 }
@@ -101,9 +99,19 @@ fg_status_t with_handle(CallTrace &trace, fg_handle_t handle, Body &&body) noexc
   return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     detail::DeviceGuard guard;
-    FG_RETURN_IF_ERROR(guard.enter(handle->context->device().ordinal));
+    FG_RETURN_IF_ERROR(guard.enter(handle->context->device()));
     return body(*handle->context);
   });
+}
+
+// Runs a call that may use the handle's workspace or cuBLAS, and marks where that use ends even when the
+// call fails after enqueuing some of its work.
+template <typename Run>
+Status using_workspace(Context &context, Run &&run) {
+  context.begin_call();
+  const Status ran = run();
+  const Status ended = context.end_call();
+  return ran.ok() ? ended : ran;
 }
 
 // Algorithm ids: the enums reserve 0..99 for the project's algorithms and 100 for cuBLAS. A value in that
@@ -132,7 +140,8 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
-    if (work == GemmWork::product) FG_RETURN_IF_ERROR(detail::run_sgemm(problem, context, context.sgemm_algo, &ran));
+    if (work == GemmWork::product)
+      FG_RETURN_IF_ERROR(using_workspace(context, [&] { return detail::run_sgemm(problem, context, context.sgemm_algo, &ran); }));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
@@ -199,15 +208,27 @@ fg_status_t fg_create(fg_handle_t *handle) {
 fg_status_t fg_destroy(fg_handle_t handle) {
   if (handle == nullptr) return FG_STATUS_SUCCESS;
   CallTrace trace("fg_destroy", "handle=%p", static_cast<void *>(handle));
-  return with_handle(trace, handle, [&](Context &) -> Status {
+  const fastgemm::detail::DeviceInfo device = handle->context->device();
+  const fg_status_t status = with_handle(trace, handle, [&](Context &) -> Status {
     delete handle;
     return Status::success();
   });
+  // The device's primary context is given back once it is no longer current through the handle.
+  if (status == FG_STATUS_SUCCESS) fastgemm::detail::release_device(device);
+  return status;
 }
 
 fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
   CallTrace trace("fg_set_stream", "handle=%p, stream=%p", static_cast<void *>(handle), static_cast<void *>(stream));
   return with_handle(trace, handle, [&](Context &context) { return context.set_stream(stream); });
+}
+
+fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) {
+  CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace, bytes);
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context.device().ordinal)));
+    return context.set_workspace(workspace, bytes);
+  });
 }
 
 fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream) {
@@ -302,7 +323,8 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
                                         driver_inspector(context.device().ordinal), &problem, &empty));
     if (empty) return Status::success();
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
-    FG_RETURN_IF_ERROR(fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran));
+    FG_RETURN_IF_ERROR(
+        using_workspace(context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
     trace.set_algorithm(fg_rowmean_algo_name(ran));
     return Status::success();
   });

@@ -58,6 +58,9 @@ class Handle {
     return stream;
   }
 
+  // Caller-owned device workspace (fg_set_workspace); nullptr, 0 returns to a handle-owned one.
+  void set_workspace(void *workspace, size_t bytes) { check(fg_set_workspace(handle_, workspace, bytes)); }
+
   void set_sgemm_algo(fg_sgemm_algo_t algo) { check(fg_set_sgemm_algo(handle_, algo)); }
   fg_sgemm_algo_t sgemm_algo() const {
     fg_sgemm_algo_t algo = FG_SGEMM_AUTO;

@@ -130,6 +130,15 @@ module fastgemm
       type(c_ptr), value :: stream
     end function fg_set_stream
 
+    ! workspace is caller-owned device memory aligned to 256 bytes; c_null_ptr, 0 returns to the handle's own.
+    function fg_set_workspace(handle, workspace, bytes) bind(C, name="fg_set_workspace") result(status)
+      import :: c_int, c_ptr, c_size_t
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: workspace
+      integer(c_size_t), value :: bytes
+    end function fg_set_workspace
+
     function fg_get_stream(handle, stream) bind(C, name="fg_get_stream") result(status)
       import :: c_int, c_ptr
       integer(c_int) :: status

@@ -110,6 +110,7 @@ _PROTOTYPES = {
     "fg_destroy": (_int, [_pointer]),
     "fg_set_stream": (_int, [_pointer, _pointer]),
     "fg_get_stream": (_int, [_pointer, _pointer_out]),
+    "fg_set_workspace": (_int, [_pointer, _pointer, ctypes.c_size_t]),
     "fg_sgemm": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
                         _float, _pointer, _i64]),
     "fg_sgemm_strided_batched": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64,
@@ -347,6 +348,11 @@ class Handle:
     @stream.setter
     def stream(self, stream):
         check(library().fg_set_stream(self._handle, _stream_address(stream)))
+
+    def set_workspace(self, workspace, nbytes):
+        """Hands the handle nbytes of caller-owned device memory (an int address, 256-byte aligned) as its
+        workspace, so that no call allocates; set_workspace(None, 0) returns to a handle-owned one."""
+        check(library().fg_set_workspace(self._handle, workspace, nbytes))
 
     @property
     def sgemm_algo(self):

@@ -29,8 +29,14 @@ capi::PointerKind classify(const void *pointer) {
   return capi::PointerKind::unknown;
 }
 
-capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
-  *kind = classify(pointer);
+// Each row of device_memory is one allocation, as the driver would report it.
+capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
+  info->kind = classify(pointer);
+  if (info->kind == capi::PointerKind::device_accessible) {
+    const size_t row = static_cast<size_t>(static_cast<const float *>(pointer) - &device_memory[0][0]) / 256;
+    info->range_begin = reinterpret_cast<uintptr_t>(&device_memory[row][0]);
+    info->range_bytes = sizeof device_memory[row];
+  }
   return capi::Status::success();
 }
 

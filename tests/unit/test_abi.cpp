@@ -122,6 +122,17 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
   }
 }
 
+// Run by the unit.stub_driver CTest entry, with the toolkit's stub libcuda first on the loader path.
+TEST_CASE("fg_create with the driver's stub library: FG_STATUS_NO_DEVICE", "[.stub]") {
+  int devices = 0;
+  REQUIRE(cudaGetDeviceCount(&devices) == cudaErrorStubLibrary);
+  fg_handle_t handle = reinterpret_cast<fg_handle_t>(&devices);
+  CHECK(fg_create(&handle) == FG_STATUS_NO_DEVICE);
+  CHECK(handle == nullptr);
+  CHECK(fg_last_cuda_error() == static_cast<int>(cudaErrorStubLibrary));
+  CHECK(std::string(fg_last_error_message()).find("cudaErrorStubLibrary") != std::string::npos);
+}
+
 // Run by the log.* CTest entries, which read what it prints with and without FASTGEMM_LOG=1.
 TEST_CASE("log: calls to trace", "[.log]") {
   float value = 0;

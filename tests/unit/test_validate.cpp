@@ -15,19 +15,26 @@ using fgtest::SgemmCall;
 
 namespace {
 
-// Simulated memory: three "device" regions and one of pageable host memory.
-alignas(16) float device_a[64], device_b[64], device_c[64], host_memory[64], other_device[64];
+// Simulated memory: three "device" allocations, one of another device and one of pageable host memory.
+constexpr int64_t kRegion = 1024;
+alignas(256) float device_a[kRegion], device_b[kRegion], device_c[kRegion], host_memory[kRegion], other_device[kRegion];
 
 capi::PointerKind classify(const void *pointer) {
-  const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + 64; };
+  const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + kRegion; };
   if (inside(host_memory)) return capi::PointerKind::pageable_host;
   if (inside(other_device)) return capi::PointerKind::other_device;
   if (inside(device_a) || inside(device_b) || inside(device_c)) return capi::PointerKind::device_accessible;
   return capi::PointerKind::unknown;
 }
 
-capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
-  *kind = classify(pointer);
+// Each region is one allocation, as the driver would report it.
+capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
+  info->kind = classify(pointer);
+  for (const float *region : {device_a, device_b, device_c, host_memory, other_device})
+    if (pointer >= region && pointer < region + kRegion) {
+      info->range_begin = reinterpret_cast<uintptr_t>(region);
+      info->range_bytes = sizeof(float) * kRegion;
+    }
   return capi::Status::success();
 }
 
