@@ -208,14 +208,10 @@ fg_status_t fg_create(fg_handle_t *handle) {
 fg_status_t fg_destroy(fg_handle_t handle) {
   if (handle == nullptr) return FG_STATUS_SUCCESS;
   CallTrace trace("fg_destroy", "handle=%p", static_cast<void *>(handle));
-  const fastgemm::detail::DeviceInfo device = handle->context->device();
-  const fg_status_t status = with_handle(trace, handle, [&](Context &) -> Status {
+  return with_handle(trace, handle, [&](Context &) -> Status {
     delete handle;
     return Status::success();
   });
-  // The device's primary context is given back once it is no longer current through the handle.
-  if (status == FG_STATUS_SUCCESS) fastgemm::detail::release_device(device);
-  return status;
 }
 
 fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {

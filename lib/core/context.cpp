@@ -24,6 +24,12 @@ Status Context::create(Context **out) {
     return Status::failure(StatusCode::alloc_failed, "host memory for the handle could not be allocated");
   }
   context->device_ = device;
+  const Status event = cuda_status(cudaEventCreateWithFlags(&context->last_use_, cudaEventDisableTiming),
+                                   "cudaEventCreateWithFlags");
+  if (!event.ok()) {
+    delete context;  // gives back the device's primary context too
+    return event;
+  }
   *out = context;
   return Status::success();
 }
@@ -41,6 +47,7 @@ Context::~Context() {
   for (void *memory : freed_at_destroy_)
     if (memory != nullptr) (void)cudaFreeAsync(memory, cudaStreamLegacy);
   if (last_use_ != nullptr) (void)cudaEventDestroy(last_use_);
+  release_device(device_);
 }
 
 Status Context::set_stream(cudaStream_t stream) {
@@ -52,6 +59,8 @@ Status Context::set_stream(cudaStream_t stream) {
 
 Status Context::set_workspace(void *memory, size_t bytes) {
   if (memory != nullptr) {
+    // cuBLAS's handle is made now, outside any capture: from here on no call creates anything.
+    FG_RETURN_IF_ERROR(create_cublas());
     FG_RETURN_IF_ERROR(free_after_last_use(owned_));
     owned_ = nullptr;
     owned_bytes_ = 0;
@@ -70,9 +79,10 @@ void Context::begin_call() {
 
 Status Context::end_call() {
   if (!used_in_call_) return Status::success();
-  if (last_use_ == nullptr) FG_CUDA_CHECK(cudaEventCreateWithFlags(&last_use_, cudaEventDisableTiming));
-  // External: a captured call records the event each time its graph runs, not once at capture.
-  FG_CUDA_CHECK(cudaEventRecordWithFlags(last_use_, stream_, cudaEventRecordExternal));
+  // Captured, the record is an external node: the event is recorded each time the graph runs.
+  bool active = false;
+  FG_RETURN_IF_ERROR(capturing(&active));
+  FG_CUDA_CHECK(cudaEventRecordWithFlags(last_use_, stream_, active ? cudaEventRecordExternal : cudaEventRecordDefault));
   recorded_ = true;
   wait_before_use_ = false;
   last_use_thread_ = std::this_thread::get_id();
@@ -90,7 +100,9 @@ Status Context::order_after_last_use() {
   if (!recorded_) return Status::success();
   const bool other_thread = stream_ == cudaStreamPerThread && last_use_thread_ != std::this_thread::get_id();
   if (!wait_before_use_ && !other_thread) return Status::success();
-  FG_CUDA_CHECK(cudaStreamWaitEvent(stream_, last_use_, cudaEventWaitExternal));
+  bool active = false;
+  FG_RETURN_IF_ERROR(capturing(&active));
+  FG_CUDA_CHECK(cudaStreamWaitEvent(stream_, last_use_, active ? cudaEventWaitExternal : cudaEventWaitDefault));
   wait_before_use_ = false;
   return Status::success();
 }
@@ -122,18 +134,22 @@ Status Context::allocate(size_t bytes, void **out) {
   return Status::success();
 }
 
-Status Context::cublas(cublasHandle_t *out) {
-  if (cublas_ == nullptr) {
-    cublasHandle_t handle = nullptr;
-    FG_CUBLAS_CHECK(cublasCreate(&handle));
-    // FP32 products stay FP32: no TF32 or other reduced-precision tensor-core path.
-    const Status math = cublas_status(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    if (!math.ok()) {
-      (void)cublasDestroy(handle);
-      return math;
-    }
-    cublas_ = handle;
+Status Context::create_cublas() {
+  if (cublas_ != nullptr) return Status::success();
+  cublasHandle_t handle = nullptr;
+  FG_CUBLAS_CHECK(cublasCreate(&handle));
+  // FP32 products stay FP32: no TF32 or other reduced-precision tensor-core path.
+  const Status math = cublas_status(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  if (!math.ok()) {
+    (void)cublasDestroy(handle);
+    return math;
   }
+  cublas_ = handle;
+  return Status::success();
+}
+
+Status Context::cublas(cublasHandle_t *out) {
+  FG_RETURN_IF_ERROR(create_cublas());
   FG_RETURN_IF_ERROR(order_after_last_use());
   void *memory = nullptr;
   size_t bytes = 0;

@@ -68,6 +68,7 @@ class Context {
   Status free_after_last_use(void *memory);
   Status allocate(size_t bytes, void **out);
   Status capturing(bool *active);
+  Status create_cublas();
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
