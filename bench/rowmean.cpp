@@ -136,8 +136,13 @@ const AlgoFamily &rowmean_algos() {
       [](int id) { return fg_rowmean_algo_name(static_cast<fg_rowmean_algo_t>(id)); },
       [](fg_handle_t handle, int id) { return fg_set_rowmean_algo(handle, static_cast<fg_rowmean_algo_t>(id)); },
       "fg_set_rowmean_algo",
-      nullptr,
-      nullptr,
+      [](fg_handle_t handle, int *id) {
+        fg_rowmean_algo_t algo = FG_ROWMEAN_AUTO;
+        const fg_status_t status = fg_get_last_rowmean_algo(handle, &algo);
+        *id = algo;
+        return status;
+      },
+      "fg_get_last_rowmean_algo",
       FG_ROWMEAN_CUBLAS,
   };
   return family;

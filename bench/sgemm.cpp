@@ -3,27 +3,15 @@
 
 #include "gpu.hpp"
 #include "ops.hpp"
+#include "sgemm_suite.hpp"
 #include "text.hpp"
 
 namespace bench {
 namespace {
 
-const std::vector<int64_t> kClassicSizes = {128,  256,  384,  512,  768,  1024,  1536,
-                                            2048, 3072, 4096, 6144, 8192, 12288, 16384};
-
 // Distinct seeds keep A and B different matrices.
 constexpr uint64_t kSeedA = 0xA;
 constexpr uint64_t kSeedB = 0xB;
-
-struct GemmShape {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  int64_t batch = 1;
-  fg_layout_t layout = FG_ROW_MAJOR;
-  fg_op_t transa = FG_OP_N;
-  fg_op_t transb = FG_OP_N;
-};
 
 struct LeadingDimensions {
   int64_t a;
@@ -149,29 +137,7 @@ std::vector<GemmShape> suite_shapes(const Options &options) {
       options.batch) {
     throw UsageError("--suite fixes its own problems: it takes no --sizes, --shape, --trans, --layout or --batch");
   }
-  std::vector<GemmShape> shapes;
-  for (int64_t size : kClassicSizes) shapes.push_back(shape(size, size, size));
-  for (int64_t size : {1000, 4097, 8191}) shapes.push_back(shape(size, size, size));
-  for (const auto &[m, n, k] : std::vector<std::array<int64_t, 3>>{
-           {4096, 4096, 256}, {256, 256, 16384}, {16384, 128, 4096}, {128, 16384, 4096}, {8192, 1024, 8192}}) {
-    shapes.push_back(shape(m, n, k));
-  }
-  for (const char *trans : {"NN", "NT", "TN", "TT"}) {
-    GemmShape s = shape(4096, 4096, 4096);
-    const std::array<fg_op_t, 2> ops = parse_trans(trans);
-    s.transa = ops[0];
-    s.transb = ops[1];
-    shapes.push_back(s);
-  }
-  GemmShape column_major = shape(4096, 4096, 4096);
-  column_major.layout = FG_COL_MAJOR;
-  shapes.push_back(column_major);
-  for (const auto &[batch, size] : std::vector<std::array<int64_t, 2>>{{64, 256}, {1024, 64}, {16, 1024}}) {
-    GemmShape s = shape(size, size, size);
-    s.batch = batch;
-    shapes.push_back(s);
-  }
-  return shapes;
+  return sgemm_suite();
 }
 
 // Every size and shape asked for, in each layout and transpose asked for.
@@ -183,7 +149,7 @@ std::vector<GemmShape> requested_shapes(const Options &options) {
     dimensions.push_back({mnk[0], mnk[1], mnk[2]});
   }
   if (dimensions.empty()) {
-    for (int64_t size : kClassicSizes) dimensions.push_back({size, size, size});
+    for (int64_t size : classic_sizes()) dimensions.push_back({size, size, size});
   }
   std::vector<fg_layout_t> layouts;
   for (const std::string &text : options.layouts) layouts.push_back(parse_layout(text));

@@ -16,6 +16,7 @@
 
 struct fg_context {
   std::unique_ptr<fastgemm::detail::Context> context;
+  fg_rowmean_algo_t last_rowmean_algo = FG_ROWMEAN_AUTO;
 };
 
 namespace fastgemm::capi {
@@ -317,10 +318,11 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
     bool empty = true;
     FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N},
                                         driver_inspector(context.device().ordinal), &problem, &empty));
-    if (empty) return Status::success();
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
-    FG_RETURN_IF_ERROR(
-        using_workspace(context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
+    if (!empty)
+      FG_RETURN_IF_ERROR(
+          using_workspace(context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
+    handle->last_rowmean_algo = ran;
     trace.set_algorithm(fg_rowmean_algo_name(ran));
     return Status::success();
   });
@@ -342,6 +344,16 @@ fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo) {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
     *algo = handle->context->rowmean_algo;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo) {
+  CallTrace trace("fg_get_last_rowmean_algo", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (algo == nullptr) return null_argument("algo");
+    *algo = handle->last_rowmean_algo;
     return Status::success();
   });
 }

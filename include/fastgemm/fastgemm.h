@@ -27,8 +27,6 @@
 #if defined(_WIN32)
 #if defined(FASTGEMM_BUILDING_SHARED)
 #define FG_API __declspec(dllexport)
-#elif defined(FASTGEMM_SHARED)
-#define FG_API __declspec(dllimport)
 #else
 #define FG_API
 #endif
@@ -246,7 +244,7 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_BLOCK_PER_BATCH = 2, /* one block per batch, shared-memory tree reduction per output row */
   FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions */
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
-  FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; staged past L ~3600 */
+  FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; L up to ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
   FG_ROWMEAN_PIPELINED = 7,       /* one pass, means through L2 to an FP64 tensor-core product beside the read */
   /* 8..99: the project's own faster kernels */
@@ -261,6 +259,14 @@ FG_API fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t alg
 /* Stores the selected algorithm in *algo. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
    FG_STATUS_INVALID_VALUE for a NULL algo. */
 FG_API fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo);
+
+/* Stores in *algo the algorithm the last successful fg_rowmean_matvec call of this handle ran: AUTO's choice
+   when AUTO is selected, never FG_ROWMEAN_AUTO itself, except before any call has run and after a call with
+   nothing to compute (L or N 0), which store FG_ROWMEAN_AUTO. A forced algorithm runs itself or refuses
+   (FG_STATUS_NOT_SUPPORTED); it never hands the problem to another, so this is the selected one whenever an
+   algorithm is forced. Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL
+   algo. */
+FG_API fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo);
 
 /* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
 FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);

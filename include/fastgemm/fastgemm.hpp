@@ -78,6 +78,11 @@ class Handle {
     check(fg_get_rowmean_algo(handle_, &algo));
     return algo;
   }
+  fg_rowmean_algo_t last_rowmean_algo() const {
+    fg_rowmean_algo_t algo = FG_ROWMEAN_AUTO;
+    check(fg_get_last_rowmean_algo(handle_, &algo));
+    return algo;
+  }
 
   // C := alpha * op(A) * op(B) + beta * C, as fg_sgemm.
   void sgemm(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,

@@ -2,21 +2,20 @@
 // elements, so that each warp load is one contiguous stretch of memory instead of 32 scattered ones; the row sums and
 // the dot products with the matrix rows (read the same way) are reduced with warp shuffles. The batch's means live in
 // shared memory, which bounds L.
-#include <string>
-
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
-#include "rowmean/reduce.cuh"
+#include "cuda/warp_reduce.cuh"
+#include "rowmean/block_rows.hpp"
 #include "rowmean/variant.hpp"
 
 namespace fastgemm::detail {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
-constexpr int kMaxRows = 1024;
 
 template <typename T>
 __global__ void coalesced_kernel(const T *input, const T *matrix, T *output, int L, int64_t M, int64_t N) {
-  __shared__ double means[kMaxRows];
+  __shared__ double means[kBlockMaxRows];
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   for (int64_t k = blockIdx.x; k < N; k += gridDim.x) {
@@ -40,13 +39,6 @@ __global__ void coalesced_kernel(const T *input, const T *matrix, T *output, int
   }
 }
 
-Status can_implement_coalesced(const RowmeanProblem &p, const DeviceInfo &) {
-  if (p.L <= kMaxRows) return Status::success();
-  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(p.L) + " must be <= " +
-                                                        std::to_string(kMaxRows) +
-                                                        " (a batch's means live in shared memory)");
-}
-
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   return launch(coalesced_kernel<T>, dim3(capped_grid(p.N, INT32_MAX)), dim3(kWarpsPerBlock * 32), 0,
@@ -55,11 +47,12 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
 }
 
 Status run_coalesced(const RowmeanProblem &p, Context &context) {
-  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
 }
 
 }  // namespace
 
-const RowmeanVariant coalesced_rowmean = {FG_ROWMEAN_COALESCED, "coalesced", can_implement_coalesced, run_coalesced};
+extern const RowmeanVariant coalesced_rowmean = {
+    FG_ROWMEAN_COALESCED, "coalesced", block_rows_supported, no_workspace<RowmeanProblem>, run_coalesced};
 
 }  // namespace fastgemm::detail

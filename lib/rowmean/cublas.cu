@@ -2,6 +2,7 @@
 // then gemm for matrix * means^T. In cuBLAS's column-major terms the row-major output (L x N) is the
 // column-major N x L matrix means * matrix^T.
 #include "core/check.hpp"
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
 #include "rowmean/variant.hpp"
 
@@ -32,15 +33,20 @@ cublasStatus_t gemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const dou
   return cublasDgemm_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// The means first, then the vector of ones, 256-byte aligned.
+int64_t ones_offset(const RowmeanProblem &p) { return ceil_div(p.N * p.L * element_size(p.dtype), 256) * 256; }
+
+size_t cublas_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &) {
+  return static_cast<size_t>(ones_offset(p) + element_size(p.dtype) * p.M);
+}
+
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   const int64_t rows = p.N * p.L;
-  // The means first, then the vector of ones, 256-byte aligned.
-  const int64_t ones_offset = ceil_div(rows * static_cast<int64_t>(sizeof(T)), 256) * 256;
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(static_cast<size_t>(ones_offset) + sizeof(T) * p.M, &workspace));
+  FG_RETURN_IF_ERROR(context.workspace(cublas_workspace_bytes(p, context.device()), &workspace));
   T *means = static_cast<T *>(workspace);
-  T *ones = reinterpret_cast<T *>(static_cast<char *>(workspace) + ones_offset);
+  T *ones = reinterpret_cast<T *>(static_cast<char *>(workspace) + ones_offset(p));
   FG_RETURN_IF_ERROR(launch(fill_kernel<T>, dim3(capped_grid(ceil_div(p.M, 256))), dim3(256), 0, context.stream(),
                             ones, p.M, T(1)));
   cublasHandle_t handle = nullptr;
@@ -54,11 +60,12 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
 }
 
 Status run_cublas(const RowmeanProblem &p, Context &context) {
-  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
 }
 
 }  // namespace
 
-const RowmeanVariant cublas_rowmean = {FG_ROWMEAN_CUBLAS, "cublas", any_rowmean_shape, run_cublas};
+extern const RowmeanVariant cublas_rowmean = {
+    FG_ROWMEAN_CUBLAS, "cublas", accepts_any_problem<RowmeanProblem>, cublas_workspace_bytes, run_cublas};
 
 }  // namespace fastgemm::detail

@@ -9,11 +9,16 @@
 //
 // The means stay on chip, so the input is read once and nothing but the output is written. The price is shared
 // memory: two tiles of at least 8 batches' means must fit, which bounds L (about 3600 for f32, 1800 for f64 with
-// 227 KB per block); beyond that the means go through memory, by the staged algorithm. The means are kept in the
+// 227 KB per block); beyond that the algorithm refuses the problem, and AUTO passes the means through memory. The means are kept in the
 // problem's type: f32 means are rounded once to f32 (their sums and the product are double), which is what lets two
 // tiles of 24 f32 batches of L = 1024 fit.
+#include <string>
+
 #include "core/check.hpp"
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
+#include "cuda/warp_roles.cuh"
+#include "rowmean/fused.hpp"
 #include "rowmean/row_sums.cuh"
 #include "rowmean/tensor_product.cuh"
 #include "rowmean/variant.hpp"
@@ -23,8 +28,9 @@ namespace {
 
 constexpr int kProducerWarps = 8;
 constexpr int kConsumerWarps = 8;
-constexpr int kProducerThreads = kProducerWarps * 32;
-constexpr int kFusedThreads = (kProducerWarps + kConsumerWarps) * 32;
+using Roles = WarpRoles<kProducerWarps, kConsumerWarps>;
+constexpr int kProducerThreads = Roles::kProducerThreads;
+constexpr int kFusedThreads = Roles::kThreads;
 // Named barrier ids; 0 belongs to __syncthreads. Buffer b uses kFullBarrier + b and kEmptyBarrier + b.
 constexpr int kFullBarrier = 1;
 constexpr int kEmptyBarrier = 3;
@@ -34,15 +40,6 @@ constexpr int kNarrowestTile = 8;
 // Chunks of matrix rows each consumer warp keeps loading ahead (from L2) while it multiplies: 32 bytes per lane.
 template <typename T>
 constexpr int kMatrixDepth = sizeof(T) == 4 ? 2 : 1;
-
-__device__ __forceinline__ void barrier_sync(int id) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(kFusedThreads) : "memory");
-}
-
-// Producer side of a hand-over: the shared-memory writes before it are visible to the threads that wait on `id`.
-__device__ __forceinline__ void barrier_arrive(int id) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(kFusedThreads) : "memory");
-}
 
 template <typename T>
 struct FusedParams {
@@ -148,16 +145,16 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_kernel(const FusedPara
     const bool last = t + 1 == block_tiles;
     if (producer) {
       // Buffer b was last filled two tiles ago; the consumers say when they are done with it.
-      if (t >= 2) barrier_sync(kEmptyBarrier + buffer);
+      if (t >= 2) Roles::sync_all(kEmptyBarrier + buffer);
       produce_means(p.input, p.L, p.M, p.read, p.inverse_m, p.means_ld, means, stamps + buffer,
                     static_cast<unsigned>(t + 1), k_begin, width);
       if (!last) {
-        barrier_arrive(kFullBarrier + buffer);
+        Roles::arrive_all(kFullBarrier + buffer);
         continue;
       }
     }
     // The consumers, and on the last tile (nothing left to read) the producers as well.
-    barrier_sync(kFullBarrier + buffer);
+    Roles::sync_all(kFullBarrier + buffer);
     const int helper = last ? warp : warp - kProducerWarps;
     const int helpers = last ? kProducerWarps + kConsumerWarps : kConsumerWarps;
     const MatrixOperand<T> matrix{p.matrix, p.L, p.matrix_vector_ok};
@@ -169,7 +166,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_kernel(const FusedPara
       multiply_means<T, kTileBatches, kGroups, false>(matrix, p.output, p.N, p.output_pair_ok, means, p.means_ld,
                                                       k_begin, width, helper, helpers);
     // Only buffers that will be filled again are handed back, so that no barrier is left half-arrived.
-    if (!producer && t + 2 < block_tiles) barrier_arrive(kEmptyBarrier + buffer);
+    if (!producer && t + 2 < block_tiles) Roles::arrive_all(kEmptyBarrier + buffer);
   }
 }
 
@@ -201,6 +198,15 @@ int choose_tile_batches(const RowmeanProblem &p, const DeviceInfo &device) {
 
 bool means_fit_on_chip(const RowmeanProblem &p, const DeviceInfo &device) {
   return shared_bytes(p.dtype, p.L, kNarrowestTile) <= device.smem_per_block_optin;
+}
+
+Status can_implement_fused(const RowmeanProblem &p, const DeviceInfo &device) {
+  if (means_fit_on_chip(p, device)) return Status::success();
+  return Status::failure(StatusCode::not_supported,
+                         "two tiles of " + std::to_string(kNarrowestTile) + " batches' means at L = " +
+                             std::to_string(p.L) + " need " + std::to_string(shared_bytes(p.dtype, p.L, kNarrowestTile)) +
+                             " bytes of shared memory, the device has " + std::to_string(device.smem_per_block_optin) +
+                             " per block");
 }
 
 // The shared-memory limit is an attribute of the kernel, shared by every thread that launches it: each sets
@@ -255,12 +261,12 @@ int fused_tile_batches(const RowmeanProblem &p, const DeviceInfo &device) {
 namespace {
 
 Status run_fused(const RowmeanProblem &p, Context &context) {
-  if (!means_fit_on_chip(p, context.device())) return staged_rowmean.run(p, context);
-  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
 }
 
 }  // namespace
 
-const RowmeanVariant fused_rowmean = {FG_ROWMEAN_FUSED, "fused", any_rowmean_shape, run_fused};
+extern const RowmeanVariant fused_rowmean = {
+    FG_ROWMEAN_FUSED, "fused", can_implement_fused, no_workspace<RowmeanProblem>, run_fused};
 
 }  // namespace fastgemm::detail

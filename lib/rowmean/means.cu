@@ -1,4 +1,5 @@
 #include "core/launch.cuh"
+#include "cuda/warp_reduce.cuh"
 #include "rowmean/means.cuh"
 
 namespace fastgemm::detail {
@@ -15,7 +16,7 @@ __global__ void row_means_kernel(const T *input, T *means, int64_t rows, int64_t
     const T *values = input + row * M;
     double sum = 0.0;
     for (int64_t i = lane; i < M; i += 32) sum += static_cast<double>(values[i]);
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    sum = warp_sum(sum);
     if (lane == 0) means[row] = static_cast<T>(sum / static_cast<double>(M));
   }
 }

@@ -1,14 +1,26 @@
 // The table of rowmean_matvec variants, AUTO's choice among them, and the entry point capi/ calls.
 #pragma once
 
+#include <cstddef>
+
 #include "rowmean/variant.hpp"
 
 namespace fastgemm::detail {
 
+// The variant with this id, or nullptr when the build carries none.
 const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id);
 
-// AUTO's choice for the problem on the device. Pure: it reads nothing but its arguments.
+// AUTO's ordered preference for the problem on the device, fastest first; it ends with a variant that runs every
+// problem. Pure: it reads nothing but its arguments.
+Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &problem, const DeviceInfo &device);
+
+// What AUTO runs: the first variant of rowmean_auto_preference that can implement the problem.
 fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device);
+
+// The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
+// run it.
+Status rowmean_workspace_bytes(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,
+                               size_t *bytes);
 
 // Runs a canonical problem (L, M, N >= 1) with the selected algorithm, AUTO resolved, and stores the
 // algorithm that ran in *ran.

@@ -16,7 +16,7 @@
 
 #include "core/launch.cuh"
 #include "core/problem.hpp"
-#include "rowmean/reduce.cuh"
+#include "cuda/warp_reduce.cuh"
 
 namespace fastgemm::detail {
 

@@ -1,3 +1,4 @@
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
 #include "rowmean/tree_batch.cuh"
 
@@ -51,7 +52,7 @@ __device__ void tree_reduce_batch(const T *input, const T *matrix, T *output, in
 template <typename T>
 __global__ void tree_batches_kernel(const T *input, const T *matrix, T *output, int L, int64_t M, int64_t N,
                                     int width) {
-  __shared__ double partial[kTreeMaxRows];
+  __shared__ double partial[kBlockMaxRows];
   tree_clear_padding(partial, L, width);
   for (int64_t k = blockIdx.x; k < N; k += gridDim.x)
     tree_reduce_batch(input, matrix, output, L, M, N, k, partial, width);
@@ -68,7 +69,7 @@ Status run_typed(const RowmeanProblem &p, Context &context, int64_t blocks) {
 }  // namespace
 
 Status run_tree_batches(const RowmeanProblem &p, Context &context, int64_t blocks) {
-  return p.dtype == FG_F64 ? run_typed<double>(p, context, blocks) : run_typed<float>(p, context, blocks);
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context, blocks); });
 }
 
 }  // namespace fastgemm::detail

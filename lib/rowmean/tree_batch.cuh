@@ -4,28 +4,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "core/context.hpp"
-#include "core/device.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
+#include "rowmean/block_rows.hpp"
 
 namespace fastgemm::detail {
 
-// One thread per row in one block: the block-size limit is the limit on L.
-constexpr int kTreeMaxRows = 1024;
-
-// can_implement of both variants.
-inline Status tree_rows_supported(const RowmeanProblem &p, const DeviceInfo &) {
-  if (p.L <= kTreeMaxRows) return Status::success();
-  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(p.L) + " must be <= " +
-                                                        std::to_string(kTreeMaxRows) +
-                                                        " (one thread per row in one block)");
-}
-
 // Runs the step over every batch with `blocks` blocks of L threads, block b taking batches b, b + blocks, ...:
-// one block walks them all when `blocks` is 1. Needs L <= kTreeMaxRows.
+// one block walks them all when `blocks` is 1. Needs L <= kBlockMaxRows.
 Status run_tree_batches(const RowmeanProblem &problem, Context &context, int64_t blocks);
 
 }  // namespace fastgemm::detail

@@ -1,5 +1,6 @@
 // The general algorithm with no limit on L: the row means go to a workspace (means.cu), then a tiled
 // kernel computes output (L x N) = matrix (L x L) * means^T, both passes summing in double.
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
 #include "rowmean/means.cuh"
 #include "rowmean/variant.hpp"
@@ -31,10 +32,15 @@ __global__ void matrix_times_means_kernel(const T *matrix, const T *means, T *ou
   if (i < L && k < N) output[i * N + k] = static_cast<T>(sum);
 }
 
+// The means, one per row of the input.
+size_t two_pass_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &) {
+  return static_cast<size_t>(p.N * p.L * element_size(p.dtype));
+}
+
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(static_cast<size_t>(p.N * p.L) * sizeof(T), &workspace));
+  FG_RETURN_IF_ERROR(context.workspace(two_pass_workspace_bytes(p, context.device()), &workspace));
   T *means = static_cast<T *>(workspace);
   FG_RETURN_IF_ERROR(row_means(static_cast<const T *>(p.input), means, p.N * p.L, p.M, context.stream()));
   const dim3 grid(capped_grid(ceil_div(p.N, kTile), INT32_MAX), capped_grid(ceil_div(p.L, kTile)));
@@ -44,11 +50,12 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
 }
 
 Status run_two_pass(const RowmeanProblem &p, Context &context) {
-  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
 }
 
 }  // namespace
 
-const RowmeanVariant two_pass_rowmean = {FG_ROWMEAN_TWO_PASS, "two_pass", any_rowmean_shape, run_two_pass};
+extern const RowmeanVariant two_pass_rowmean = {
+    FG_ROWMEAN_TWO_PASS, "two_pass", accepts_any_problem<RowmeanProblem>, two_pass_workspace_bytes, run_two_pass};
 
 }  // namespace fastgemm::detail

@@ -24,6 +24,7 @@ Status run_cublas(const GemmProblem &p, Context &context) {
 
 }  // namespace
 
-const SgemmVariant cublas_sgemm = {FG_SGEMM_CUBLAS, "cublas", always_implementable, run_cublas};
+extern const SgemmVariant cublas_sgemm = {
+    FG_SGEMM_CUBLAS, "cublas", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>, run_cublas};
 
 }  // namespace fastgemm::detail

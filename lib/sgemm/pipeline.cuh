@@ -22,53 +22,13 @@
 #include "core/check.hpp"
 #include "core/launch.cuh"
 #include "core/problem.hpp"
+#include "cuda/async_copy.cuh"
 #include "sgemm/pipeline_tilings.hpp"
 #include "sgemm/tile_common.cuh"
 
 namespace fastgemm::detail::pipeline {
 
 using tiled::Order;
-
-__device__ __forceinline__ unsigned shared_address(const void *pointer) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
-}
-
-// cp.async needs compute capability 8.0 (pipelined_supported refuses older devices); the synchronous
-// copies below only keep older targets of a fat binary compiling.
-// Copies `bytes` (0 to 16) from global memory and zero-fills the rest of the 16-byte chunk.
-__device__ __forceinline__ void copy_chunk(float *shared, const float *global, int bytes) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-               "r"(bytes)
-               : "memory");
-#else
-  for (int i = 0; i < 4; ++i) shared[i] = 4 * i < bytes ? global[i] : 0.0f;
-#endif
-}
-
-// Copies one float (bytes 4) or stores a zero (bytes 0).
-__device__ __forceinline__ void copy_element(float *shared, const float *global, int bytes) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-               "r"(bytes)
-               : "memory");
-#else
-  *shared = bytes > 0 ? *global : 0.0f;
-#endif
-}
-
-__device__ __forceinline__ void commit_copies() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int kPending>
-__device__ __forceinline__ void wait_copies() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
 
 __device__ __forceinline__ int clamp_bytes(int64_t elements) {
   return elements <= 0 ? 0 : (elements >= 4 ? 16 : static_cast<int>(elements) * 4);
@@ -367,19 +327,40 @@ Status launch_pipelined(const GemmProblem &p, Context &context, int64_t splits, 
                 partials, vector_c);
 }
 
+// `splits` slices of k for kernel T, each a whole number of k-tiles, none empty.
+struct KSlices {
+  int64_t splits = 1, k_per_split = 0;
+};
+
+template <typename T>
+KSlices slice_k(const GemmProblem &p, int64_t splits) {
+  KSlices slices;
+  slices.k_per_split = ceil_div(ceil_div(p.k, splits), T::kDepth) * T::kDepth;
+  slices.splits = ceil_div(p.k, slices.k_per_split);
+  return slices;
+}
+
+// The workspace run_pipelined<T>(p, context, splits) asks for: the slices' partial products, or nothing when k is
+// in one piece.
+template <typename T>
+size_t pipelined_workspace_bytes(const GemmProblem &p, int64_t splits) {
+  if (splits <= 1) return 0;
+  return sizeof(float) * slice_k<T>(p, splits).splits * p.batch * p.m * (ceil_div(p.n, 4) * 4);
+}
+
 // The whole product with kernel T: k in one piece when splits is 1, else in `splits` slices of whole
 // k-tiles, summed afterwards through the handle's workspace.
 template <typename T>
 Status run_pipelined(const GemmProblem &p, Context &context, int64_t splits) {
   if (splits <= 1) return launch_pipelined<T>(p, context, 1, p.k, Partials{});
-  const int64_t k_per_split = ceil_div(ceil_div(p.k, splits), T::kDepth) * T::kDepth;
-  splits = ceil_div(p.k, k_per_split);  // no empty slice
-  Partials partials;
-  partials.padded_n = ceil_div(p.n, 4) * 4;
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(sizeof(float) * splits * p.batch * p.m * partials.padded_n, &workspace));
+  FG_RETURN_IF_ERROR(context.workspace(pipelined_workspace_bytes<T>(p, splits), &workspace));
+  const KSlices slices = slice_k<T>(p, splits);
+  splits = slices.splits;
+  Partials partials;
   partials.data = static_cast<float *>(workspace);
-  FG_RETURN_IF_ERROR(launch_pipelined<T>(p, context, splits, k_per_split, partials));
+  partials.padded_n = ceil_div(p.n, 4) * 4;
+  FG_RETURN_IF_ERROR(launch_pipelined<T>(p, context, splits, slices.k_per_split, partials));
   const int64_t vectors = p.batch * p.m * (partials.padded_n / 4);
   return launch(sum_partials_kernel, dim3(capped_grid(ceil_div(vectors, 256), INT32_MAX)), dim3(256), 0,
                 context.stream(), p, splits, partials);

@@ -1,11 +1,14 @@
 #include "sgemm/registry.hpp"
 
-#include "core/variant_table.hpp"
-
 namespace fastgemm::detail {
+
+// Each defined in its own file.
+extern const SgemmVariant naive_sgemm, smem_sgemm, smem_vec4_sgemm, bank_free_sgemm, double_buffer_sgemm,
+           pipelined_sgemm, small_tile_sgemm, split_k_sgemm, cublas_sgemm;
+
 namespace {
 
-// Ladder order, then the comparison. Adding a variant is one line here.
+// Ladder order, then the comparison. Adding a variant is its name here and in the line above.
 const SgemmVariant *const kVariants[] = {
     &naive_sgemm,
     &smem_sgemm,
@@ -18,41 +21,36 @@ const SgemmVariant *const kVariants[] = {
     &cublas_sgemm,
 };
 
-// AUTO's preference outside the measured table below, fastest first; the last entry accepts every
-// problem, so AUTO always finds one.
-const fg_sgemm_algo_t kAutoPreference[] = {FG_SGEMM_CUBLAS, FG_SGEMM_NAIVE};
-
-// AUTO's table: where one of the project's kernels was measured faster than cuBLAS on a device
-// (fastgemm-tune and fastgemm-bench, bench/NOTES-sgemm-fast.md). Measured on the H100 (compute
-// capability 9.0): FG_SGEMM_SMALL_TILE beats cuBLAS on single products of at most 384 x 384 outputs with
-// k up to 1024 (1.28x at 128^3, 1.16x at 256^3, 1.10x at 384^3) and loses from 512^3 on (0.92x); every
-// other shape of the suite ran faster with cuBLAS, so it stays cuBLAS's, and so does every problem on a
-// device nothing was measured on.
-fg_sgemm_algo_t measured_choice(const GemmProblem &p, const DeviceInfo &device) {
-  if (device.arch() != 90) return FG_SGEMM_AUTO;
+// Where one of the project's kernels was measured faster than cuBLAS on a device (bench/NOTES-sgemm-fast.md):
+// on compute capability 9.0, FG_SGEMM_SMALL_TILE on single products of at most 384 x 384 outputs with k up to
+// 1024. Everything else, and every problem on a device nothing was measured on, is cuBLAS's.
+bool small_tile_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
   constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024;
-  if (p.batch == 1 && p.m * p.n <= kSmallOutputs && p.k <= kSmallDepth) return FG_SGEMM_SMALL_TILE;
-  return FG_SGEMM_AUTO;
+  return device.arch() == 90 && p.batch == 1 && p.m * p.n <= kSmallOutputs && p.k <= kSmallDepth;
 }
 
 }  // namespace
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
 
+Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
+  Preference<fg_sgemm_algo_t> preference;
+  if (small_tile_measured_faster(problem, device)) preference.add(FG_SGEMM_SMALL_TILE);
+  return preference.add(FG_SGEMM_CUBLAS);
+}
+
 fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device) {
-  const fg_sgemm_algo_t measured = measured_choice(problem, device);
-  const SgemmVariant *variant = find_variant(kVariants, measured);
-  if (variant != nullptr && variant->can_implement(problem, device).ok()) return measured;
-  return choose_variant(kVariants, kAutoPreference, problem, device);
+  const SgemmVariant *variant = first_implementing(kVariants, sgemm_auto_preference(problem, device), problem, device);
+  return variant != nullptr ? variant->id : FG_SGEMM_AUTO;
+}
+
+Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
+                             size_t *bytes) {
+  return selected_workspace_bytes(kVariants, selected, sgemm_auto_preference, problem, device, bytes);
 }
 
 Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, fg_sgemm_algo_t *ran) {
-  const fg_sgemm_algo_t id = selected == FG_SGEMM_AUTO ? choose_sgemm_algo(problem, context.device()) : selected;
-  const SgemmVariant *variant = nullptr;
-  FG_RETURN_IF_ERROR(implementing_variant(kVariants, id, problem, context.device(), &variant));
-  FG_RETURN_IF_ERROR(variant->run(problem, context));
-  *ran = id;
-  return Status::success();
+  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, ran);
 }
 
 }  // namespace fastgemm::detail

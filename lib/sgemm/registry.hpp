@@ -13,9 +13,17 @@ namespace fastgemm::detail {
 // The variant with this id, or nullptr when the build carries none.
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id);
 
-// AUTO's choice for the problem on the device: the first variant of its preference order that can
-// implement the problem. Pure: it reads nothing but its arguments.
+// AUTO's ordered preference for the problem on the device, fastest first; it ends with a variant that runs
+// every problem. Pure: it reads nothing but its arguments.
+Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device);
+
+// What AUTO runs: the first variant of sgemm_auto_preference that can implement the problem.
 fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device);
+
+// The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
+// run it.
+Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
+                             size_t *bytes);
 
 // Runs a canonical problem (m, n, k, batch >= 1, alpha != 0) with the selected algorithm, AUTO resolved,
 // and stores the algorithm that ran in *ran.

@@ -14,6 +14,7 @@ Status run_smem(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-const SgemmVariant smem_sgemm = {FG_SGEMM_SMEM, "smem", always_implementable, run_smem};
+extern const SgemmVariant smem_sgemm = {
+    FG_SGEMM_SMEM, "smem", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>, run_smem};
 
 }  // namespace fastgemm::detail

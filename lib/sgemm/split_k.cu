@@ -3,8 +3,6 @@
 // one block's work, and a second kernel sums the slices' partial products with alpha and beta applied.
 // The tiles are FG_SGEMM_PIPELINED's; the split count comes from the device's SM count and the problem
 // (split_k_count).
-#include "sgemm/split_k.hpp"
-
 #include "sgemm/pipeline.cuh"
 
 namespace fastgemm::detail {
@@ -35,12 +33,9 @@ __global__ void sum_partials_kernel(const GemmProblem p, int64_t splits, Partial
 
 namespace {
 
-Status run_split_k(const GemmProblem &problem, Context &context) {
-  return pipeline::run_pipelined<SplitKTiling>(problem, context, split_k_count(problem, context.device()));
-}
+using SplitKTiling = pipeline::LargeTiling;
 
-}  // namespace
-
+// How many slices of k the problem is cut into on the device (1: none).
 int64_t split_k_count(const GemmProblem &p, const DeviceInfo &device) {
   const int64_t tiles = p.batch * ceil_div(p.m, SplitKTiling::kBlockM) * ceil_div(p.n, SplitKTiling::kBlockN);
   // Enough blocks for two waves of the device, with at least kMinSliceDepth of k in each slice.
@@ -51,7 +46,17 @@ int64_t split_k_count(const GemmProblem &p, const DeviceInfo &device) {
   return splits < 1 ? 1 : (splits > 64 ? 64 : splits);
 }
 
-const SgemmVariant split_k_sgemm = {FG_SGEMM_SPLIT_K, "split_k", pipeline::pipelined_supported<SplitKTiling>,
-                                    run_split_k};
+Status run_split_k(const GemmProblem &problem, Context &context) {
+  return pipeline::run_pipelined<SplitKTiling>(problem, context, split_k_count(problem, context.device()));
+}
+
+size_t split_k_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device) {
+  return pipeline::pipelined_workspace_bytes<SplitKTiling>(problem, split_k_count(problem, device));
+}
+
+}  // namespace
+
+extern const SgemmVariant split_k_sgemm = {
+    FG_SGEMM_SPLIT_K, "split_k", pipeline::pipelined_supported<SplitKTiling>, split_k_workspace_bytes, run_split_k};
 
 }  // namespace fastgemm::detail

@@ -234,6 +234,13 @@ module fastgemm
       integer(c_int), intent(out) :: algo
     end function fg_get_rowmean_algo
 
+    function fg_get_last_rowmean_algo(handle, algo) bind(C, name="fg_get_last_rowmean_algo") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), intent(out) :: algo
+    end function fg_get_last_rowmean_algo
+
     function fg_rowmean_algo_name_c(algo) bind(C, name="fg_rowmean_algo_name") result(name)
       import :: c_int, c_ptr
       type(c_ptr) :: name

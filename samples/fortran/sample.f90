@@ -145,6 +145,7 @@ contains
     real(c_double) :: expected(n, l)
     type(c_ptr) :: device_input, device_matrix, device_output
     integer :: i, j, batch
+    integer(c_int) :: ran
 
     do batch = 1, int(n)
       do j = 1, int(l)
@@ -171,8 +172,10 @@ contains
     call check_cuda(cudaFree(device_input), 'cudaFree')
     call check_cuda(cudaFree(device_matrix), 'cudaFree')
     call check_cuda(cudaFree(device_output), 'cudaFree')
+    call check(fg_get_last_rowmean_algo(handle, ran), 'fg_get_last_rowmean_algo')
 
-    call report('fg_rowmean_matvec', maxval(abs(output - expected) / (abs(expected) + 1)), 1d-12)
+    call report('fg_rowmean_matvec ' // fg_rowmean_algo_name(ran), maxval(abs(output - expected) / (abs(expected) + 1)), &
+                1d-12)
   end subroutine rowmean_example
 
   subroutine report(what, worst, tolerance)

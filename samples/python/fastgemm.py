@@ -122,6 +122,7 @@ _PROTOTYPES = {
     "fg_rowmean_matvec": (_int, [_pointer, _int, _pointer, _pointer, _pointer, _i64, _i64, _i64]),
     "fg_set_rowmean_algo": (_int, [_pointer, _int]),
     "fg_get_rowmean_algo": (_int, [_pointer, _int_out]),
+    "fg_get_last_rowmean_algo": (_int, [_pointer, _int_out]),
     "fg_rowmean_algo_name": (_string, [_int]),
 }
 
@@ -382,6 +383,13 @@ class Handle:
     @rowmean_algo.setter
     def rowmean_algo(self, algo):
         check(library().fg_set_rowmean_algo(self._handle, int(algo)))
+
+    @property
+    def last_rowmean_algo(self):
+        """The RowmeanAlgo the last rowmean_matvec call of this handle ran (AUTO's choice, when AUTO is selected)."""
+        algo = ctypes.c_int()
+        check(library().fg_get_last_rowmean_algo(self._handle, ctypes.byref(algo)))
+        return _as_enum(RowmeanAlgo, algo.value)
 
     def sgemm(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
         """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm."""

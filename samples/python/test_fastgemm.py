@@ -80,6 +80,7 @@ class LibraryTest(unittest.TestCase):
             "fg_rowmean_matvec": (None, DType.F64, None, None, None, 4, 4, 4),
             "fg_set_rowmean_algo": (None, RowmeanAlgo.TWO_PASS),
             "fg_get_rowmean_algo": (None, ctypes.byref(ctypes.c_int())),
+            "fg_get_last_rowmean_algo": (None, ctypes.byref(ctypes.c_int())),
         }
         for name, arguments in calls.items():
             with self.subTest(name), self.assertRaises(Error) as caught:
@@ -251,6 +252,16 @@ class Backend:
             self.handle.rowmean_algo = -1
         self.assertIs(caught.exception.status, Status.INVALID_VALUE)
         self.assertIs(self.handle.rowmean_algo, RowmeanAlgo.TWO_PASS)
+        self.assertIs(self.handle.last_rowmean_algo, RowmeanAlgo.AUTO)
+        L, M, N = 8, 16, 4
+        data = self.to_device(self.random(N, L, M))
+        matrix = self.to_device(self.random(L, L))
+        output = self.to_device(self.np.zeros((L, N), "float32"))
+        self.handle.rowmean_matvec(DType.F32, data, matrix, output, L, M, N)
+        self.assertIs(self.handle.last_rowmean_algo, RowmeanAlgo.TWO_PASS)
+        self.handle.rowmean_algo = RowmeanAlgo.AUTO
+        self.handle.rowmean_matvec(DType.F32, data, matrix, output, L, M, N)
+        self.assertIsNot(self.handle.last_rowmean_algo, RowmeanAlgo.AUTO)
 
     def test_stream(self):
         self.assertIsNone(self.handle.stream)

@@ -47,4 +47,8 @@ TEST_CASE("C++: sgemm and typed rowmean_matvec through the wrapper", "[cpp]") {
   handle.rowmean_matvec(input_device.as<float>(), matrix_device.as<float>(), output_device.as<float>(), L, M, N);
   const std::vector<long double> expected32 = reference_rowmean(input32, matrix32, L, M, N);
   CHECK(relative_error(download<float>(output_device, L * N), expected32) <= 1e-5);
+  CHECK(handle.last_rowmean_algo() != FG_ROWMEAN_AUTO);
+  handle.set_rowmean_algo(FG_ROWMEAN_TWO_PASS);
+  handle.rowmean_matvec(input_device.as<float>(), matrix_device.as<float>(), output_device.as<float>(), L, M, N);
+  CHECK(handle.last_rowmean_algo() == FG_ROWMEAN_TWO_PASS);
 }

@@ -4,8 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <string>
 #include <type_traits>
 
 #include "gpu/gemm_harness.hpp"
@@ -21,10 +24,45 @@ std::vector<fg_rowmean_algo_t> rowmean_algos_under_test(fg_handle_t handle) {
   return algos;
 }
 
-// The classic one-thread-per-row algorithms stop at L = 1024; every other one runs any shape.
-bool may_refuse(fg_rowmean_algo_t algo, int64_t L) {
-  return L > 1024 && (algo == FG_ROWMEAN_SINGLE_BLOCK || algo == FG_ROWMEAN_BLOCK_PER_BATCH ||
-                      algo == FG_ROWMEAN_COALESCED);
+struct DeviceLimits {
+  int arch = 0;
+  int64_t shared_bytes = 0;  // the most dynamic shared memory one block may ask for
+};
+
+DeviceLimits current_device_limits() {
+  int device = 0, major = 0, minor = 0, shared = 0;
+  REQUIRE_CUDA_OK(cudaGetDevice(&device));
+  REQUIRE_CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  REQUIRE_CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  REQUIRE_CUDA_OK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return DeviceLimits{major * 10 + minor, shared};
+}
+
+int64_t round_up(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
+
+// Each algorithm's support matrix, written from the contract rather than from the code: "" where it must run the
+// problem, and otherwise a part of the reason its refusal must give. AUTO and the general algorithms run everything.
+std::string expected_refusal(fg_rowmean_algo_t algo, fg_dtype_t dtype, int64_t L, const void *matrix,
+                             const DeviceLimits &device) {
+  const int64_t element = dtype == FG_F64 ? 8 : 4;
+  switch (algo) {
+    case FG_ROWMEAN_SINGLE_BLOCK:
+    case FG_ROWMEAN_BLOCK_PER_BATCH:
+    case FG_ROWMEAN_COALESCED:
+      // One block holds a batch's rows.
+      return L > 1024 ? "must be <= 1024" : "";
+    case FG_ROWMEAN_FUSED: {
+      // Two shared-memory tiles of 8 batches' means, rows padded for the tensor-core fragment loads.
+      const int64_t means_ld = dtype == FG_F64 ? round_up(L, 16) + 2 : round_up(L, 32) + 16;
+      return 2 * 8 * means_ld * element + 8 > device.shared_bytes ? "bytes of shared memory" : "";
+    }
+    case FG_ROWMEAN_PIPELINED:
+      if (device.arch < 80) return "compute capability 8.0";
+      if (reinterpret_cast<uintptr_t>(matrix) % 16 != 0) return "16-byte aligned";
+      return L % (16 / element) != 0 ? "must be a multiple of" : "";
+    default:
+      return "";
+  }
 }
 
 template <typename T>
@@ -59,22 +97,44 @@ void check_rowmean_case(fg_handle_t handle, const std::vector<fg_rowmean_algo_t>
   std::copy(matrix.begin(), matrix.end(), staged.begin() + rc.offset);
   upload(matrix_device, staged);
   const std::vector<T> poison(output_count, std::numeric_limits<T>::quiet_NaN());
+  const DeviceLimits device = current_device_limits();
+  const T *matrix_pointer = matrix_device.as<T>() + rc.offset;
 
+  // What each algorithm wrote, to compare AUTO's result with that of the algorithm it says it ran.
+  std::map<fg_rowmean_algo_t, std::vector<T>> results;
+  fg_rowmean_algo_t auto_ran = FG_ROWMEAN_AUTO;
   for (fg_rowmean_algo_t algo : algos) {
     INFO("algorithm " << fg_rowmean_algo_name(algo));
     REQUIRE_FG_OK(fg_set_rowmean_algo(handle, algo));
     upload(output_device, poison);
-    const fg_status_t status =
-        fg_rowmean_matvec(handle, dtype, input_device.as<T>() + rc.offset, matrix_device.as<T>() + rc.offset,
-                          output_device.as<T>() + rc.offset, rc.L, rc.M, rc.N);
+    fg_rowmean_algo_t ran_before = FG_ROWMEAN_AUTO;
+    REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle, &ran_before));
+    const fg_status_t status = fg_rowmean_matvec(handle, dtype, input_device.as<T>() + rc.offset, matrix_pointer,
+                                                 output_device.as<T>() + rc.offset, rc.L, rc.M, rc.N);
+    const std::string message = fg_last_error_message();
     const std::vector<T> result = download<T>(output_device, output_count);
-    if (status == FG_STATUS_NOT_SUPPORTED && may_refuse(algo, rc.L)) {
-      CHECK(std::strlen(fg_last_error_message()) > 0);
+    INFO("status " << fg_status_name(status) << ": " << message);
+    fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
+    REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle, &ran));
+    const std::string refusal = expected_refusal(algo, dtype, rc.L, matrix_pointer, device);
+    if (!refusal.empty()) {
+      // It refuses, says why, writes nothing, and the last algorithm run stays the one before.
+      CHECK(status == FG_STATUS_NOT_SUPPORTED);
+      CHECK(message.find(refusal) != std::string::npos);
       CHECK(std::memcmp(result.data(), poison.data(), result.size() * sizeof(T)) == 0);
+      CHECK(ran == ran_before);
       continue;
     }
-    INFO("status " << fg_status_name(status) << ": " << fg_last_error_message());
     REQUIRE(status == FG_STATUS_SUCCESS);
+    // A forced algorithm runs itself; AUTO runs one of the carried algorithms.
+    if (algo == FG_ROWMEAN_AUTO) {
+      CHECK(ran != FG_ROWMEAN_AUTO);
+      CHECK(std::string(fg_rowmean_algo_name(ran)) != "unknown");
+      auto_ran = ran;
+    } else {
+      CHECK(ran == algo);
+    }
+    results[algo] = result;
     const std::vector<T> window(result.begin() + rc.offset, result.begin() + rc.offset + rc.L * rc.N);
     const double error = relative_error(window, reference);
     INFO("relative error " << error);
@@ -83,6 +143,11 @@ void check_rowmean_case(fg_handle_t handle, const std::vector<fg_rowmean_algo_t>
       CHECK(std::isnan(result[i]));
       CHECK(std::isnan(result[rc.offset + rc.L * rc.N + i]));
     }
+  }
+  // Every algorithm gives the same bits run after run, so AUTO's output is that of the algorithm it names.
+  if (results.count(FG_ROWMEAN_AUTO) != 0 && results.count(auto_ran) != 0) {
+    INFO("AUTO ran " << fg_rowmean_algo_name(auto_ran));
+    CHECK(std::memcmp(results[FG_ROWMEAN_AUTO].data(), results[auto_ran].data(), output_count * sizeof(T)) == 0);
   }
   REQUIRE_FG_OK(fg_set_rowmean_algo(handle, FG_ROWMEAN_AUTO));
 }
@@ -136,7 +201,22 @@ TEST_CASE("rowmean_matvec: L or N 0 touches nothing, M 0 is invalid", "[rowmean]
   Handle handle;
   DeviceMemory output(sizeof(float));
   upload(output, std::vector<float>{3.0f});
+  fg_rowmean_algo_t ran = FG_ROWMEAN_CUBLAS;
+  REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+  CHECK(ran == FG_ROWMEAN_AUTO);  // nothing run yet
+  DeviceMemory input(sizeof(float)), matrix(sizeof(float));
+  upload(input, std::vector<float>{0.75f});
+  upload(matrix, std::vector<float>{-2.0f});
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_TWO_PASS));
+  REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F32, input.get(), matrix.get(), output.get(), 1, 1, 1));
+  CHECK(download<float>(output, 1)[0] == -1.5f);
+  REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+  CHECK(ran == FG_ROWMEAN_TWO_PASS);
+  CHECK(fg_get_last_rowmean_algo(handle.get(), nullptr) == FG_STATUS_INVALID_VALUE);
+  upload(output, std::vector<float>{3.0f});
   REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F32, nullptr, nullptr, output.get(), 0, 4, 4));
+  REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+  CHECK(ran == FG_ROWMEAN_AUTO);  // nothing to compute: no algorithm ran
   REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F64, nullptr, nullptr, nullptr, 4, 4, 0));
   CHECK(fg_rowmean_matvec(handle.get(), FG_F32, output.get(), output.get(), output.get(), 1, 0, 1) ==
         FG_STATUS_INVALID_VALUE);

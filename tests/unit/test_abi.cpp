@@ -97,6 +97,7 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   check_null_handle(fg_rowmean_matvec(nullptr, FG_F32, &value, &value, &value, 1, 1, 1), "fg_rowmean_matvec");
   check_null_handle(fg_set_rowmean_algo(nullptr, FG_ROWMEAN_AUTO), "fg_set_rowmean_algo");
   check_null_handle(fg_get_rowmean_algo(nullptr, &rowmean_algo), "fg_get_rowmean_algo");
+  check_null_handle(fg_get_last_rowmean_algo(nullptr, &rowmean_algo), "fg_get_last_rowmean_algo");
   CHECK(fg_destroy(nullptr) == FG_STATUS_SUCCESS);
   CHECK(value == 0.0f);
 }

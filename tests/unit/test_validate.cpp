@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "capi/validate.hpp"
 #include "rowmean/registry.hpp"
@@ -251,7 +252,8 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
   CHECK(rowmean_choice(FG_F32, 2048, 32, 4096) == FG_ROWMEAN_PIPELINED);
   CHECK(rowmean_choice(FG_F32, 512, 128, 8192) == FG_ROWMEAN_FUSED);
   CHECK(rowmean_choice(FG_F32, 512, 512, 1024) == FG_ROWMEAN_FUSED);
-  CHECK(rowmean_choice(FG_F32, 4096, 8, 16384) == FG_ROWMEAN_FUSED);  // short rows; runs staged (means too wide)
+  // Short rows put fused first, but a tile's means at L = 4096 do not fit in shared memory: staged runs.
+  CHECK(rowmean_choice(FG_F32, 4096, 8, 16384) == FG_ROWMEAN_STAGED);
   CHECK(rowmean_choice(FG_F32, 8192, 2048, 16) == FG_ROWMEAN_STAGED);
   CHECK(rowmean_choice(FG_F64, 64, 1, 1000000) == FG_ROWMEAN_FUSED);
   CHECK(rowmean_choice(FG_F64, 512, 512, 1024) == FG_ROWMEAN_STAGED);
@@ -277,6 +279,27 @@ bool overlap_by_enumeration(int64_t lines, int64_t length, int64_t ld, int64_t s
       for (int64_t c = 0; c < length; ++c)
         if (!written.insert(b * stride + r * ld + c).second) return true;
   return false;
+}
+
+detail::DeviceInfo simulated_hopper() {
+  detail::DeviceInfo hopper;
+  hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
+  return hopper;
+}
+
+std::vector<fg_rowmean_algo_t> ids(const detail::Preference<fg_rowmean_algo_t> &preference) {
+  return std::vector<fg_rowmean_algo_t>(preference.begin(), preference.end());
+}
+
+// The message of a refusal, or "" when the variant accepts the problem.
+std::string refusal(fg_rowmean_algo_t id, const detail::RowmeanProblem &p, const detail::DeviceInfo &device) {
+  const detail::RowmeanVariant *variant = detail::find_rowmean_variant(id);
+  REQUIRE(variant != nullptr);
+  const detail::Status status = variant->can_implement(p, device);
+  if (status.ok()) return "";
+  CHECK(status.code == detail::StatusCode::not_supported);
+  CHECK_FALSE(status.message.empty());
+  return status.message;
 }
 
 }  // namespace
@@ -389,4 +412,109 @@ TEST_CASE("validator: fg_set_workspace's arguments", "[validate]") {
         std::string::npos);
   CHECK(capi::validate_workspace(host_memory, 256, simulated).message.find("pageable host memory") != std::string::npos);
   CHECK(capi::validate_workspace(other_device, 256, simulated).message.find("another device") != std::string::npos);
+}
+
+TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no longer run themselves", "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  const auto preference = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
+    return ids(detail::rowmean_auto_preference(
+        detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper));
+  };
+  using V = std::vector<fg_rowmean_algo_t>;
+  CHECK(preference(FG_F32, 1024, 64, 8192) == V{FG_ROWMEAN_PIPELINED, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
+  CHECK(preference(FG_F32, 512, 128, 8192) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
+  CHECK(preference(FG_F32, 4096, 8, 16384) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
+  CHECK(preference(FG_F64, 512, 512, 1024) == V{FG_ROWMEAN_STAGED});
+  detail::DeviceInfo slow_fp64 = hopper;
+  slow_fp64.cc_minor = 9, slow_fp64.cc_major = 8;
+  CHECK(ids(detail::rowmean_auto_preference(
+            detail::RowmeanProblem{FG_F64, device_a, device_b, device_c, 512, 512, 1024}, slow_fp64)) ==
+        V{FG_ROWMEAN_CUBLAS, FG_ROWMEAN_STAGED});
+
+  // Where the relay cannot run (a matrix off its 16-byte boundary), AUTO runs the next of its preference: the same
+  // algorithm the relay used to hand such problems to.
+  const detail::RowmeanProblem misaligned{FG_F32, device_a, device_b + 1, device_c, 1024, 64, 8192};
+  CHECK(detail::choose_rowmean_algo(misaligned, hopper) == FG_ROWMEAN_FUSED);
+  // Every preference ends with an algorithm that runs every problem.
+  for (int64_t L : {1, 1000, 4096, 20000})
+    for (fg_dtype_t dtype : {FG_F32, FG_F64}) {
+      const auto list = preference(dtype, L, 64, 4096);
+      REQUIRE_FALSE(list.empty());
+      CHECK(list.back() == FG_ROWMEAN_STAGED);
+    }
+}
+
+TEST_CASE("rowmean algorithms refuse what they cannot run, naming the condition", "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  detail::DeviceInfo turing = hopper;
+  turing.cc_major = 7, turing.cc_minor = 5, turing.smem_per_block_optin = 64 * 1024;
+  const auto problem = [](fg_dtype_t dtype, int64_t L, const float *matrix = device_b) {
+    return detail::RowmeanProblem{dtype, device_a, matrix, device_c, L, 64, 4096};
+  };
+  // The seed algorithms: a block holds a batch's rows.
+  for (fg_rowmean_algo_t id : {FG_ROWMEAN_SINGLE_BLOCK, FG_ROWMEAN_BLOCK_PER_BATCH, FG_ROWMEAN_COALESCED}) {
+    CHECK(refusal(id, problem(FG_F32, 1024), hopper).empty());
+    CHECK(refusal(id, problem(FG_F32, 1025), hopper).find("L = 1025 must be <= 1024") != std::string::npos);
+  }
+  // fused: two tiles of means must fit in shared memory.
+  CHECK(refusal(FG_ROWMEAN_FUSED, problem(FG_F32, 3072), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_FUSED, problem(FG_F64, 1024), hopper).empty());
+  const std::string fused = refusal(FG_ROWMEAN_FUSED, problem(FG_F32, 4096), hopper);
+  CHECK(fused.find("bytes of shared memory") != std::string::npos);
+  CHECK(fused.find(std::to_string(227 * 1024)) != std::string::npos);
+  CHECK_FALSE(refusal(FG_ROWMEAN_FUSED, problem(FG_F64, 2048), hopper).empty());
+  // The relay (FG_ROWMEAN_PIPELINED): cp.async and FP64 tensor cores, 16-byte matrix rows.
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 8192), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024), turing).find("compute capability 8.0") !=
+        std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1026), hopper).find("L = 1026 must be a multiple of 4") !=
+        std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F64, 1025), hopper).find("multiple of 2") != std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F64, 1026), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024, device_b + 1), hopper).find("16-byte aligned") !=
+        std::string::npos);
+  // The general algorithms run everything.
+  for (fg_rowmean_algo_t id : {FG_ROWMEAN_TWO_PASS, FG_ROWMEAN_STAGED, FG_ROWMEAN_CUBLAS})
+    for (int64_t L : {1, 1025, 20000}) CHECK(refusal(id, problem(FG_F64, L), turing).empty());
+}
+
+TEST_CASE("workspace_bytes says what each algorithm asks the handle for", "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  const detail::RowmeanProblem p{FG_F64, device_a, device_b, device_c, 1000, 64, 300};
+  const auto bytes = [&](fg_rowmean_algo_t id) {
+    return detail::find_rowmean_variant(id)->workspace_bytes(p, hopper);
+  };
+  for (fg_rowmean_algo_t id :
+       {FG_ROWMEAN_SINGLE_BLOCK, FG_ROWMEAN_BLOCK_PER_BATCH, FG_ROWMEAN_COALESCED, FG_ROWMEAN_FUSED})
+    CHECK(bytes(id) == 0);
+  CHECK(bytes(FG_ROWMEAN_TWO_PASS) == 1000u * 300u * 8u);
+  // cuBLAS's gemv: the means (rounded up to 256 bytes), then a vector of M ones.
+  CHECK(bytes(FG_ROWMEAN_CUBLAS) == 2400000u + 64u * 8u);
+  // staged and the relay keep at least the means (in double for staged, in the problem's type for the relay).
+  CHECK(bytes(FG_ROWMEAN_STAGED) >= 1000u * 300u * 8u);
+  CHECK(bytes(FG_ROWMEAN_PIPELINED) >= 1000u * 300u * 8u);
+  size_t through_registry = 0;
+  REQUIRE(detail::rowmean_workspace_bytes(p, hopper, FG_ROWMEAN_AUTO, &through_registry).ok());
+  CHECK(through_registry == bytes(detail::choose_rowmean_algo(p, hopper)));
+  CHECK(detail::rowmean_workspace_bytes(detail::RowmeanProblem{FG_F64, device_a, device_b, device_c, 2000, 64, 300},
+                                        hopper, FG_ROWMEAN_COALESCED, &through_registry)
+            .code == detail::StatusCode::not_supported);
+
+  // SGEMM: split-K's slices of partial products; the others need none.
+  detail::GemmProblem g;
+  g.m = g.n = 256, g.k = 16384;
+  g.a = {device_a, g.k, 0, false};
+  g.b = {device_b, g.n, 0, false};
+  g.c = device_c;
+  g.ldc = g.n;
+  size_t sgemm_bytes = 1;
+  REQUIRE(detail::sgemm_workspace_bytes(g, hopper, FG_SGEMM_CUBLAS, &sgemm_bytes).ok());
+  CHECK(sgemm_bytes == 0);
+  REQUIRE(detail::sgemm_workspace_bytes(g, hopper, FG_SGEMM_SPLIT_K, &sgemm_bytes).ok());
+  CHECK(sgemm_bytes > 0);
+  CHECK(sgemm_bytes % (sizeof(float) * 256 * 256) == 0);
+  g.k = 64;  // too shallow to split
+  REQUIRE(detail::sgemm_workspace_bytes(g, hopper, FG_SGEMM_SPLIT_K, &sgemm_bytes).ok());
+  CHECK(sgemm_bytes == 0);
 }

@@ -1,4 +1,5 @@
-// FG_ROWMEAN_PIPELINED: one read of the input, the L x L product running beside it, the means passed through L2.
+// FG_ROWMEAN_PIPELINED (internally the relay: the means are relayed from producer to consumer warps through L2): one
+// read of the input, the L x L product running beside it, the means passed through L2.
 //
 // One persistent block per SM holds two kinds of warps that never wait for each other inside the block:
 // - Producer warps take read items (a few hundred KB of consecutive rows each) from a ticket counter shared by the
@@ -21,27 +22,28 @@
 // 0.38 ms, and both together 0.83-0.84 ms; see bench/NOTES-rowmean.md.
 //
 // The means are kept in the problem's type (f32 means rounded once, as the fused algorithm does); products of them
-// with the matrix are exact in double and summed in double. Requirements, checked on the host (the fused algorithm
-// runs otherwise): compute capability 8.0 or later, the matrix 16-byte aligned and L a whole number of 16-byte units.
+// with the matrix are exact in double and summed in double. Requirements, checked by can_implement: compute capability
+// 8.0 or later, the matrix 16-byte aligned and L a whole number of 16-byte units, tickets and counts within 32 bits.
+#include <string>
+
 #include "core/check.hpp"
+#include "core/dtype.hpp"
 #include "core/launch.cuh"
+#include "cuda/async_copy.cuh"
+#include "cuda/cache_hints.cuh"
+#include "cuda/warp_roles.cuh"
 #include "rowmean/row_sums.cuh"
 #include "rowmean/tensor_product.cuh"
 #include "rowmean/variant.hpp"
 #include "rowmean/workspace.hpp"
-#include "sgemm/pipeline.cuh"
 
 namespace fastgemm::detail {
+namespace relay {
 namespace {
 
-using pipeline::commit_copies;
-using pipeline::copy_chunk;
-using pipeline::wait_copies;
-
-constexpr int kProducerWarps = 8;
-constexpr int kConsumerWarps = 8;
-constexpr int kConsumerThreads = kConsumerWarps * 32;
-constexpr int kPipelinedThreads = (kProducerWarps + kConsumerWarps) * 32;
+using Roles = WarpRoles<8, 8>;
+constexpr int kConsumerThreads = Roles::kConsumerThreads;
+constexpr int kRelayThreads = Roles::kThreads;
 // Named barrier of the consumer warps (0 is left to __syncthreads, which this kernel does not use).
 constexpr int kConsumerBarrier = 1;
 
@@ -61,15 +63,7 @@ constexpr int64_t kMaxParts = 8;
 // Read items: about this many bytes of input each, whole rows, never across a slab.
 constexpr int64_t kItemBytes = 256 * 1024;
 
-__device__ __forceinline__ void consumer_barrier() {
-  asm volatile("bar.sync %0, %1;" ::"r"(kConsumerBarrier), "r"(kConsumerThreads) : "memory");
-}
-
-__device__ __forceinline__ unsigned load_acquire(const unsigned *address) {
-  unsigned value;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-  return value;
-}
+__device__ __forceinline__ void consumer_barrier() { Roles::sync_consumers(kConsumerBarrier); }
 
 // Stage rows (one matrix row or one batch's means) are kChunk elements, in steps of 8 columns: 32 bytes (f32) or 64
 // (f64) each. Tensor instruction s of a chunk takes the columns of step s, and lane (g, t) the pair 8s + 2t, 8s + 2t + 1
@@ -101,7 +95,7 @@ struct StageLayout {
 };
 
 template <typename T>
-struct PipelinedParams {
+struct RelayParams {
   const T *input;
   const T *matrix;
   T *output;
@@ -139,7 +133,7 @@ __device__ __noinline__ void sum_item(SpanReadPlan read, const T *input, int64_t
 
 // The producer warps' loop: read items until none is left.
 template <typename T>
-__device__ __forceinline__ void produce(const PipelinedParams<T> &p) {
+__device__ __forceinline__ void produce(const RelayParams<T> &p) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t items = p.slabs * p.items_per_slab;
   for (;;) {
@@ -217,7 +211,7 @@ struct StageCopier {
 // Sums over column chunks [chunk_begin, chunk_end) only; partial != nullptr: the sums go there, kTileRows x
 // kSlabBatches doubles, instead of to the output.
 template <typename T>
-__device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p, unsigned char *stages,
+__device__ __forceinline__ void multiply_tile_staged(const RelayParams<T> &p, unsigned char *stages,
                                                      int64_t row0, int64_t batch0, int64_t chunk_begin,
                                                      int64_t chunk_end, double *partial, int consumer) {
   using Layout = StageLayout<T>;
@@ -281,7 +275,7 @@ __device__ __forceinline__ void multiply_tile_staged(const PipelinedParams<T> &p
 
 // The last slab's row block `block`, once all its parts are in: the parts summed in order, to the output.
 template <typename T>
-__device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t block, int consumer) {
+__device__ __forceinline__ void join_parts(const RelayParams<T> &p, int64_t block, int consumer) {
   constexpr int kPartElements = kTileRows * kSlabBatches;
   const double *parts = p.partials + block * p.parts * kPartElements;
   const int64_t row0 = block * kTileRows, batch0 = (p.slabs - 1) * kSlabBatches;
@@ -294,21 +288,10 @@ __device__ __forceinline__ void join_parts(const PipelinedParams<T> &p, int64_t 
   }
 }
 
-// Drops the whole 128-byte lines of data[0, count) from L2 without writing them back.
-template <typename T>
-__device__ __forceinline__ void discard_lines(const T *data, int64_t count, int consumer) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + 127) & ~uintptr_t{127};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(data + count) & ~uintptr_t{127};
-  for (uintptr_t line = begin + static_cast<uintptr_t>(consumer) * 128; line < end; line += kConsumerThreads * 128)
-    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
-#endif
-}
-
 // The consumer warps' loop: product tiles in ticket order until none is left.
 template <typename T>
-__device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
-  const int consumer = static_cast<int>(threadIdx.x) - kProducerWarps * 32;
+__device__ __forceinline__ void consume(const RelayParams<T> &p, unsigned char *stages, unsigned *ticket_slot) {
+  const int consumer = Roles::consumer_thread();
   // Whole tiles of every slab but the last, then the last slab's row blocks in parts.
   const int64_t whole_tiles = (p.slabs - 1) * p.row_blocks;
   const int64_t tiles = whole_tiles + p.row_blocks * p.parts;
@@ -348,8 +331,9 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
         join_parts(p, block, consumer);
         // Nobody reads the parts again: they leave L2 without being written back.
         consumer_barrier();
-        discard_lines(p.partials + block * p.parts * (kTileRows * kSlabBatches), p.parts * kTileRows * kSlabBatches,
-                      consumer);
+        discard_l2_lines(p.partials + block * p.parts * (kTileRows * kSlabBatches),
+                         p.parts * kTileRows * kSlabBatches * static_cast<int64_t>(sizeof(double)), consumer,
+                         kConsumerThreads);
       }
     }
     // Every warp is done with the stages (and the ticket slot) before the next tile's first copies land in them.
@@ -361,16 +345,17 @@ __device__ __forceinline__ void consume(const PipelinedParams<T> &p, unsigned ch
     consumer_barrier();
     if (*last_slot != 0) {
       const int64_t batches = p.N - batch0 < kSlabBatches ? p.N - batch0 : kSlabBatches;
-      discard_lines(p.means + batch0 * p.L, batches * p.L, consumer);
+      discard_l2_lines(p.means + batch0 * p.L, batches * p.L * static_cast<int64_t>(sizeof(T)), consumer,
+                       kConsumerThreads);
     }
   }
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kPipelinedThreads, 1) pipelined_kernel(const PipelinedParams<T> p) {
+__global__ void __launch_bounds__(kRelayThreads, 1) relay_kernel(const RelayParams<T> p) {
   extern __shared__ __align__(128) unsigned char shared_storage[];
   unsigned *ticket_slot = reinterpret_cast<unsigned *>(shared_storage + kStages * StageLayout<T>::kStageBytes);
-  if (static_cast<int>(threadIdx.x) < kProducerWarps * 32)
+  if (Roles::producer())
     produce(p);
   else
     consume(p, shared_storage, ticket_slot);
@@ -382,12 +367,12 @@ size_t shared_bytes(fg_dtype_t dtype) {
 }
 
 // Read items and product tiles: tickets and row counts are 32-bit.
-struct PipelinePlan {
+struct RelayPlan {
   int64_t slabs, row_blocks, item_rows, items_per_slab, parts;
 };
 
-PipelinePlan plan_pipeline(const RowmeanProblem &p, const DeviceInfo &device) {
-  PipelinePlan plan;
+RelayPlan plan_relay(const RowmeanProblem &p, const DeviceInfo &device) {
+  RelayPlan plan;
   plan.slabs = ceil_div(p.N, kSlabBatches);
   plan.row_blocks = ceil_div(p.L, kTileRows);
   const int64_t row_bytes = p.M * element_size(p.dtype);
@@ -405,23 +390,51 @@ PipelinePlan plan_pipeline(const RowmeanProblem &p, const DeviceInfo &device) {
   return plan;
 }
 
-}  // namespace
+// The workspace's arrays: the means, the last slab's parts, the counters.
+struct RelayWorkspace {
+  size_t means_at, partials_at, counters_at, bytes;
+  int64_t counters;
+};
 
-bool pipelined_applies(const RowmeanProblem &p, const DeviceInfo &device) {
-  const int64_t unit_elements = 16 / element_size(p.dtype);
-  const PipelinePlan plan = plan_pipeline(p, device);
-  return device.arch() >= 80 && reinterpret_cast<uintptr_t>(p.matrix) % 16 == 0 && p.L % unit_elements == 0 &&
-         shared_bytes(p.dtype) <= device.smem_per_block_optin && plan.slabs * plan.items_per_slab < UINT32_MAX &&
-         (plan.slabs + plan.parts) * plan.row_blocks < UINT32_MAX && kSlabBatches * p.L < UINT32_MAX;
+RelayWorkspace carve_workspace(const RowmeanProblem &p, const RelayPlan &plan) {
+  RelayWorkspace layout;
+  layout.counters = 2 + 2 * plan.slabs + plan.row_blocks;
+  WorkspaceCarver carver;
+  layout.means_at = carver.take(p.N * p.L * element_size(p.dtype));
+  layout.partials_at = carver.take(plan.row_blocks * plan.parts * kTileRows * kSlabBatches * 8);
+  layout.counters_at = carver.take(layout.counters * static_cast<int64_t>(sizeof(unsigned)));
+  layout.bytes = carver.bytes;
+  return layout;
 }
 
-namespace {
+Status refuse(const std::string &condition) { return Status::failure(StatusCode::not_supported, condition); }
+
+Status can_implement_relay(const RowmeanProblem &p, const DeviceInfo &device) {
+  if (device.arch() < 80) return refuse("needs compute capability 8.0 or newer (cp.async, FP64 tensor cores)");
+  if (reinterpret_cast<uintptr_t>(p.matrix) % 16 != 0) return refuse("the matrix must be 16-byte aligned");
+  const int64_t unit_elements = 16 / element_size(p.dtype);
+  if (p.L % unit_elements != 0)
+    return refuse("L = " + std::to_string(p.L) + " must be a multiple of " + std::to_string(unit_elements) +
+                  " (matrix rows of whole 16-byte units)");
+  if (shared_bytes(p.dtype) > device.smem_per_block_optin)
+    return refuse("needs " + std::to_string(shared_bytes(p.dtype)) + " bytes of shared memory per block, the device has " +
+                  std::to_string(device.smem_per_block_optin));
+  const RelayPlan plan = plan_relay(p, device);
+  if (plan.slabs * plan.items_per_slab >= UINT32_MAX || (plan.slabs + plan.parts) * plan.row_blocks >= UINT32_MAX ||
+      kSlabBatches * p.L >= UINT32_MAX)
+    return refuse("the problem has more read items, product tiles or rows per slab than 32-bit tickets count");
+  return Status::success();
+}
+
+size_t relay_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &device) {
+  return carve_workspace(p, plan_relay(p, device)).bytes;
+}
 
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
   const DeviceInfo &device = context.device();
-  const PipelinePlan plan = plan_pipeline(p, device);
-  PipelinedParams<T> params;
+  const RelayPlan plan = plan_relay(p, device);
+  RelayParams<T> params;
   set_one_pass_params<T>(params, p);
   params.slabs = plan.slabs;
   params.row_blocks = plan.row_blocks;
@@ -430,33 +443,32 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   params.parts = plan.parts;
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
 
-  const int64_t counters = 2 + 2 * plan.slabs + plan.row_blocks;
-  WorkspaceCarver carver;
-  const size_t means_at = carver.take(p.N * p.L * element_size(p.dtype));
-  const size_t partials_at = carver.take(plan.row_blocks * plan.parts * kTileRows * kSlabBatches * 8);
-  const size_t counters_at = carver.take(counters * static_cast<int64_t>(sizeof(unsigned)));
+  const RelayWorkspace layout = carve_workspace(p, plan);
   void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(carver.bytes, &workspace));
+  FG_RETURN_IF_ERROR(context.workspace(layout.bytes, &workspace));
   char *base = static_cast<char *>(workspace);
-  params.means = reinterpret_cast<T *>(base + means_at);
-  params.partials = reinterpret_cast<double *>(base + partials_at);
-  params.counters = reinterpret_cast<unsigned *>(base + counters_at);
+  params.means = reinterpret_cast<T *>(base + layout.means_at);
+  params.partials = reinterpret_cast<double *>(base + layout.partials_at);
+  params.counters = reinterpret_cast<unsigned *>(base + layout.counters_at);
   const cudaStream_t stream = context.stream();
-  FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, static_cast<size_t>(counters) * sizeof(unsigned), stream));
+  FG_CUDA_CHECK(
+      cudaMemsetAsync(params.counters, 0, static_cast<size_t>(layout.counters) * sizeof(unsigned), stream));
 
-  auto *kernel = pipelined_kernel<T>;
+  auto *kernel = relay_kernel<T>;
   const size_t bytes = shared_bytes(p.dtype);
   FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  return launch(kernel, dim3(static_cast<unsigned>(device.sm_count)), dim3(kPipelinedThreads), bytes, stream, params);
+  return launch(kernel, dim3(static_cast<unsigned>(device.sm_count)), dim3(kRelayThreads), bytes, stream, params);
 }
 
-Status run_pipelined(const RowmeanProblem &p, Context &context) {
-  if (!pipelined_applies(p, context.device())) return fused_rowmean.run(p, context);
-  return p.dtype == FG_F64 ? run_typed<double>(p, context) : run_typed<float>(p, context);
+Status run_relay(const RowmeanProblem &p, Context &context) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
 }
 
 }  // namespace
+}  // namespace relay
 
-const RowmeanVariant pipelined_rowmean = {FG_ROWMEAN_PIPELINED, "pipelined", any_rowmean_shape, run_pipelined};
+// The public name stays FG_ROWMEAN_PIPELINED, "pipelined".
+extern const RowmeanVariant relay_rowmean = {
+    FG_ROWMEAN_PIPELINED, "pipelined", relay::can_implement_relay, relay::relay_workspace_bytes, relay::run_relay};
 
 }  // namespace fastgemm::detail

@@ -1,8 +1,9 @@
 // fastgemm-tune: times the pipelined kernel's tilings, each with several split counts, beside cuBLAS on
-// the shapes of `fastgemm-bench sgemm --suite`, so that the choices in lib/sgemm/auto_table.hpp can be
-// read off one run. A development tool: it reaches the library's internals and is not installed.
+// the shapes of `fastgemm-bench sgemm --suite`, so that AUTO's measured choices (sgemm_auto_preference in
+// lib/sgemm/registry.cpp) can be read off one run. The timing is the bench's (bench/measure.hpp: warm-up, an L2
+// flush before every timed call, the median). A development tool: it reaches the library's internals and is not
+// installed.
 //   fastgemm-tune [--quick] [--csv FILE]   (--quick: only the problems of at most 1024^3 multiply-adds)
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,10 +12,14 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/context.hpp"
+#include "gpu.hpp"
+#include "measure.hpp"
 #include "sgemm/registry.hpp"
+#include "sgemm_suite.hpp"
 #include "tune/tilings.hpp"
 
 using fastgemm::detail::Context;
@@ -32,34 +37,30 @@ namespace {
     }                                                                                     \
   } while (0)
 
+// A suite problem in the library's canonical form: row-major, a column-major one with its operands exchanged.
 struct Shape {
   int64_t m, n, k, batch;
   bool ta, tb;
   std::string label;
 };
 
-std::vector<Shape> suite() {
-  std::vector<Shape> s;
-  for (int64_t x : {128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
-    s.push_back({x, x, x, 1, false, false, std::to_string(x) + "^3"});
-  for (int64_t x : {1000, 4097, 8191}) s.push_back({x, x, x, 1, false, false, std::to_string(x) + "^3"});
-  s.push_back({4096, 4096, 256, 1, false, false, "4096x4096x256"});
-  s.push_back({256, 256, 16384, 1, false, false, "256x256x16384"});
-  s.push_back({16384, 128, 4096, 1, false, false, "16384x128x4096"});
-  s.push_back({128, 16384, 4096, 1, false, false, "128x16384x4096"});
-  s.push_back({8192, 1024, 8192, 1, false, false, "8192x1024x8192"});
-  s.push_back({4096, 4096, 4096, 1, false, true, "4096^3 NT"});
-  s.push_back({4096, 4096, 4096, 1, true, false, "4096^3 TN"});
-  s.push_back({4096, 4096, 4096, 1, true, true, "4096^3 TT"});
-  s.push_back({256, 256, 256, 64, false, false, "64 x 256^3"});
-  s.push_back({64, 64, 64, 1024, false, false, "1024 x 64^3"});
-  s.push_back({1024, 1024, 1024, 16, false, false, "16 x 1024^3"});
-  return s;
+Shape canonical(const bench::GemmShape &s) {
+  Shape shape{s.m, s.n, s.k, s.batch, s.transa != FG_OP_N, s.transb != FG_OP_N, ""};
+  if (s.layout == FG_COL_MAJOR) {
+    std::swap(shape.m, shape.n);
+    std::swap(shape.ta, shape.tb);
+  }
+  shape.label = s.m == s.n && s.n == s.k ? std::to_string(s.m) + "^3"
+                                         : std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  if (s.transa != FG_OP_N || s.transb != FG_OP_N)
+    shape.label += std::string(" ") + (s.transa != FG_OP_N ? "T" : "N") + (s.transb != FG_OP_N ? "T" : "N");
+  if (s.layout == FG_COL_MAJOR) shape.label += " col";
+  if (s.batch > 1) shape.label = std::to_string(s.batch) + " x " + shape.label;
+  return shape;
 }
 
 struct Buffers {
-  float *a = nullptr, *b = nullptr, *c = nullptr, *ref = nullptr, *flush = nullptr;
-  size_t flush_bytes = 0;
+  float *a = nullptr, *b = nullptr, *c = nullptr, *ref = nullptr;
 };
 
 GemmProblem problem_for(const Shape &s, const Buffers &buf, float *c) {
@@ -76,33 +77,18 @@ GemmProblem problem_for(const Shape &s, const Buffers &buf, float *c) {
   return p;
 }
 
-// Median milliseconds of `run`, L2 flushed before each call; a budget of about 0.25 s per measurement.
+// The bench's median milliseconds of `run`; NaN when a call fails.
 template <typename Run>
-double time_ms(Run &&run, const Buffers &buf, cudaStream_t stream, bool *failed) {
-  cudaEvent_t start, stop;
-  TUNE_CHECK(cudaEventCreate(&start));
-  TUNE_CHECK(cudaEventCreate(&stop));
-  std::vector<double> times;
-  double total = 0;
-  for (int rep = 0; rep < 200 && (rep < 3 || total < 250.0); ++rep) {
-    TUNE_CHECK(cudaMemsetAsync(buf.flush, rep & 0xff, buf.flush_bytes, stream));
-    TUNE_CHECK(cudaEventRecord(start, stream));
-    if (!run()) {
-      *failed = true;
-      break;
-    }
-    TUNE_CHECK(cudaEventRecord(stop, stream));
-    TUNE_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    TUNE_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (rep > 0) times.push_back(ms);  // the first call warms up
-    total += ms;
+double time_ms(bench::Timer &timer, Run &&run) {
+  try {
+    return timer.measure([&] {
+      const Status status = run();
+      if (!status.ok()) throw bench::BenchError(status.message);
+    }).median_ms;
+  } catch (const bench::BenchError &error) {
+    std::fprintf(stderr, "  %s\n", error.what());
+    return NAN;
   }
-  TUNE_CHECK(cudaEventDestroy(start));
-  TUNE_CHECK(cudaEventDestroy(stop));
-  if (times.empty()) return NAN;
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 double max_relative_difference(const float *x, const float *y, size_t count) {
@@ -131,16 +117,17 @@ int main(int argc, char **argv) {
   tune::add_large_tilings(entries);
   tune::add_small_tilings(entries);
 
+  // The context's stream is the legacy default stream, the one the bench's timer records its events on.
   Context *context = nullptr;
   if (!Context::create(&context).ok()) {
     std::fprintf(stderr, "fastgemm-tune: no usable GPU\n");
     return 3;
   }
   cudaStream_t stream = context->stream();
-  cublasHandle_t cublas = nullptr;
-  if (!context->cublas(&cublas).ok()) return 1;
+  bench::Timer timer(bench::query_device(context->device().ordinal), bench::TimingPolicy{0.25, 0});
 
-  const std::vector<Shape> shapes = suite();
+  std::vector<Shape> shapes;
+  for (const bench::GemmShape &s : bench::sgemm_suite()) shapes.push_back(canonical(s));
   size_t most_a = 0, most_b = 0, most_c = 0;
   for (const Shape &s : shapes) {
     if (quick && s.m * s.n * s.k * s.batch > 1024LL * 1024 * 1024) continue;
@@ -149,12 +136,10 @@ int main(int argc, char **argv) {
     most_c = std::max<size_t>(most_c, s.m * s.n * s.batch);
   }
   Buffers buf;
-  buf.flush_bytes = 256u << 20;
   TUNE_CHECK(cudaMalloc(&buf.a, most_a * sizeof(float)));
   TUNE_CHECK(cudaMalloc(&buf.b, most_b * sizeof(float)));
   TUNE_CHECK(cudaMalloc(&buf.c, most_c * sizeof(float)));
   TUNE_CHECK(cudaMalloc(&buf.ref, most_c * sizeof(float)));
-  TUNE_CHECK(cudaMalloc(&buf.flush, buf.flush_bytes));
   {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -173,11 +158,8 @@ int main(int argc, char **argv) {
     if (quick && s.m * s.n * s.k * s.batch > 1024LL * 1024 * 1024) continue;
     const double flop = 2.0 * s.m * s.n * s.k * s.batch;
     GemmProblem ref = problem_for(s, buf, buf.ref);
-    const auto cublas_run = [&] {
-      return fastgemm::detail::find_sgemm_variant(FG_SGEMM_CUBLAS)->run(ref, *context).ok();
-    };
-    bool failed = false;
-    const double cublas_ms = time_ms(cublas_run, buf, stream, &failed);
+    const double cublas_ms =
+        time_ms(timer, [&] { return fastgemm::detail::find_sgemm_variant(FG_SGEMM_CUBLAS)->run(ref, *context); });
     TUNE_CHECK(cudaStreamSynchronize(stream));
     double best_ms = INFINITY;
     std::string best_name;
@@ -197,7 +179,7 @@ int main(int argc, char **argv) {
                       static_cast<long long>(splits), s.label.c_str(), diff);
           continue;
         }
-        const double ms = time_ms([&] { return e.run(p, *context, splits).ok(); }, buf, stream, &bad);
+        const double ms = time_ms(timer, [&] { return e.run(p, *context, splits); });
         if (csv)
           std::fprintf(csv, "%s,%lld,%lld,%lld,%lld,%d,%d,%s,%lld,%.5f,%.3f,%.5f,%.4f,%.3g\n", s.label.c_str(),
                        (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.batch, s.ta, s.tb, e.name,

@@ -1,5 +1,5 @@
-// Warp-shuffle sums shared by the rowmean kernels. They are doubles: f32 data is summed in double, and every sum
-// runs in a fixed tree, so that results are the same bit for bit from run to run.
+// Warp-shuffle sums. They are doubles: f32 data is summed in double, and every sum runs in a fixed tree, so that
+// results are the same bit for bit from run to run.
 #pragma once
 
 #include <cuda_runtime.h>
