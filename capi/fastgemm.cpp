@@ -115,6 +115,18 @@ Status using_workspace(Context &context, Run &&run) {
   return ran.ok() ? ended : ran;
 }
 
+// For the workspace queries: every pointer is device memory of no known extent.
+Status any_pointer_is_device_memory(const void *, PointerInfo *info) {
+  info->kind = PointerKind::device_accessible;
+  return Status::success();
+}
+
+// Addresses far apart, for the problems the queries build: an operand's alignment is `offset` past 256 bytes.
+template <typename T>
+T *query_address(int which, uintptr_t offset) {
+  return reinterpret_cast<T *>((static_cast<uintptr_t>(which) << 60) + offset);
+}
+
 // Algorithm ids: the enums reserve 0..99 for the project's algorithms and 100 for cuBLAS. A value in that
 // range that this build does not carry is not supported; any other value is invalid.
 bool in_algo_range(int value) { return (value >= 0 && value <= 99) || value == 100; }
@@ -225,6 +237,67 @@ fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) 
   return with_handle(trace, handle, [&](Context &context) -> Status {
     FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context.device().ordinal)));
     return context.set_workspace(workspace, bytes);
+  });
+}
+
+fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
+                                    int64_t n, int64_t k, int64_t batch_count, size_t *bytes) {
+  CallTrace trace("fg_sgemm_workspace_size", "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, batch_count=%lld",
+                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(batch_count));
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    if (bytes == nullptr) return null_argument("bytes");
+    const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
+    // The smallest leading dimensions, then those rounded up to 4 floats, with operands 256-byte aligned and
+    // 4 bytes past: the most that any of them needs.
+    size_t most = 0;
+    for (int64_t round : {1, 4})
+      for (uintptr_t offset : {0, 4}) {
+        const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
+        const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
+        const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
+        SgemmArgs args{layout, transa, transb, m, n, k, 1.0f, query_address<const float>(1, offset), lda, 0,
+                       query_address<const float>(2, offset), ldb, 0, 0.0f, query_address<float>(3, offset), ldc, 0,
+                       batch_count, true};
+        // Dense batches; a size that overflows is the validator's to name.
+        if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) || __builtin_mul_overflow(b_lines, ldb, &args.stride_b) ||
+            __builtin_mul_overflow(c_lines, ldc, &args.stride_c))
+          args.stride_a = args.stride_b = args.stride_c = INT64_MAX;
+        fastgemm::detail::GemmProblem problem;
+        GemmWork work = GemmWork::nothing;
+        FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
+        if (work != GemmWork::product) continue;
+        size_t needed = 0;
+        FG_RETURN_IF_ERROR(fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed));
+        most = needed > most ? needed : most;
+      }
+    *bytes = most;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int64_t L, int64_t M, int64_t N,
+                                      size_t *bytes) {
+  CallTrace trace("fg_rowmean_workspace_size", "handle=%p, dtype=%d, L=%lld, M=%lld, N=%lld", static_cast<void *>(handle),
+                  dtype, static_cast<long long>(L), static_cast<long long>(M), static_cast<long long>(N));
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    if (bytes == nullptr) return null_argument("bytes");
+    size_t most = 0;
+    const uintptr_t element = dtype == FG_F64 ? 8 : 4;
+    for (uintptr_t offset : {uintptr_t{0}, element}) {
+      fastgemm::detail::RowmeanProblem problem;
+      bool empty = true;
+      FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset),
+                                                      query_address<const void>(2, offset),
+                                                      query_address<void>(3, offset), L, M, N},
+                                          any_pointer_is_device_memory, &problem, &empty));
+      if (empty) continue;
+      size_t needed = 0;
+      FG_RETURN_IF_ERROR(fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed));
+      most = needed > most ? needed : most;
+    }
+    *bytes = most;
+    return Status::success();
   });
 }
 

@@ -113,23 +113,6 @@ FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
 FG_API fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream);
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Workspace                                                                                        */
-/* ---------------------------------------------------------------------------------------------- */
-
-/* By default a handle owns its workspace: it grows, in stream order, on the first call of a shape class
-   that needs more, and is kept (so later calls, and their capture in a CUDA graph, allocate nothing).
-   fg_set_workspace hands the handle `bytes` of caller-owned device memory instead, aligned to 256 bytes
-   (cudaMalloc's memory is), as cublasSetWorkspace does: from then on the handle never allocates device
-   memory, cuBLAS included (it gets the part of the workspace the algorithm leaves), so any call can be
-   captured on any stream. AUTO then runs an algorithm that fits; a forced algorithm that needs more
-   returns FG_STATUS_NOT_SUPPORTED naming the bytes it needs. The caller keeps the memory valid until the
-   calls that used it have completed. NULL, 0 returns to a handle-owned workspace.
-   Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for NULL
-   with bytes != 0, a pointer not aligned to 256 bytes, or memory that is not the handle's device's or
-   holds fewer than `bytes`. */
-FG_API fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes);
-
-/* ---------------------------------------------------------------------------------------------- */
 /* SGEMM                                                                                            */
 /* ---------------------------------------------------------------------------------------------- */
 typedef enum fg_layout_t { FG_ROW_MAJOR = 101, FG_COL_MAJOR = 102 } fg_layout_t;
@@ -270,6 +253,34 @@ FG_API fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_
 
 /* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
 FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Workspace                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* By default a handle owns its workspace: it grows, in stream order, on the first call of a shape class
+   that needs more, and is kept (so later calls, and their capture in a CUDA graph, allocate nothing).
+   fg_set_workspace hands the handle `bytes` of caller-owned device memory instead, aligned to 256 bytes
+   (cudaMalloc's memory is), as cublasSetWorkspace does: from then on the handle never allocates device
+   memory, cuBLAS included (it gets the part of the workspace the algorithm leaves), so any call can be
+   captured on any stream. AUTO then runs an algorithm that fits; a forced algorithm that needs more
+   returns FG_STATUS_NOT_SUPPORTED naming the bytes it needs. The caller keeps the memory valid until the
+   calls that used it have completed. NULL, 0 returns to a handle-owned workspace.
+   Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for NULL
+   with bytes != 0, a pointer not aligned to 256 bytes, or memory that is not the handle's device's or
+   holds fewer than `bytes`. */
+FG_API fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes);
+
+/* Store in *bytes the workspace the handle's selected algorithm (AUTO's first choice, for AUTO) needs for
+   that product or rowmean problem, the most that any pointer alignment and leading dimension needs;
+   0 when none, or when the call would run no product. Arguments are checked as fg_sgemm_strided_batched
+   (dense batches) and fg_rowmean_matvec check theirs. Returns FG_STATUS_SUCCESS;
+   FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a NULL bytes or a bad argument;
+   FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the problem. */
+FG_API fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                                           int64_t m, int64_t n, int64_t k, int64_t batch_count, size_t *bytes);
+FG_API fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int64_t L, int64_t M, int64_t N,
+                                             size_t *bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

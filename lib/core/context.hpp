@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,8 @@ class Context {
   Status set_workspace(void *memory, size_t bytes);
   bool has_caller_workspace() const { return caller_memory_ != nullptr || caller_bytes_ > 0; }
   size_t caller_workspace_bytes() const { return caller_bytes_; }
+  // What AUTO's choice must fit in: the caller's workspace, or no limit for a handle-owned one.
+  size_t workspace_limit() const { return has_caller_workspace() ? caller_bytes_ : SIZE_MAX; }
 
   // Bracket every call that may use the workspace or cuBLAS: begin_call() before, end_call() after the
   // call's work is enqueued (it records the event when the workspace or cuBLAS was used).

@@ -13,7 +13,7 @@ import sys
 # ctypes type -> the kind of value it passes; "out" marks a pointer the callee writes through.
 PYTHON_KINDS = {
     ctypes.c_int: "int", ctypes.c_int64: "int64", ctypes.c_float: "float", ctypes.c_void_p: "pointer",
-    ctypes.c_size_t: "size",
+    ctypes.c_size_t: "size", ctypes.POINTER(ctypes.c_size_t): "size out",
     ctypes.c_char_p: "string", ctypes.POINTER(ctypes.c_int): "int out", ctypes.POINTER(ctypes.c_void_p): "pointer out",
 }
 FORTRAN_KINDS = {"integer(c_int)": "int", "integer(c_int64_t)": "int64", "integer(c_size_t)": "size", "real(c_float)": "float",
@@ -44,6 +44,8 @@ def c_kind(declaration):
         return "string"
     if base in POINTER_TYPES:
         return "pointer out"
+    if base == "size_t":
+        return "size out"
     return "int out" if re.fullmatch(r"fg_\w+_t", base) else "pointer"
 
 

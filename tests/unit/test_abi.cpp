@@ -85,6 +85,11 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   fg_rowmean_algo_t rowmean_algo;
   check_null_handle(fg_set_stream(nullptr, nullptr), "fg_set_stream");
   check_null_handle(fg_get_stream(nullptr, &stream), "fg_get_stream");
+  size_t bytes = 0;
+  check_null_handle(fg_set_workspace(nullptr, nullptr, 0), "fg_set_workspace");
+  check_null_handle(fg_sgemm_workspace_size(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1, &bytes),
+                    "fg_sgemm_workspace_size");
+  check_null_handle(fg_rowmean_workspace_size(nullptr, FG_F32, 1, 1, 1, &bytes), "fg_rowmean_workspace_size");
   check_null_handle(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f,
                              &value, 1),
                     "fg_sgemm");
