@@ -462,3 +462,59 @@ TEST_CASE("k past 2^30: every algorithm sums all of k", "[huge]") {
     CHECK(download<float>(c, 1)[0] == static_cast<float>(tail));
   }
 }
+
+TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits a small caller workspace", "[workspace]") {
+  Handle handle;
+  RowmeanData data(160, 24, 20, 51);
+  DeviceMemory workspace(size_t{256} << 20);
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    size_t bytes = 0;
+    REQUIRE_FG_OK(fg_rowmean_workspace_size(handle.get(), FG_F64, data.L, data.M, data.N, &bytes));
+    REQUIRE(bytes <= (size_t{256} << 20));
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes));
+    data.poison(nullptr);
+    REQUIRE_FG_OK(data.run(handle.get()));
+    CHECK(data.error(nullptr) < 1e-12);
+    if (bytes > 0 && algo != FG_ROWMEAN_AUTO) {
+      REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes - 1));
+      data.poison(nullptr);
+      CHECK(data.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+      CHECK(std::string(fg_last_error_message()).find(std::to_string(bytes) + " bytes") != std::string::npos);
+      CHECK(std::isnan(data.error(nullptr)));
+    }
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+  }
+  // AUTO with 256 bytes runs an algorithm that needs no more.
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_AUTO));
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));
+  data.poison(nullptr);
+  REQUIRE_FG_OK(data.run(handle.get()));
+  CHECK(data.error(nullptr) < 1e-12);
+  fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
+  REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), ran));
+  size_t needed = 0;
+  REQUIRE_FG_OK(fg_rowmean_workspace_size(handle.get(), FG_F64, data.L, data.M, data.N, &needed));
+  CHECK(needed <= 256);
+  // SGEMM: split-K asks for its partial sums; every algorithm runs within what the query says.
+  const int64_t m = 64, n = 64, k = 8192;
+  for (fg_sgemm_algo_t algo : algos_under_test(handle.get())) {
+    INFO("algorithm " << fg_sgemm_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+    size_t bytes = 0;
+    REQUIRE_FG_OK(fg_sgemm_workspace_size(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1, &bytes));
+    REQUIRE(bytes <= (size_t{256} << 20));
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes));
+    GemmCase gc;
+    gc.m = m, gc.n = n, gc.k = k;
+    check_gemm_case(handle.get(), {algo}, gc, 61);
+  }
+  CHECK(fg_sgemm_workspace_size(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, -1, 1, 1, 1, &needed) ==
+        FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_sgemm_workspace_size: m = -1") == 0);
+  CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 0, 4, &needed) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 3, 4, nullptr) == FG_STATUS_INVALID_VALUE);
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+}
