@@ -518,3 +518,28 @@ TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits 
   CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 3, 4, nullptr) == FG_STATUS_INVALID_VALUE);
   REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
 }
+
+TEST_CASE("a call from a thread that chose no device leaves that thread without a current context", "[probe]") {
+  Handle handle;
+  void *function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  REQUIRE_CUDA_OK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found));
+  REQUIRE(found == cudaDriverEntryPointSuccess);
+  const auto get_current = reinterpret_cast<int (*)(void **)>(function);
+  RowmeanData data(32, 8, 4, 71);
+  int before = -1, after = -1;
+  void *context_before = &before, *context_after = &after;
+  fg_status_t status = FG_STATUS_INTERNAL_ERROR;
+  std::thread([&] {
+    before = get_current(&context_before);
+    status = data.run(handle.get());
+    after = get_current(&context_after);
+  }).join();
+  INFO(fg_status_name(status));
+  CHECK(status == FG_STATUS_SUCCESS);
+  CHECK(before == 0);
+  CHECK(after == 0);
+  CHECK(context_before == nullptr);
+  CHECK(context_after == nullptr);  // the handle's context was pushed for the call and popped after
+  CHECK(data.error(nullptr) < 1e-12);
+}
