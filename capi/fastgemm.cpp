@@ -73,25 +73,23 @@ Status null_argument(const char *name) {
   return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
 }
 
-// What the driver says of a pointer, against the handle's device.
+// What the driver says of a pointer, against the handle's device: one query, no host allocation, and the
+// runtime's pending error left as the caller had it.
 PointerInspector driver_inspector(int device) {
-  return [device](const void *pointer, PointerKind *kind) -> Status {
-    cudaPointerAttributes attributes = {};
-    const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
-    if (error == cudaErrorInvalidValue) {  // a pointer the driver has never seen
-      (void)cudaGetLastError();            // the refused query must not linger as this thread's CUDA error
-      *kind = PointerKind::unknown;
-      return Status::success();
-    }
-    FG_RETURN_IF_ERROR(detail::cuda_status(error, "cudaPointerGetAttributes"));
-    switch (attributes.type) {
-      case cudaMemoryTypeUnregistered: *kind = PointerKind::pageable_host; break;
-      case cudaMemoryTypeDevice:
-        *kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+  return [device](const void *pointer, PointerInfo *info) -> Status {
+    detail::PointerAttributes attributes;
+    FG_RETURN_IF_ERROR(detail::query_pointer(pointer, &attributes));
+    using Memory = detail::PointerAttributes::Memory;
+    switch (attributes.memory) {
+      case Memory::unknown: info->kind = PointerKind::pageable_host; break;
+      case Memory::device:
+        info->kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
         break;
-      case cudaMemoryTypeHost:
-      case cudaMemoryTypeManaged: *kind = PointerKind::device_accessible; break;
+      case Memory::host:
+      case Memory::managed: info->kind = PointerKind::device_accessible; break;
     }
+    info->range_begin = attributes.range_begin;
+    info->range_bytes = attributes.range_bytes;
     return Status::success();
   };
 }
@@ -102,9 +100,31 @@ fg_status_t with_handle(CallTrace &trace, fg_handle_t handle, Body &&body) noexc
   return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     detail::DeviceGuard guard;
-    FG_RETURN_IF_ERROR(guard.enter(handle->context->device().ordinal));
+    FG_RETURN_IF_ERROR(guard.enter(handle->context->device()));
     return body(*handle->context);
   });
+}
+
+// Runs a call that may use the handle's workspace or cuBLAS, and marks where that use ends even when the
+// call fails after enqueuing some of its work.
+template <typename Run>
+Status using_workspace(Context &context, Run &&run) {
+  context.begin_call();
+  const Status ran = run();
+  const Status ended = context.end_call();
+  return ran.ok() ? ended : ran;
+}
+
+// For the workspace queries: every pointer is device memory of no known extent.
+Status any_pointer_is_device_memory(const void *, PointerInfo *info) {
+  info->kind = PointerKind::device_accessible;
+  return Status::success();
+}
+
+// Addresses far apart, for the problems the queries build: an operand's alignment is `offset` past 256 bytes.
+template <typename T>
+T *query_address(int which, uintptr_t offset) {
+  return reinterpret_cast<T *>((static_cast<uintptr_t>(which) << 60) + offset);
 }
 
 // Algorithm ids: the enums reserve 0..99 for the project's algorithms and 100 for cuBLAS. A value in that
@@ -133,7 +153,8 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
-    if (work == GemmWork::product) FG_RETURN_IF_ERROR(detail::run_sgemm(problem, context, context.sgemm_algo, &ran));
+    if (work == GemmWork::product)
+      FG_RETURN_IF_ERROR(using_workspace(context, [&] { return detail::run_sgemm(problem, context, context.sgemm_algo, &ran); }));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
@@ -209,6 +230,75 @@ fg_status_t fg_destroy(fg_handle_t handle) {
 fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
   CallTrace trace("fg_set_stream", "handle=%p, stream=%p", static_cast<void *>(handle), static_cast<void *>(stream));
   return with_handle(trace, handle, [&](Context &context) { return context.set_stream(stream); });
+}
+
+fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) {
+  CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace, bytes);
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context.device().ordinal)));
+    return context.set_workspace(workspace, bytes);
+  });
+}
+
+fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
+                                    int64_t n, int64_t k, int64_t batch_count, size_t *bytes) {
+  CallTrace trace("fg_sgemm_workspace_size", "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, batch_count=%lld",
+                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(batch_count));
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    if (bytes == nullptr) return null_argument("bytes");
+    const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
+    // The smallest leading dimensions, then those rounded up to 4 floats, with operands 256-byte aligned and
+    // 4 bytes past: the most that any of them needs.
+    size_t most = 0;
+    for (int64_t round : {1, 4})
+      for (uintptr_t offset : {0, 4}) {
+        const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
+        const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
+        const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
+        SgemmArgs args{layout, transa, transb, m, n, k, 1.0f, query_address<const float>(1, offset), lda, 0,
+                       query_address<const float>(2, offset), ldb, 0, 0.0f, query_address<float>(3, offset), ldc, 0,
+                       batch_count, true};
+        // Dense batches; a size that overflows is the validator's to name.
+        if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) || __builtin_mul_overflow(b_lines, ldb, &args.stride_b) ||
+            __builtin_mul_overflow(c_lines, ldc, &args.stride_c))
+          args.stride_a = args.stride_b = args.stride_c = INT64_MAX;
+        fastgemm::detail::GemmProblem problem;
+        GemmWork work = GemmWork::nothing;
+        FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
+        if (work != GemmWork::product) continue;
+        size_t needed = 0;
+        FG_RETURN_IF_ERROR(fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed));
+        most = needed > most ? needed : most;
+      }
+    *bytes = most;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int64_t L, int64_t M, int64_t N,
+                                      size_t *bytes) {
+  CallTrace trace("fg_rowmean_workspace_size", "handle=%p, dtype=%d, L=%lld, M=%lld, N=%lld", static_cast<void *>(handle),
+                  dtype, static_cast<long long>(L), static_cast<long long>(M), static_cast<long long>(N));
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    if (bytes == nullptr) return null_argument("bytes");
+    size_t most = 0;
+    const uintptr_t element = dtype == FG_F64 ? 8 : 4;
+    for (uintptr_t offset : {uintptr_t{0}, element}) {
+      fastgemm::detail::RowmeanProblem problem;
+      bool empty = true;
+      FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset),
+                                                      query_address<const void>(2, offset),
+                                                      query_address<void>(3, offset), L, M, N},
+                                          any_pointer_is_device_memory, &problem, &empty));
+      if (empty) continue;
+      size_t needed = 0;
+      FG_RETURN_IF_ERROR(fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed));
+      most = needed > most ? needed : most;
+    }
+    *bytes = most;
+    return Status::success();
+  });
 }
 
 fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream) {
@@ -302,7 +392,9 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
     FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N},
                                         driver_inspector(context.device().ordinal), &problem, &empty));
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
-    if (!empty) FG_RETURN_IF_ERROR(fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran));
+    if (!empty)
+      FG_RETURN_IF_ERROR(
+          using_workspace(context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
     handle->last_rowmean_algo = ran;
     trace.set_algorithm(fg_rowmean_algo_name(ran));
     return Status::success();

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace fastgemm::capi {
 namespace {
@@ -40,14 +41,16 @@ std::string pointer_text(const void *pointer) {
   return text;
 }
 
-// The rule every pointer that is read or written follows.
-Status check_pointer(const char *name, const void *pointer, const char *why, const PointerInspector &inspect) {
+// The rule every pointer that is read or written follows: device-accessible memory of the handle's device,
+// holding all `bytes` the call reaches from it.
+Status check_pointer(const char *name, const void *pointer, int64_t bytes, const char *why,
+                     const PointerInspector &inspect) {
   if (pointer == nullptr) return invalid(std::string(name) + " is NULL but is " + why);
-  PointerKind kind = PointerKind::unknown;
-  FG_RETURN_IF_ERROR(inspect(pointer, &kind));
-  switch (kind) {
+  PointerInfo info;
+  FG_RETURN_IF_ERROR(inspect(pointer, &info));
+  switch (info.kind) {
     case PointerKind::device_accessible:
-      return Status::success();
+      break;
     case PointerKind::pageable_host:
       return invalid(std::string(name) + " = " + pointer_text(pointer) +
                      " is pageable host memory, which the device cannot read; pass device, managed or pinned memory");
@@ -55,9 +58,17 @@ Status check_pointer(const char *name, const void *pointer, const char *why, con
       return invalid(std::string(name) + " = " + pointer_text(pointer) +
                      " is memory of another device than the handle's");
     case PointerKind::unknown:
-      break;
+      return invalid(std::string(name) + " = " + pointer_text(pointer) + " is not memory the CUDA driver knows");
   }
-  return invalid(std::string(name) + " = " + pointer_text(pointer) + " is not memory the CUDA driver knows");
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
+  // A range that does not hold the pointer is another address space's (registered host memory seen
+  // through its device address, say): nothing can be concluded from it.
+  if (info.range_bytes == 0 || begin < info.range_begin || begin - info.range_begin >= info.range_bytes)
+    return Status::success();
+  const uint64_t room = info.range_bytes - (begin - info.range_begin);
+  if (static_cast<uint64_t>(bytes) <= room) return Status::success();
+  return invalid(std::string(name) + " = " + pointer_text(pointer) + " runs past the end of its allocation: the call reaches " +
+                 int_text(bytes) + " bytes from it, the allocation holds " + std::to_string(room));
 }
 
 Status check_size(const char *name, int64_t value) {
@@ -82,24 +93,77 @@ Status check_extent(const char *name, const char *ld_name, const Footprint &shap
   return Status::success();
 }
 
-// Two products of a batch must never write one element of C. Accepted: stacked matrices (stride_c at least
-// one matrix's extent) or matrices side by side within each line (stride_c at least the line length, and
-// all of them fitting within ldc).
+// Two products of a batch must never write one element of C.
 Status check_c_stride(const SgemmArgs &args, const Footprint &c_shape) {
   if (args.batch_count <= 1) return Status::success();
-  const int64_t one_extent = extent(c_shape, args.ldc, 0, 1, 1);
-  if (args.stride_c >= one_extent) return Status::success();
-  int64_t side_by_side = 0;
-  if (args.stride_c >= c_shape.length && !__builtin_mul_overflow(args.batch_count - 1, args.stride_c, &side_by_side) &&
-      side_by_side <= args.ldc - c_shape.length)
+  if (!batches_overlap(c_shape.lines, c_shape.length, args.ldc, args.stride_c, args.batch_count))
     return Status::success();
   return invalid("stride_c = " + int_text(args.stride_c) + " makes the " + int_text(args.batch_count) +
-                 " products of the batch write the same elements of C: it must be >= " + int_text(one_extent) +
-                 " (one C matrix), or >= " + int_text(c_shape.length) +
-                 " with all products side by side within ldc = " + int_text(args.ldc));
+                 " products of the batch write the same elements of C (ldc = " + int_text(args.ldc) +
+                 "); it must keep every product's elements apart, e.g. stride_c >= " +
+                 int_text(extent(c_shape, args.ldc, 0, 1, 1)) + " (one C matrix)");
+}
+
+// An operand's memory: `count` matrices of `shape`, ld and stride apart, from `data`.
+struct Span {
+  const void *data;
+  Footprint shape;
+  int64_t ld, stride, count, elements;  // elements: one past the farthest element offset
+};
+
+// Whether C may share an element with an operand it is computed from. Exact where the two spans of
+// addresses are apart, or where they are column blocks (row blocks, in row-major) of one matrix: the
+// same leading dimension, strides of whole lines, and windows within a line that do not meet, which is
+// how LAPACK-style callers pass blocks of one array. Anything else that shares addresses is refused.
+bool may_share_elements(const Span &c, const Span &x) {
+  const uintptr_t c_begin = reinterpret_cast<uintptr_t>(c.data), x_begin = reinterpret_cast<uintptr_t>(x.data);
+  const uintptr_t c_end = c_begin + static_cast<uintptr_t>(c.elements) * sizeof(float);
+  const uintptr_t x_end = x_begin + static_cast<uintptr_t>(x.elements) * sizeof(float);
+  if (c_end <= x_begin || x_end <= c_begin) return false;
+  const bool whole_lines = (c.count == 1 || c.stride % c.ld == 0) && (x.count == 1 || x.stride % x.ld == 0);
+  if (c.ld != x.ld || !whole_lines || (c_begin - x_begin) % sizeof(float) != 0) return true;
+  // The later span's window starts `offset` elements into a line of the earlier one's.
+  const bool c_later = c_begin >= x_begin;
+  const Span &early = c_later ? x : c, &late = c_later ? c : x;
+  const uint64_t distance = (c_later ? c_begin - x_begin : x_begin - c_begin) / sizeof(float);
+  const uint64_t ld = static_cast<uint64_t>(c.ld), offset = distance % ld;
+  return !(offset >= static_cast<uint64_t>(early.shape.length) &&
+           offset + static_cast<uint64_t>(late.shape.length) <= ld);
 }
 
 }  // namespace
+
+Status validate_workspace(const void *workspace, size_t bytes, const PointerInspector &inspect) {
+  if (workspace == nullptr) {
+    if (bytes == 0) return Status::success();
+    return invalid("workspace is NULL but bytes = " + std::to_string(bytes) +
+                   "; NULL with 0 bytes returns to a handle-owned workspace");
+  }
+  if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
+    return invalid("workspace = " + pointer_text(workspace) + " must be aligned to 256 bytes, as cudaMalloc's memory is");
+  if (bytes > static_cast<size_t>(INT64_MAX))
+    return invalid("bytes = " + std::to_string(bytes) + " is more than any allocation holds");
+  if (bytes == 0) return Status::success();
+  return check_pointer("workspace", workspace, static_cast<int64_t>(bytes), "used", inspect);
+}
+
+bool batches_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride, int64_t count) {
+  if (count <= 1) return false;
+  if (stride == 0) return true;
+  // Product j is product 0 moved by d = j * stride = q lines and t elements (0 <= t < ld). Its first
+  // line meets a line of product 0 when q < lines and t < length; its elements carried past the end of a
+  // line meet the next one when q + 1 < lines and t + length > ld. From d >= one matrix's extent on,
+  // nothing meets.
+  const int64_t one_extent = (lines - 1) * ld + length;
+  const int64_t steps = (one_extent - 1) / stride;  // products j >= 1 with j * stride < one_extent
+  const int64_t last = steps < count - 1 ? steps : count - 1;
+  if (last > (int64_t{1} << 20)) return true;
+  for (int64_t j = 1; j <= last; ++j) {
+    const int64_t d = j * stride, q = d / ld, t = d % ld;
+    if ((q < lines && t < length) || (q + 1 < lines && t + length > ld)) return true;
+  }
+  return false;
+}
 
 Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, detail::GemmProblem *problem,
                       GemmWork *work) {
@@ -136,18 +200,28 @@ Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, de
   const bool reads_ab = args.k > 0 && args.alpha != 0.0f;
   if (!reads_ab && args.beta == 1.0f) return Status::success();
 
-  int64_t unused = 0;
+  int64_t a_elements = 0, b_elements = 0, c_elements = 0;
   if (reads_ab) {
-    FG_RETURN_IF_ERROR(check_extent("A", "lda", a_shape, args.lda, args.stride_a, batch, &unused));
-    FG_RETURN_IF_ERROR(check_extent("B", "ldb", b_shape, args.ldb, args.stride_b, batch, &unused));
+    FG_RETURN_IF_ERROR(check_extent("A", "lda", a_shape, args.lda, args.stride_a, batch, &a_elements));
+    FG_RETURN_IF_ERROR(check_extent("B", "ldb", b_shape, args.ldb, args.stride_b, batch, &b_elements));
   }
-  FG_RETURN_IF_ERROR(check_extent("C", "ldc", c_shape, args.ldc, args.stride_c, batch, &unused));
+  FG_RETURN_IF_ERROR(check_extent("C", "ldc", c_shape, args.ldc, args.stride_c, batch, &c_elements));
   if (args.batched) FG_RETURN_IF_ERROR(check_c_stride(args, c_shape));
+  const int64_t element = sizeof(float);
   if (reads_ab) {
-    FG_RETURN_IF_ERROR(check_pointer("A", args.A, "read (m, n, k > 0 and alpha != 0)", inspect));
-    FG_RETURN_IF_ERROR(check_pointer("B", args.B, "read (m, n, k > 0 and alpha != 0)", inspect));
+    FG_RETURN_IF_ERROR(check_pointer("A", args.A, a_elements * element, "read (m, n, k > 0 and alpha != 0)", inspect));
+    FG_RETURN_IF_ERROR(check_pointer("B", args.B, b_elements * element, "read (m, n, k > 0 and alpha != 0)", inspect));
   }
-  FG_RETURN_IF_ERROR(check_pointer("C", args.C, "written (m, n > 0)", inspect));
+  FG_RETURN_IF_ERROR(check_pointer("C", args.C, c_elements * element, "written (m, n > 0)", inspect));
+  if (reads_ab) {
+    const Span c{args.C, c_shape, args.ldc, args.stride_c, batch, c_elements};
+    if (may_share_elements(c, Span{args.A, a_shape, args.lda, args.stride_a, batch, a_elements}))
+      return invalid("C = " + pointer_text(args.C) + " shares memory with A = " + pointer_text(args.A) +
+                     ": C must not overlap the operands it is computed from");
+    if (may_share_elements(c, Span{args.B, b_shape, args.ldb, args.stride_b, batch, b_elements}))
+      return invalid("C = " + pointer_text(args.C) + " shares memory with B = " + pointer_text(args.B) +
+                     ": C must not overlap the operands it is computed from");
+  }
 
   // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T: swap the operands and m with n.
   const detail::GemmOperand a{args.A, args.lda, args.stride_a, !a_n};
@@ -193,9 +267,16 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
     return invalid("the matrix's L * L = " + int_text(args.L) + " * " + int_text(args.L) + " elements overflow int64");
   output_bytes = args.L * args.N * element;  // bounded by the input's size, which fits
 
-  FG_RETURN_IF_ERROR(check_pointer("input", args.input, "read (L, N > 0)", inspect));
-  FG_RETURN_IF_ERROR(check_pointer("matrix", args.matrix, "read (L, N > 0)", inspect));
-  FG_RETURN_IF_ERROR(check_pointer("output", args.output, "written (L, N > 0)", inspect));
+  FG_RETURN_IF_ERROR(check_pointer("input", args.input, input_bytes, "read (L, N > 0)", inspect));
+  FG_RETURN_IF_ERROR(check_pointer("matrix", args.matrix, matrix_bytes, "read (L, N > 0)", inspect));
+  FG_RETURN_IF_ERROR(check_pointer("output", args.output, output_bytes, "written (L, N > 0)", inspect));
+  const char *dtype_name = dtype == FG_F64 ? "FG_F64" : "FG_F32";
+  for (const auto &[name, pointer] : {std::pair<const char *, const void *>{"input", args.input},
+                                      {"matrix", args.matrix}, {"output", args.output}}) {
+    if (reinterpret_cast<uintptr_t>(pointer) % static_cast<uintptr_t>(element) != 0)
+      return invalid(std::string(name) + " = " + pointer_text(pointer) + " is not aligned to its " +
+                     int_text(element) + "-byte " + dtype_name + " elements");
+  }
   const auto overlaps = [&](const void *other, int64_t other_bytes) {
     const auto out = reinterpret_cast<uintptr_t>(args.output), in = reinterpret_cast<uintptr_t>(other);
     return out < in + static_cast<uintptr_t>(other_bytes) && in < out + static_cast<uintptr_t>(output_bytes);

@@ -3,6 +3,7 @@
 // the canonical problem lib/ runs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -21,9 +22,17 @@ enum class PointerKind {
   unknown,            // the driver could not say what the pointer is
 };
 
-// Classifies a non-NULL pointer; fails only when the driver itself fails (a device lost to an earlier
+// What the driver says of a non-NULL pointer: its kind and, where it knows it, the allocation holding it
+// (range_bytes == 0: unknown), so that an operand running past the end of its allocation is refused.
+struct PointerInfo {
+  PointerKind kind = PointerKind::unknown;
+  uintptr_t range_begin = 0;
+  size_t range_bytes = 0;
+};
+
+// Inspects a non-NULL pointer; fails only when the driver itself fails (a device lost to an earlier
 // fault, say), which is then the call's error.
-using PointerInspector = std::function<Status(const void *, PointerKind *)>;
+using PointerInspector = std::function<Status(const void *, PointerInfo *)>;
 
 // Enumerators are held as the ints a C caller passed, since any value may arrive through the ABI.
 struct SgemmArgs {
@@ -49,7 +58,7 @@ enum class GemmWork {
   product,  // the full product
 };
 
-// Checks every rule of API.md's SGEMM section. On success *problem holds the canonical row-major problem
+// Checks every rule of API.md's SGEMM section, and that C shares no element with A or B. On success *problem holds the canonical row-major problem
 // (the layout resolved by swapping A and B) and *work what is left to do.
 Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, detail::GemmProblem *problem,
                       GemmWork *work);
@@ -61,8 +70,17 @@ struct RowmeanArgs {
   int64_t L, M, N;
 };
 
-// Checks every rule of API.md's rowmean section. *empty is set when L or N is 0 (nothing to do).
+// Checks every rule of API.md's rowmean section, pointers aligned to their element included. *empty is set when L or N is 0 (nothing to do).
 Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect, detail::RowmeanProblem *problem,
                         bool *empty);
+
+// Checks fg_set_workspace's arguments: NULL with 0 bytes (back to a handle-owned workspace), or memory of
+// the handle's device aligned to 256 bytes (as cuBLAS's workspace must be) and holding `bytes`.
+Status validate_workspace(const void *workspace, size_t bytes, const PointerInspector &inspect);
+
+// Whether `count` matrices of `lines` runs of `length` elements, `ld` apart, placed `stride` apart, write
+// any element twice (all sizes >= 1, length <= ld). Exact; gives up (answers true) only when proving it
+// would take more than about 2^20 steps.
+bool batches_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride, int64_t count);
 
 }  // namespace fastgemm::capi

@@ -130,6 +130,35 @@ module fastgemm
       type(c_ptr), value :: stream
     end function fg_set_stream
 
+    ! workspace is caller-owned device memory aligned to 256 bytes; c_null_ptr, 0 returns to the handle's own.
+    function fg_set_workspace(handle, workspace, bytes) bind(C, name="fg_set_workspace") result(status)
+      import :: c_int, c_ptr, c_size_t
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: workspace
+      integer(c_size_t), value :: bytes
+    end function fg_set_workspace
+
+    function fg_sgemm_workspace_size(handle, layout, transa, transb, m, n, k, batch_count, bytes) &
+        bind(C, name="fg_sgemm_workspace_size") result(status)
+      import :: c_int, c_int64_t, c_ptr, c_size_t
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), value :: layout, transa, transb
+      integer(c_int64_t), value :: m, n, k, batch_count
+      integer(c_size_t), intent(out) :: bytes
+    end function fg_sgemm_workspace_size
+
+    function fg_rowmean_workspace_size(handle, dtype, l, m, n, bytes) bind(C, name="fg_rowmean_workspace_size") &
+        result(status)
+      import :: c_int, c_int64_t, c_ptr, c_size_t
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), value :: dtype
+      integer(c_int64_t), value :: l, m, n
+      integer(c_size_t), intent(out) :: bytes
+    end function fg_rowmean_workspace_size
+
     function fg_get_stream(handle, stream) bind(C, name="fg_get_stream") result(status)
       import :: c_int, c_ptr
       integer(c_int) :: status

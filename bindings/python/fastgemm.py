@@ -110,6 +110,10 @@ _PROTOTYPES = {
     "fg_destroy": (_int, [_pointer]),
     "fg_set_stream": (_int, [_pointer, _pointer]),
     "fg_get_stream": (_int, [_pointer, _pointer_out]),
+    "fg_set_workspace": (_int, [_pointer, _pointer, ctypes.c_size_t]),
+    "fg_sgemm_workspace_size": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _i64,
+                                       ctypes.POINTER(ctypes.c_size_t)]),
+    "fg_rowmean_workspace_size": (_int, [_pointer, _int, _i64, _i64, _i64, ctypes.POINTER(ctypes.c_size_t)]),
     "fg_sgemm": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
                         _float, _pointer, _i64]),
     "fg_sgemm_strided_batched": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64,
@@ -348,6 +352,24 @@ class Handle:
     @stream.setter
     def stream(self, stream):
         check(library().fg_set_stream(self._handle, _stream_address(stream)))
+
+    def set_workspace(self, workspace, nbytes):
+        """Hands the handle nbytes of caller-owned device memory (an int address, 256-byte aligned) as its
+        workspace, so that no call allocates; set_workspace(None, 0) returns to a handle-owned one."""
+        check(library().fg_set_workspace(self._handle, workspace, nbytes))
+
+    def sgemm_workspace_size(self, layout, transa, transb, m, n, k, batch_count=1):
+        """Bytes of workspace the selected SGEMM algorithm needs for the problem."""
+        nbytes = ctypes.c_size_t()
+        check(library().fg_sgemm_workspace_size(self._handle, int(layout), int(transa), int(transb), m, n, k,
+                                                batch_count, ctypes.byref(nbytes)))
+        return nbytes.value
+
+    def rowmean_workspace_size(self, dtype, L, M, N):
+        """Bytes of workspace the selected rowmean algorithm needs for the problem."""
+        nbytes = ctypes.c_size_t()
+        check(library().fg_rowmean_workspace_size(self._handle, int(dtype), L, M, N, ctypes.byref(nbytes)))
+        return nbytes.value
 
     @property
     def sgemm_algo(self):

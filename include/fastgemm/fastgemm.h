@@ -92,15 +92,21 @@ typedef struct fg_context *fg_handle_t;
 /* Creates a handle bound to the calling thread's current CUDA device, on the legacy default stream.
    Returns FG_STATUS_SUCCESS and sets *handle; FG_STATUS_INVALID_VALUE if handle is NULL;
    FG_STATUS_NO_DEVICE when there is no usable device or driver (*handle is set to NULL);
-   FG_STATUS_ALLOC_FAILED or FG_STATUS_CUDA_ERROR otherwise. A handle is used by one thread at a time;
+   FG_STATUS_ALLOC_FAILED or FG_STATUS_CUDA_ERROR otherwise. The driver's stub library (a toolkit installed
+   without a driver) counts as no driver. A handle is used by one thread at a time;
    different handles are independent and may run concurrently from different threads. */
 FG_API fg_status_t fg_create(fg_handle_t *handle);
 
-/* Releases the handle and the device memory it holds. Waits for nothing but what its own release
-   requires. NULL is accepted and returns FG_STATUS_SUCCESS. */
+/* Releases the handle and the device memory it holds. It waits for the work that used the handle's
+   workspace (not for its stream, which may have been destroyed already); when the handle has run a cuBLAS
+   algorithm, cuBLAS's own release (cublasDestroy) synchronizes the whole device. NULL is accepted and
+   returns FG_STATUS_SUCCESS. */
 FG_API fg_status_t fg_destroy(fg_handle_t handle);
 
-/* Sets the stream every later call of this handle enqueues on; 0 is the legacy default stream.
+/* Sets the stream every later call of this handle enqueues on; 0 is the legacy default stream;
+   cudaStreamPerThread is the calling thread's default stream, whichever thread calls. Nothing is freed or
+   reallocated: the next call that uses the workspace waits (on the device) for the work that used it last,
+   so a call captured in a CUDA graph after any sequence of stream changes replays any number of times.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle. */
 FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
 
@@ -122,7 +128,12 @@ typedef enum fg_op_t { FG_OP_N = 111, FG_OP_T = 112, FG_OP_C = 113 } fg_op_t; /*
    - Leading dimensions: FG_ROW_MAJOR: lda >= max(1, transa == N ? k : m), ldb >= max(1, transb == N ? n : k),
      ldc >= max(1, n); FG_COL_MAJOR: lda >= max(1, transa == N ? m : k), ldb >= max(1, transb == N ? k : n),
      ldc >= max(1, m). They are checked even when nothing is read.
-   - A, B and C must be device-accessible (see the conventions above) wherever they are read or written.
+   - A, B and C must be device-accessible (see the conventions above) wherever they are read or written,
+     and each allocation must hold every element the sizes reach (checked against the driver's record of
+     the allocation).
+   - C must not share memory with A or B (the reference BLAS leaves that undefined; here it is
+     FG_STATUS_INVALID_VALUE naming C). Blocks of one array with the same leading dimension, side by side
+     within its lines or in lines of their own, are apart and accepted.
    Any pointer alignment and any leading dimension work with FG_SGEMM_AUTO. For one algorithm, device and
    build, the same inputs give bitwise the same C.
    Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a bad
@@ -143,9 +154,10 @@ FG_API fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t tran
    - batch_count >= 0; batch_count == 0: success, nothing is read or written.
    - Strides >= 0. A stride of 0 for A or B broadcasts one matrix to every product.
    - C's stride must keep the products apart: either stride_c is at least one C matrix's extent
-     (stacked matrices), or stride_c is at least the C matrix's contiguous width and the batch_count
-     matrices side by side fit in one leading dimension (interleaved rows). Anything else, stride_c == 0
-     with batch_count > 1 included, returns FG_STATUS_INVALID_VALUE naming stride_c.
+     (stacked matrices), or the batch_count matrices' elements are apart in any other way (side by side
+     within ldc, or interleaved lines such as row-major m = 2, n = 1, ldc = 3, stride_c = 2). Anything
+     that writes an element twice, stride_c == 0 with batch_count > 1 included, returns
+     FG_STATUS_INVALID_VALUE naming stride_c.
    Returns as fg_sgemm does. */
 FG_API fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
                                             int64_t m, int64_t n, int64_t k,
@@ -196,12 +208,15 @@ typedef enum fg_dtype_t { FG_F32 = 0, FG_F64 = 1 } fg_dtype_t;
    input:  N x L x M, row-major (N batches of L rows of M values)
    matrix: L x L, row-major
    output: L x N, row-major (column k holds batch k)
-   All three arrays hold dtype elements, are device-accessible and dense; any alignment works.
+   All three arrays hold dtype elements, are device-accessible and dense, and are aligned to their
+   element (4 bytes for FG_F32, 8 for FG_F64, as cuBLAS requires): a pointer off its element boundary is
+   FG_STATUS_INVALID_VALUE naming it, never a fault.
    L == 0 or N == 0: success, nothing is read or written. M must be >= 1 (a mean of nothing is
    FG_STATUS_INVALID_VALUE, whatever L and N are). output must not overlap input or matrix.
    Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a bad
-   dtype, a negative size, M == 0, a NULL or pageable-host pointer, or sizes whose element counts overflow
-   int64; FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the shape; FG_STATUS_ALLOC_FAILED when
+   dtype, a negative size, M == 0, a NULL, pageable-host or misaligned pointer, an array longer than its
+   allocation, or sizes whose element counts overflow int64; FG_STATUS_NOT_SUPPORTED when a forced
+   algorithm cannot run the shape (or needs more than a caller's workspace holds); FG_STATUS_ALLOC_FAILED when
    the workspace some algorithms need cannot be allocated; FG_STATUS_CUDA_ERROR / FG_STATUS_CUBLAS_ERROR
    when the device refuses. On every error nothing is written. */
 FG_API fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype,
@@ -240,6 +255,34 @@ FG_API fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_
 
 /* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
 FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Workspace                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* By default a handle owns its workspace: it grows, in stream order, on the first call of a shape class
+   that needs more, and is kept (so later calls, and their capture in a CUDA graph, allocate nothing).
+   fg_set_workspace hands the handle `bytes` of caller-owned device memory instead, aligned to 256 bytes
+   (cudaMalloc's memory is), as cublasSetWorkspace does: from then on the handle never allocates device
+   memory, cuBLAS included (it gets the part of the workspace the algorithm leaves), so any call can be
+   captured on any stream. AUTO then runs an algorithm that fits; a forced algorithm that needs more
+   returns FG_STATUS_NOT_SUPPORTED naming the bytes it needs. The caller keeps the memory valid until the
+   calls that used it have completed. NULL, 0 returns to a handle-owned workspace.
+   Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for NULL
+   with bytes != 0, a pointer not aligned to 256 bytes, or memory that is not the handle's device's or
+   holds fewer than `bytes`. */
+FG_API fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes);
+
+/* Store in *bytes the workspace the handle's selected algorithm (AUTO's first choice, for AUTO) needs for
+   that product or rowmean problem, the most that any pointer alignment and leading dimension needs;
+   0 when none, or when the call would run no product. Arguments are checked as fg_sgemm_strided_batched
+   (dense batches) and fg_rowmean_matvec check theirs. Returns FG_STATUS_SUCCESS;
+   FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for a NULL bytes or a bad argument;
+   FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the problem. */
+FG_API fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                                           int64_t m, int64_t n, int64_t k, int64_t batch_count, size_t *bytes);
+FG_API fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int64_t L, int64_t M, int64_t N,
+                                             size_t *bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -58,6 +58,21 @@ class Handle {
     return stream;
   }
 
+  // Caller-owned device workspace (fg_set_workspace); nullptr, 0 returns to a handle-owned one.
+  void set_workspace(void *workspace, size_t bytes) { check(fg_set_workspace(handle_, workspace, bytes)); }
+  // The workspace the selected algorithm needs for the problem (fg_sgemm_workspace_size, fg_rowmean_workspace_size).
+  size_t sgemm_workspace_size(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k,
+                              int64_t batch_count = 1) const {
+    size_t bytes = 0;
+    check(fg_sgemm_workspace_size(handle_, layout, transa, transb, m, n, k, batch_count, &bytes));
+    return bytes;
+  }
+  size_t rowmean_workspace_size(fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) const {
+    size_t bytes = 0;
+    check(fg_rowmean_workspace_size(handle_, dtype, L, M, N, &bytes));
+    return bytes;
+  }
+
   void set_sgemm_algo(fg_sgemm_algo_t algo) { check(fg_set_sgemm_algo(handle_, algo)); }
   fg_sgemm_algo_t sgemm_algo() const {
     fg_sgemm_algo_t algo = FG_SGEMM_AUTO;

@@ -24,6 +24,7 @@ Status cuda_status(cudaError_t error, const char *call) {
       code = StatusCode::alloc_failed;
       break;
     case cudaErrorNoDevice:
+    case cudaErrorStubLibrary:
     case cudaErrorInsufficientDriver:
     case cudaErrorDevicesUnavailable:
     case cudaErrorSystemDriverMismatch:

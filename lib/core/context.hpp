@@ -1,9 +1,16 @@
 // The state behind an fg_handle_t: the device it is bound to, its stream, the selected algorithms, and
 // the resources some algorithms need (a cuBLAS handle, a device workspace), made on first use and kept,
 // so that later calls of the same shape class allocate nothing.
+//
+// The workspace outlives stream changes: an event recorded after each call that used it tells when that
+// work is done, so a call on another stream (or on the per-thread default stream of another thread) waits
+// for it first, memory is freed only after it, and nothing ever depends on a stream still existing.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -18,19 +25,36 @@ class Context {
  public:
   // Binds to the calling thread's current device.
   static Status create(Context **out);
+  // Waits for the work that used the workspace, then frees it. cuBLAS's own release (cublasDestroy)
+  // synchronizes the whole device when the handle has made a cuBLAS handle.
   ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
   const DeviceInfo &device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
+  // Never frees or reallocates anything: the next use of the workspace waits for the last one instead.
   Status set_stream(cudaStream_t stream);
 
-  // The handle's cuBLAS handle, created on first use and bound to the current stream.
+  // Caller-owned workspace (fg_set_workspace): `memory` == nullptr returns to a handle-owned one.
+  Status set_workspace(void *memory, size_t bytes);
+  bool has_caller_workspace() const { return caller_memory_ != nullptr || caller_bytes_ > 0; }
+  size_t caller_workspace_bytes() const { return caller_bytes_; }
+  // What AUTO's choice must fit in: the caller's workspace, or no limit for a handle-owned one.
+  size_t workspace_limit() const { return has_caller_workspace() ? caller_bytes_ : SIZE_MAX; }
+
+  // Bracket every call that may use the workspace or cuBLAS: begin_call() before, end_call() after the
+  // call's work is enqueued (it records the event when the workspace or cuBLAS was used).
+  void begin_call();
+  Status end_call();
+
+  // The handle's cuBLAS handle, created on first use, bound to the current stream and given a workspace
+  // of the handle's (the part of a caller's workspace past what this call took), so it never allocates.
   Status cublas(cublasHandle_t *out);
 
-  // Device scratch memory of at least `bytes`, valid for work enqueued on stream() until the next call
-  // of workspace() or set_stream(). Grows in stream order; never shrinks.
+  // Device scratch memory of at least `bytes`, valid for work enqueued on stream() during this call.
+  // A handle-owned workspace grows in stream order, never while the stream is being captured; a
+  // caller's workspace that is too small is StatusCode::not_supported naming the bytes needed.
   Status workspace(size_t bytes, void **out);
 
   fg_sgemm_algo_t sgemm_algo = FG_SGEMM_AUTO;
@@ -39,13 +63,33 @@ class Context {
 
  private:
   Context() = default;
-  Status release_workspace();
+  // Makes the current stream wait for the last work that used the workspace, when that may have been
+  // enqueued on another stream.
+  Status order_after_last_use();
+  // Frees handle-owned memory once the work that used it is done, in the current stream's order; while
+  // that stream is being captured, it is kept until the handle is destroyed instead.
+  Status free_after_last_use(void *memory);
+  Status allocate(size_t bytes, void **out);
+  Status capturing(bool *active);
+  Status create_cublas();
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  void *workspace_ = nullptr;
-  size_t workspace_bytes_ = 0;
+  void *cublas_workspace_ = nullptr;  // handle-owned cuBLAS workspace
+  size_t cublas_workspace_bytes_ = 0;
+  void *owned_ = nullptr;             // handle-owned workspace
+  size_t owned_bytes_ = 0;
+  void *caller_memory_ = nullptr;     // the caller's workspace (fg_set_workspace)
+  size_t caller_bytes_ = 0;
+  std::vector<void *> freed_at_destroy_;
+
+  cudaEvent_t last_use_ = nullptr;    // recorded after each call that used the workspace or cuBLAS
+  bool recorded_ = false;
+  bool wait_before_use_ = false;      // the stream changed since the last record
+  std::thread::id last_use_thread_;   // for cudaStreamPerThread, which names another stream per thread
+  bool used_in_call_ = false;
+  size_t taken_in_call_ = 0;          // bytes of the workspace this call has taken
 };
 
 }  // namespace fastgemm::detail

@@ -1,15 +1,75 @@
 #include "core/device.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#include <string>
 
 #include "core/check.hpp"
 
 namespace fastgemm::detail {
+namespace {
+
+// The driver functions the library calls, looked up once per process.
+struct DriverTable {
+  CUresult (*ctx_get_current)(CUcontext *) = nullptr;
+  CUresult (*ctx_push_current)(CUcontext) = nullptr;
+  CUresult (*ctx_pop_current)(CUcontext *) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext *, CUdevice) = nullptr;
+  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  CUresult (*pointer_get_attributes)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char **) = nullptr;
+  Status loaded;
+};
+
+template <typename Function>
+Status look_up(const char *symbol, Function *out) {
+  void *function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  FG_RETURN_IF_ERROR(cuda_status(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found),
+                                 "cudaGetDriverEntryPointByVersion"));
+  if (found != cudaDriverEntryPointSuccess || function == nullptr)
+    return Status::failure(StatusCode::no_device, std::string("the CUDA driver has no ") + symbol);
+  *out = reinterpret_cast<Function>(function);
+  return Status::success();
+}
+
+DriverTable load_driver() {
+  DriverTable table;
+  table.loaded = [&]() -> Status {
+    FG_RETURN_IF_ERROR(look_up("cuCtxGetCurrent", &table.ctx_get_current));
+    FG_RETURN_IF_ERROR(look_up("cuCtxPushCurrent", &table.ctx_push_current));
+    FG_RETURN_IF_ERROR(look_up("cuCtxPopCurrent", &table.ctx_pop_current));
+    FG_RETURN_IF_ERROR(look_up("cuDevicePrimaryCtxRetain", &table.primary_ctx_retain));
+    FG_RETURN_IF_ERROR(look_up("cuDevicePrimaryCtxRelease", &table.primary_ctx_release));
+    FG_RETURN_IF_ERROR(look_up("cuPointerGetAttributes", &table.pointer_get_attributes));
+    FG_RETURN_IF_ERROR(look_up("cuGetErrorName", &table.get_error_name));
+    return Status::success();
+  }();
+  return table;
+}
+
+const DriverTable &driver() {
+  static const DriverTable table = load_driver();
+  return table;
+}
+
+Status driver_status(CUresult result, const char *call) {
+  if (result == CUDA_SUCCESS) return Status::success();
+  const char *name = nullptr;
+  if (driver().get_error_name == nullptr || driver().get_error_name(result, &name) != CUDA_SUCCESS) name = nullptr;
+  const StatusCode code = result == CUDA_ERROR_OUT_OF_MEMORY ? StatusCode::alloc_failed : StatusCode::cuda_error;
+  return Status::failure(code, std::string(call) + " failed: " + (name != nullptr ? name : "unknown driver error"),
+                         static_cast<int>(result));
+}
+
+}  // namespace
 
 Status query_current_device(DeviceInfo *info) {
   int count = 0;
   FG_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (count == 0) return cuda_status(cudaErrorNoDevice, "cudaGetDeviceCount");
+  FG_RETURN_IF_ERROR(driver().loaded);
   int ordinal = 0;
   FG_CUDA_CHECK(cudaGetDevice(&ordinal));
   DeviceInfo result;
@@ -22,23 +82,57 @@ Status query_current_device(DeviceInfo *info) {
   result.smem_per_block_optin = static_cast<size_t>(value);
   FG_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrL2CacheSize, ordinal));
   result.l2_bytes = static_cast<size_t>(value);
+  CUcontext primary = nullptr;
+  FG_RETURN_IF_ERROR(driver_status(driver().primary_ctx_retain(&primary, ordinal), "cuDevicePrimaryCtxRetain"));
+  result.primary_context = primary;
   *info = result;
   return Status::success();
 }
 
-Status DeviceGuard::enter(int ordinal) {
-  int current = 0;
-  FG_CUDA_CHECK(cudaGetDevice(&current));
-  if (current == ordinal) return Status::success();
-  FG_CUDA_CHECK(cudaSetDevice(ordinal));
-  previous_ = current;
+void release_device(const DeviceInfo &info) {
+  // Fails only for a device the driver no longer knows; the handle is gone either way.
+  if (info.primary_context != nullptr) (void)driver().primary_ctx_release(info.ordinal);
+}
+
+Status DeviceGuard::enter(const DeviceInfo &device) {
+  const auto context = static_cast<CUcontext>(device.primary_context);
+  CUcontext current = nullptr;
+  FG_RETURN_IF_ERROR(driver_status(driver().ctx_get_current(&current), "cuCtxGetCurrent"));
+  if (current == context) return Status::success();
+  FG_RETURN_IF_ERROR(driver_status(driver().ctx_push_current(context), "cuCtxPushCurrent"));
+  pushed_ = true;
   return Status::success();
 }
 
 DeviceGuard::~DeviceGuard() {
-  // Restoring the caller's device cannot fail for a device that was current a moment ago; a failure
-  // here has no one to report to, and the call's own status has been decided already.
-  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  // Popping what enter() pushed cannot fail while it is on top; the call's status is decided already.
+  CUcontext popped = nullptr;
+  if (pushed_) (void)driver().ctx_pop_current(&popped);
+}
+
+Status query_pointer(const void *pointer, PointerAttributes *attributes) {
+  FG_RETURN_IF_ERROR(driver().loaded);
+  // Each value gets 8 zeroed bytes: the driver writes an int, a bool, a pointer or a size_t.
+  unsigned long long memory_type = 0, ordinal = 0, managed = 0, range_begin = 0, range_bytes = 0;
+  CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void *values[] = {&memory_type, &ordinal, &managed, &range_begin, &range_bytes};
+  FG_RETURN_IF_ERROR(driver_status(
+      driver().pointer_get_attributes(5, names, values, reinterpret_cast<CUdeviceptr>(pointer)), "cuPointerGetAttributes"));
+  PointerAttributes result;
+  if (static_cast<unsigned int>(managed) != 0) {
+    result.memory = PointerAttributes::Memory::managed;
+  } else if (static_cast<unsigned int>(memory_type) == CU_MEMORYTYPE_DEVICE) {
+    result.memory = PointerAttributes::Memory::device;
+  } else if (static_cast<unsigned int>(memory_type) == CU_MEMORYTYPE_HOST) {
+    result.memory = PointerAttributes::Memory::host;
+  }
+  result.device = static_cast<int>(ordinal);
+  result.range_begin = static_cast<uintptr_t>(range_begin);
+  result.range_bytes = static_cast<size_t>(range_bytes);
+  *attributes = result;
+  return Status::success();
 }
 
 }  // namespace fastgemm::detail

@@ -1,7 +1,10 @@
-// What the kernels and AUTO's choices need to know about the device a handle is bound to.
+// What the kernels and AUTO's choices need to know about the device a handle is bound to, and the few
+// driver calls the library makes (reached through the runtime's entry-point query, so that the library
+// does not link libcuda).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/status.hpp"
 
@@ -13,25 +16,42 @@ struct DeviceInfo {
   int sm_count = 0;
   size_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
   size_t l2_bytes = 0;
+  void *primary_context = nullptr;  // the device's primary context (a CUcontext), retained by the handle
 
   int arch() const { return cc_major * 10 + cc_minor; }
 };
 
-// Reads the attributes of the calling thread's current device.
+// Reads the attributes of the calling thread's current device and retains its primary context, which
+// release_device() gives back. A machine without a usable device or driver is StatusCode::no_device.
 Status query_current_device(DeviceInfo *info);
+void release_device(const DeviceInfo &info);
 
-// Makes `ordinal` current for the guard's lifetime and restores the previous device after, so that a
-// handle works from a thread whose current device is another one.
+// Makes the handle's device current for the guard's lifetime by pushing its primary context, and pops it
+// after, so that the thread's own context (or its having none) is exactly as it was: nothing is switched
+// when that context is current already, and no context is ever created on a device the thread did not
+// choose.
 class DeviceGuard {
  public:
   DeviceGuard() = default;
   DeviceGuard(const DeviceGuard &) = delete;
   DeviceGuard &operator=(const DeviceGuard &) = delete;
   ~DeviceGuard();
-  Status enter(int ordinal);
+  Status enter(const DeviceInfo &device);
 
  private:
-  int previous_ = -1;
+  bool pushed_ = false;
 };
+
+// What the driver knows of an address, in one query.
+struct PointerAttributes {
+  enum class Memory { unknown, device, host, managed } memory = Memory::unknown;
+  int device = -1;             // the device it was allocated on or registered with (device memory)
+  uintptr_t range_begin = 0;   // the allocation holding it; range_bytes == 0 when the driver gives none
+  size_t range_bytes = 0;
+};
+
+// A pointer the driver has never seen is Memory::unknown with success; a failure means the driver
+// itself failed (a context lost to an earlier fault, say). Leaves the runtime's pending error alone.
+Status query_pointer(const void *pointer, PointerAttributes *attributes);
 
 }  // namespace fastgemm::detail

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
@@ -76,15 +77,18 @@ const Variant<Problem, Id> *find_variant(const Variant<Problem, Id> *const (&tab
   return nullptr;
 }
 
-// The first variant of `preference` that the table carries and that can implement the problem; nullptr when none
-// can (a registry's preference ends with one that accepts every problem, so that AUTO always finds one).
+// The first variant of `preference` that the table carries, that can implement the problem and whose workspace
+// fits in `workspace_limit` bytes; nullptr when none can (a registry's preference ends with one that accepts every
+// problem, so that AUTO always finds one when the handle owns its workspace).
 template <typename Problem, typename Id, size_t Count>
 const Variant<Problem, Id> *first_implementing(const Variant<Problem, Id> *const (&table)[Count],
                                                 const Preference<Id> &preference, const Problem &problem,
-                                                const DeviceInfo &device) {
+                                                const DeviceInfo &device, size_t workspace_limit = SIZE_MAX) {
   for (Id id : preference) {
     const Variant<Problem, Id> *variant = find_variant(table, id);
-    if (variant != nullptr && variant->can_implement(problem, device).ok()) return variant;
+    if (variant != nullptr && variant->can_implement(problem, device).ok() &&
+        variant->workspace_bytes(problem, device) <= workspace_limit)
+      return variant;
   }
   return nullptr;
 }
@@ -109,11 +113,21 @@ Status implementing_variant(const Variant<Problem, Id> *const (&table)[Count], I
 
 // The variant that runs the problem: the selected one if it can (id 0, AUTO in every operation's enum, selects the
 // first of auto_preference(problem, device) that can).
+// With a caller's workspace of `workspace_limit` bytes, AUTO takes the first of its preference that fits, then any
+// carried variant that fits, in the table's order.
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status select_variant(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
-                      const Problem &problem, const DeviceInfo &device, const Variant<Problem, Id> **out) {
+                      const Problem &problem, const DeviceInfo &device, const Variant<Problem, Id> **out,
+                      size_t workspace_limit = SIZE_MAX) {
   if (selected != static_cast<Id>(0)) return implementing_variant(table, selected, problem, device, out);
-  *out = first_implementing(table, auto_preference(problem, device), problem, device);
+  *out = first_implementing(table, auto_preference(problem, device), problem, device, workspace_limit);
+  for (size_t i = 0; *out == nullptr && i < Count; ++i)
+    if (table[i]->can_implement(problem, device).ok() && table[i]->workspace_bytes(problem, device) <= workspace_limit)
+      *out = table[i];
+  if (*out == nullptr && workspace_limit != SIZE_MAX)
+    return Status::failure(StatusCode::not_supported, "no algorithm runs this problem within the " +
+                                                          std::to_string(workspace_limit) +
+                                                          " bytes of workspace given with fg_set_workspace");
   if (*out == nullptr)
     return Status::failure(StatusCode::internal_error, "AUTO's preference has no algorithm that can run the problem");
   return Status::success();
@@ -123,9 +137,9 @@ Status select_variant(const Variant<Problem, Id> *const (&table)[Count], Id sele
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status selected_workspace_bytes(const Variant<Problem, Id> *const (&table)[Count], Id selected,
                                 AutoPreference &&auto_preference, const Problem &problem, const DeviceInfo &device,
-                                size_t *bytes) {
+                                size_t *bytes, size_t workspace_limit = SIZE_MAX) {
   const Variant<Problem, Id> *variant = nullptr;
-  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, &variant));
+  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, &variant, workspace_limit));
   *bytes = variant->workspace_bytes(problem, device);
   return Status::success();
 }
@@ -135,7 +149,8 @@ template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                     const Problem &problem, Context &context, Id *ran) {
   const Variant<Problem, Id> *variant = nullptr;
-  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, context.device(), &variant));
+  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, context.device(), &variant,
+                                    context.workspace_limit()));
   FG_RETURN_IF_ERROR(variant->run(problem, context));
   *ran = variant->id;
   return Status::success();

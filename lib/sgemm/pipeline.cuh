@@ -86,9 +86,9 @@ class TileCopier {
       k += t % 4;
     }
     const int64_t mn_left = mn_total - mn0 - mn, k_left = k_end - k0 - k;
-    constexpr int64_t kFar = 1 << 30;  // anything at least this far is "beyond every step"
+    constexpr int64_t kFar = 1 << 30;  // any mn at least this far is "beyond every step"
     mn_left_ = static_cast<int>(mn_left < kFar ? mn_left : kFar);
-    k_left_ = static_cast<int>(k_left < kFar ? k_left : kFar);
+    k_left_ = k_left;
     shared_offset_ = k * kPitch + mn;
     source_ = x.data + batch * x.stride +
               (kSource == Order::k_contiguous ? (mn0 + mn) * x.ld + k0 + k : (k0 + k) * x.ld + mn0 + mn);
@@ -118,7 +118,7 @@ class TileCopier {
   const float *source_;  // the thread's first element of the current k-tile
   int64_t ld_;
   int mn_left_;  // mn of the matrix from the thread's first on (at most 2^30)
-  int k_left_;   // k of the matrix (or slice) from the thread's first of the current k-tile on
+  int64_t k_left_;  // k of the matrix (or slice) from the thread's first of the current k-tile on: past 2^30 too
   int shared_offset_;
 };
 

@@ -13,9 +13,10 @@ import sys
 # ctypes type -> the kind of value it passes; "out" marks a pointer the callee writes through.
 PYTHON_KINDS = {
     ctypes.c_int: "int", ctypes.c_int64: "int64", ctypes.c_float: "float", ctypes.c_void_p: "pointer",
+    ctypes.c_size_t: "size", ctypes.POINTER(ctypes.c_size_t): "size out",
     ctypes.c_char_p: "string", ctypes.POINTER(ctypes.c_int): "int out", ctypes.POINTER(ctypes.c_void_p): "pointer out",
 }
-FORTRAN_KINDS = {"integer(c_int)": "int", "integer(c_int64_t)": "int64", "real(c_float)": "float",
+FORTRAN_KINDS = {"integer(c_int)": "int", "integer(c_int64_t)": "int64", "integer(c_size_t)": "size", "real(c_float)": "float",
                  "type(c_ptr)": "pointer"}
 # Python's enumeration classes and the prefix that turns a member's name into the header's.
 PYTHON_ENUMS = {"fg_status_t": ("Status", "FG_STATUS_"), "fg_layout_t": ("Layout", "FG_"), "fg_op_t": ("Op", "FG_OP_"),
@@ -38,11 +39,13 @@ def c_kind(declaration):
     if stars == 0:
         if base in POINTER_TYPES:
             return "pointer"
-        return {"int64_t": "int64", "float": "float", "int": "int"}.get(base, "int" if base.endswith("_t") else base)
+        return {"int64_t": "int64", "size_t": "size", "float": "float", "int": "int"}.get(base, "int" if base.endswith("_t") else base)
     if base == "char":
         return "string"
     if base in POINTER_TYPES:
         return "pointer out"
+    if base == "size_t":
+        return "size out"
     return "int out" if re.fullmatch(r"fg_\w+_t", base) else "pointer"
 
 

@@ -1,7 +1,10 @@
 // libFuzzer target over the C ABI's argument checks: random enumerators, sizes, leading dimensions,
 // strides, pointers and scalars, extremes included. Every call must either pass or be refused as
 // FG_STATUS_INVALID_VALUE with a message that starts with the argument it names, and no input may trip
-// AddressSanitizer or UndefinedBehaviorSanitizer.
+// AddressSanitizer or UndefinedBehaviorSanitizer. Every accepted problem's operands are recomputed in
+// 128-bit arithmetic and must lie inside their simulated allocations; on small sizes, the elements of C
+// are enumerated: an accepted batch writes none twice and shares none with A or B, and a refused
+// stride_c really writes one twice.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
@@ -9,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <set>
+#include <vector>
 #include <string>
 
 #include "capi/validate.hpp"
@@ -17,7 +22,7 @@ using namespace fastgemm;
 
 namespace {
 
-alignas(16) float device_memory[3][256];
+alignas(256) float device_memory[3][256];
 float host_memory[64];
 float other_device_memory[64];
 
@@ -29,8 +34,14 @@ capi::PointerKind classify(const void *pointer) {
   return capi::PointerKind::unknown;
 }
 
-capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
-  *kind = classify(pointer);
+// Each row of device_memory is one allocation, as the driver would report it.
+capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
+  info->kind = classify(pointer);
+  if (info->kind == capi::PointerKind::device_accessible) {
+    const size_t row = static_cast<size_t>(static_cast<const float *>(pointer) - &device_memory[0][0]) / 256;
+    info->range_begin = reinterpret_cast<uintptr_t>(&device_memory[row][0]);
+    info->range_bytes = sizeof device_memory[row];
+  }
   return capi::Status::success();
 }
 
@@ -55,6 +66,7 @@ const float *pick_pointer(FuzzedDataProvider &data) {
     case 2: return other_device_memory;
     case 3: return reinterpret_cast<const float *>(uintptr_t{0x1000});  // unknown to the driver
     case 4: return &device_memory[0][1];                               // misaligned device memory
+    case 5: return &device_memory[data.ConsumeIntegralInRange<int>(0, 2)][data.ConsumeIntegralInRange<int>(0, 255)];
     default: return &device_memory[data.ConsumeIntegralInRange<int>(0, 2)][0];
   }
 }
@@ -83,6 +95,70 @@ void check_refusal(const capi::Status &status, std::initializer_list<const char 
   fail("a refusal names no argument", status.message);
 }
 
+// A pointer's distance from device_memory's first float, in floats (any pointer, NULL included).
+int64_t float_index(const void *pointer) {
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(&device_memory[0][0])) /
+         static_cast<int64_t>(sizeof(float));
+}
+
+// One operand as the caller laid it out: `count` matrices of `lines` runs of `length` floats.
+struct Operand {
+  const float *data;
+  int64_t lines, length, ld, stride, count;
+
+  // One past the farthest element, exactly.
+  __int128 extent() const {
+    return (__int128)(lines - 1) * ld + length + (__int128)(count - 1) * stride;
+  }
+  // Its elements as indices into device_memory (the caller checked they lie inside it).
+  std::vector<int64_t> elements() const {
+    std::vector<int64_t> out;
+    const int64_t base = float_index(data);
+    for (int64_t b = 0; b < count; ++b)
+      for (int64_t r = 0; r < lines; ++r)
+        for (int64_t c = 0; c < length; ++c) out.push_back(base + b * stride + r * ld + c);
+    return out;
+  }
+};
+
+// Whether the operand lies inside the simulated allocation (one row of device_memory) its pointer is in.
+bool inside_allocation(const Operand &x) {
+  if (x.lines < 1 || x.length < 1 || x.ld < 1 || x.stride < 0 || x.count < 1) return false;
+  const int64_t offset = float_index(x.data);
+  if (offset < 0 || offset >= 3 * 256) return false;
+  const int64_t row_end = (offset / 256 + 1) * 256;
+  return (__int128)offset + x.extent() <= row_end;
+}
+
+bool small(const Operand &x) { return x.extent() <= 3 * 256 && (__int128)x.lines * x.length * x.count <= 4096; }
+
+bool writes_twice(const Operand &c) {
+  std::set<int64_t> seen;
+  for (int64_t e : c.elements())
+    if (!seen.insert(e).second) return true;
+  return false;
+}
+
+bool share_elements(const Operand &x, const Operand &y) {
+  const std::vector<int64_t> xs = x.elements();
+  const std::set<int64_t> ys(xs.begin(), xs.end());
+  for (int64_t e : y.elements())
+    if (ys.count(e) != 0) return true;
+  return false;
+}
+
+// The caller's A, B and C of an sgemm call, before the layout is resolved.
+void operands_of(const capi::SgemmArgs &args, Operand *a, Operand *b, Operand *c) {
+  const bool row = args.layout == FG_ROW_MAJOR, a_n = args.transa == FG_OP_N, b_n = args.transb == FG_OP_N;
+  const int64_t count = args.batched ? args.batch_count : 1;
+  *a = row == a_n ? Operand{args.A, args.m, args.k, args.lda, args.stride_a, count}
+                  : Operand{args.A, args.k, args.m, args.lda, args.stride_a, count};
+  *b = row == b_n ? Operand{args.B, args.k, args.n, args.ldb, args.stride_b, count}
+                  : Operand{args.B, args.n, args.k, args.ldb, args.stride_b, count};
+  *c = row ? Operand{args.C, args.m, args.n, args.ldc, args.stride_c, count}
+           : Operand{args.C, args.n, args.m, args.ldc, args.stride_c, count};
+}
+
 void fuzz_sgemm(FuzzedDataProvider &data) {
   capi::SgemmArgs args{};
   args.layout = pick_enum(data, {FG_ROW_MAJOR, FG_COL_MAJOR});
@@ -103,9 +179,13 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
   const capi::Status status = capi::validate_sgemm(args, simulated, &problem, &work);
   const bool negative = args.m < 0 || args.n < 0 || args.k < 0 || args.lda < 1 || args.ldb < 1 || args.ldc < 1 ||
                         (args.batched && (args.stride_a < 0 || args.stride_b < 0 || args.stride_c < 0 || args.batch_count < 0));
+  Operand a, b, c;
+  operands_of(args, &a, &b, &c);
   if (!status.ok()) {
     check_refusal(status, {"layout", "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "stride_a", "stride_b",
                            "stride_c", "batch_count", "A", "B", "C"});
+    if (status.message.find("write the same elements of C") != std::string::npos && inside_allocation(c) && small(c) && !writes_twice(c))
+      fail("a batch that writes no element of C twice was refused", status.message);
     return;
   }
   if (negative) fail("a negative size or a leading dimension below 1 passed", "");
@@ -118,6 +198,13 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
       (problem.k < 1 || problem.alpha == 0.0f || classify(problem.a.data) != capi::PointerKind::device_accessible ||
        classify(problem.b.data) != capi::PointerKind::device_accessible))
     fail("a product with unreadable operands passed", "");
+  if (!inside_allocation(c)) fail("an accepted C runs past its allocation", "");
+  if (work == capi::GemmWork::product && (!inside_allocation(a) || !inside_allocation(b)))
+    fail("an accepted A or B runs past its allocation", "");
+  if (small(c) && writes_twice(c)) fail("an accepted batch writes an element of C twice", "");
+  if (work == capi::GemmWork::product && small(c) && small(a) && small(b) &&
+      (share_elements(c, a) || share_elements(c, b)))
+    fail("an accepted C shares elements with A or B", "");
 }
 
 void fuzz_rowmean(FuzzedDataProvider &data) {
@@ -134,9 +221,22 @@ void fuzz_rowmean(FuzzedDataProvider &data) {
     return;
   }
   if (args.L < 0 || args.N < 0 || args.M < 1) fail("a bad size passed", "");
-  if (!empty && (classify(problem.input) != capi::PointerKind::device_accessible ||
-                 classify(problem.output) != capi::PointerKind::device_accessible))
+  if (empty) return;
+  if (classify(problem.input) != capi::PointerKind::device_accessible ||
+      classify(problem.matrix) != capi::PointerKind::device_accessible ||
+      classify(problem.output) != capi::PointerKind::device_accessible)
     fail("a call with unusable memory passed", "");
+  // Every array inside its allocation and aligned to its element, recomputed exactly.
+  const int element = args.dtype == FG_F64 ? 2 : 1;  // in floats
+  const __int128 counts[3] = {(__int128)args.N * args.L * args.M * element, (__int128)args.L * args.L * element,
+                              (__int128)args.L * args.N * element};
+  const void *arrays[3] = {problem.input, problem.matrix, problem.output};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t offset = float_index(arrays[i]);
+    if (offset + counts[i] > (offset / 256 + 1) * 256) fail("an accepted rowmean array runs past its allocation", "");
+    if (reinterpret_cast<uintptr_t>(arrays[i]) % (4 * element) != 0) fail("an accepted rowmean array is misaligned", "");
+  }
+
 }
 
 }  // namespace

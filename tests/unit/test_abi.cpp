@@ -85,6 +85,11 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   fg_rowmean_algo_t rowmean_algo;
   check_null_handle(fg_set_stream(nullptr, nullptr), "fg_set_stream");
   check_null_handle(fg_get_stream(nullptr, &stream), "fg_get_stream");
+  size_t bytes = 0;
+  check_null_handle(fg_set_workspace(nullptr, nullptr, 0), "fg_set_workspace");
+  check_null_handle(fg_sgemm_workspace_size(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1, &bytes),
+                    "fg_sgemm_workspace_size");
+  check_null_handle(fg_rowmean_workspace_size(nullptr, FG_F32, 1, 1, 1, &bytes), "fg_rowmean_workspace_size");
   check_null_handle(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f,
                              &value, 1),
                     "fg_sgemm");
@@ -121,6 +126,17 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
     CHECK(message.find("fg_create: cudaGetDeviceCount failed: ") == 0);
     CHECK(fg_last_cuda_error() != 0);
   }
+}
+
+// Run by the unit.stub_driver CTest entry, with the toolkit's stub libcuda first on the loader path.
+TEST_CASE("fg_create with the driver's stub library: FG_STATUS_NO_DEVICE", "[.stub]") {
+  int devices = 0;
+  REQUIRE(cudaGetDeviceCount(&devices) == cudaErrorStubLibrary);
+  fg_handle_t handle = reinterpret_cast<fg_handle_t>(&devices);
+  CHECK(fg_create(&handle) == FG_STATUS_NO_DEVICE);
+  CHECK(handle == nullptr);
+  CHECK(fg_last_cuda_error() == static_cast<int>(cudaErrorStubLibrary));
+  CHECK(std::string(fg_last_error_message()).find("cudaErrorStubLibrary") != std::string::npos);
 }
 
 // Run by the log.* CTest entries, which read what it prints with and without FASTGEMM_LOG=1.

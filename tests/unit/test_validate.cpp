@@ -16,19 +16,26 @@ using fgtest::SgemmCall;
 
 namespace {
 
-// Simulated memory: three "device" regions and one of pageable host memory.
-alignas(16) float device_a[64], device_b[64], device_c[64], host_memory[64], other_device[64];
+// Simulated memory: three "device" allocations, one of another device and one of pageable host memory.
+constexpr int64_t kRegion = 1024;
+alignas(256) float device_a[kRegion], device_b[kRegion], device_c[kRegion], host_memory[kRegion], other_device[kRegion];
 
 capi::PointerKind classify(const void *pointer) {
-  const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + 64; };
+  const auto inside = [pointer](const float *region) { return pointer >= region && pointer < region + kRegion; };
   if (inside(host_memory)) return capi::PointerKind::pageable_host;
   if (inside(other_device)) return capi::PointerKind::other_device;
   if (inside(device_a) || inside(device_b) || inside(device_c)) return capi::PointerKind::device_accessible;
   return capi::PointerKind::unknown;
 }
 
-capi::Status simulated(const void *pointer, capi::PointerKind *kind) {
-  *kind = classify(pointer);
+// Each region is one allocation, as the driver would report it.
+capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
+  info->kind = classify(pointer);
+  for (const float *region : {device_a, device_b, device_c, host_memory, other_device})
+    if (pointer >= region && pointer < region + kRegion) {
+      info->range_begin = reinterpret_cast<uintptr_t>(region);
+      info->range_bytes = sizeof(float) * kRegion;
+    }
   return capi::Status::success();
 }
 
@@ -276,6 +283,16 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
 
 namespace {
 
+// Brute force: whether any element of C is written by two products of the batch.
+bool overlap_by_enumeration(int64_t lines, int64_t length, int64_t ld, int64_t stride, int64_t count) {
+  std::set<int64_t> written;
+  for (int64_t b = 0; b < count; ++b)
+    for (int64_t r = 0; r < lines; ++r)
+      for (int64_t c = 0; c < length; ++c)
+        if (!written.insert(b * stride + r * ld + c).second) return true;
+  return false;
+}
+
 detail::DeviceInfo simulated_hopper() {
   detail::DeviceInfo hopper;
   hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
@@ -298,6 +315,116 @@ std::string refusal(fg_rowmean_algo_t id, const detail::RowmeanProblem &p, const
 }
 
 }  // namespace
+
+TEST_CASE("validator: the C-stride rule matches enumeration on every small layout", "[validate]") {
+  for (int64_t lines = 1; lines <= 4; ++lines)
+    for (int64_t length = 1; length <= 4; ++length)
+      for (int64_t ld = length; ld <= 7; ++ld)
+        for (int64_t stride = 0; stride <= 30; ++stride)
+          for (int64_t count = 1; count <= 5; ++count) {
+            INFO("lines " << lines << " length " << length << " ld " << ld << " stride " << stride << " count " << count);
+            CHECK(capi::batches_overlap(lines, length, ld, stride, count) ==
+                  overlap_by_enumeration(lines, length, ld, stride, count));
+          }
+}
+
+TEST_CASE("validator: disjoint interleaved batches of C are accepted, with the issue's layout", "[validate]") {
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  // Row-major m = 2, n = 1, ldc = 3, stride_c = 2, batch 3: C elements {0, 3}, {2, 5}, {4, 7}.
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 2, 1, 4, 1.0f, device_a, 4, 8, device_b, 1, 4, 0.0f, device_c, 3, 2, 3};
+  const capi::Status accepted = validate(args_of(call, true), &p, &work);
+  INFO(accepted.message);
+  CHECK(accepted.ok());
+  call.stride_c = 3;  // {0, 3}, {3, 6}: element 3 twice
+  const capi::Status refused = validate(args_of(call, true), &p, &work);
+  CHECK(refused.code == detail::StatusCode::invalid_value);
+  CHECK(refused.message.find("stride_c = 3") == 0);
+}
+
+TEST_CASE("validator: C sharing memory with A or B is refused; blocks of one array are not", "[validate]") {
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  // Column-major 4 x 4 blocks of one 12 x 12 array (ld 12): C = X(4:8, 4:8), A = X(4:8, 0:4), B = X(0:4, 4:8),
+  // the trailing update of a blocked factorization.
+  float *x = device_a;
+  SgemmCall call{FG_COL_MAJOR, FG_OP_N, FG_OP_N, 4, 4, 4, -1.0f, x + 4, 12, 0, x + 4 * 12, 12, 0, 1.0f,
+                 x + 4 * 12 + 4, 12, 0, 1};
+  const capi::Status blocks = validate(args_of(call, false), &p, &work);
+  INFO(blocks.message);
+  CHECK(blocks.ok());
+  SgemmCall aliased = call;
+  aliased.C = x + 4;  // C is A
+  capi::Status status = validate(args_of(aliased, false), &p, &work);
+  CHECK(status.code == detail::StatusCode::invalid_value);
+  CHECK(status.message.find("C = ") == 0);
+  CHECK(status.message.find("shares memory with A") != std::string::npos);
+  aliased = call;
+  aliased.C = x + 4 * 12 + 2;  // rows 2..5 of B's columns
+  status = validate(args_of(aliased, false), &p, &work);
+  CHECK(status.message.find("shares memory with B") != std::string::npos);
+  aliased = call;
+  aliased.ldc = 13;  // another leading dimension over the same addresses: not provably apart
+  aliased.C = x + 4 * 12 + 4;
+  status = validate(args_of(aliased, false), &p, &work);
+  CHECK(status.code == detail::StatusCode::invalid_value);
+  // alpha == 0 reads neither A nor B: C may be anywhere.
+  aliased = call;
+  aliased.C = x + 4, aliased.alpha = 0.0f;
+  CHECK(validate(args_of(aliased, false), &p, &work).ok());
+}
+
+TEST_CASE("validator: operands past the end of their allocation are named", "[validate]") {
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  // A is 4 x 6 from 30 floats before the end of device_a's allocation: its last 24 fit, then 6 more do not.
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4, 5, 6, 1.0f, device_a + kRegion - 24, 6, 0, device_b, 5, 0,
+                 0.0f, device_c, 5, 0, 1};
+  CHECK(validate(args_of(call, false), &p, &work).ok());
+  call.A = device_a + kRegion - 23;
+  capi::Status status = validate(args_of(call, false), &p, &work);
+  CHECK(status.code == detail::StatusCode::invalid_value);
+  CHECK(status.message.find("A = ") == 0);
+  CHECK(status.message.find("runs past the end of its allocation") != std::string::npos);
+  call.A = device_a, call.C = device_c + kRegion - 19;
+  status = validate(args_of(call, false), &p, &work);
+  CHECK(status.message.find("C = ") == 0);
+  detail::RowmeanProblem problem;
+  bool empty = false;
+  status = capi::validate_rowmean({FG_F32, device_a + kRegion - 23, device_b, device_c, 4, 3, 2}, simulated, &problem, &empty);
+  CHECK(status.message.find("input = ") == 0);
+}
+
+TEST_CASE("validator: rowmean pointers off their element boundary are named", "[validate]") {
+  detail::RowmeanProblem problem;
+  bool empty = false;
+  const auto off = [](const float *p, int bytes) { return reinterpret_cast<const char *>(p) + bytes; };
+  REQUIRE(capi::validate_rowmean({FG_F64, device_a, device_b, device_c, 4, 3, 2}, simulated, &problem, &empty).ok());
+  capi::Status status =
+      capi::validate_rowmean({FG_F64, off(device_a, 4), device_b, device_c, 4, 3, 2}, simulated, &problem, &empty);
+  CHECK(status.code == detail::StatusCode::invalid_value);
+  CHECK(status.message.find("input = ") == 0);
+  CHECK(status.message.find("not aligned to its 8-byte FG_F64 elements") != std::string::npos);
+  status = capi::validate_rowmean({FG_F64, device_a, off(device_b, 4), device_c, 4, 3, 2}, simulated, &problem, &empty);
+  CHECK(status.message.find("matrix = ") == 0);
+  status = capi::validate_rowmean({FG_F64, device_a, device_b, const_cast<char *>(off(device_c, 4)), 4, 3, 2}, simulated,
+                                  &problem, &empty);
+  CHECK(status.message.find("output = ") == 0);
+  status = capi::validate_rowmean({FG_F32, off(device_a, 2), device_b, device_c, 4, 3, 2}, simulated, &problem, &empty);
+  CHECK(status.message.find("not aligned to its 4-byte FG_F32 elements") != std::string::npos);
+  CHECK(capi::validate_rowmean({FG_F32, device_a + 1, device_b, device_c + 1, 4, 3, 2}, simulated, &problem, &empty).ok());
+}
+
+TEST_CASE("validator: fg_set_workspace's arguments", "[validate]") {
+  CHECK(capi::validate_workspace(nullptr, 0, simulated).ok());
+  CHECK(capi::validate_workspace(nullptr, 16, simulated).message.find("workspace is NULL") == 0);
+  CHECK(capi::validate_workspace(device_a, sizeof device_a, simulated).ok());
+  CHECK(capi::validate_workspace(device_a + 1, 256, simulated).message.find("aligned to 256 bytes") != std::string::npos);
+  CHECK(capi::validate_workspace(device_a, sizeof device_a + 4, simulated).message.find("runs past the end") !=
+        std::string::npos);
+  CHECK(capi::validate_workspace(host_memory, 256, simulated).message.find("pageable host memory") != std::string::npos);
+  CHECK(capi::validate_workspace(other_device, 256, simulated).message.find("another device") != std::string::npos);
+}
 
 TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no longer run themselves", "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();

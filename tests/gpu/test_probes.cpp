@@ -1,0 +1,545 @@
+// Programs as a user writes them against the public header: graphs captured after stream changes, streams
+// that die before the handle, caller-owned workspaces, the per-thread default stream from two threads,
+// operands off their element boundary or past their allocation, C sharing memory with A, memory of every
+// kind, non-finite values, and m past the grid's row-tile limit.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <thread>
+
+#include "gpu/gemm_harness.hpp"
+
+using namespace fgtest;
+
+namespace {
+
+std::vector<fg_rowmean_algo_t> rowmean_algos(fg_handle_t handle) {
+  std::vector<fg_rowmean_algo_t> algos{FG_ROWMEAN_AUTO};
+  for (fg_rowmean_algo_t algo : carried_rowmean_algos(handle)) algos.push_back(algo);
+  return algos;
+}
+
+// A rowmean problem in device memory with its extended-precision reference; every algorithm runs L <= 1024.
+struct RowmeanData {
+  int64_t L, M, N;
+  std::vector<double> input, matrix;
+  std::vector<long double> reference;
+  DeviceMemory d_input, d_matrix, d_output;
+
+  RowmeanData(int64_t L_, int64_t M_, int64_t N_, uint64_t seed)
+      : L(L_), M(M_), N(N_), input(N_ * L_ * M_), matrix(L_ * L_), d_input(N_ * L_ * M_ * sizeof(double)),
+        d_matrix(L_ * L_ * sizeof(double)), d_output(L_ * N_ * sizeof(double)) {
+    fill_uniform(input, seed);
+    fill_uniform(matrix, seed + 1);
+    upload(d_input, input);
+    upload(d_matrix, matrix);
+    reference = reference_rowmean(input, matrix, L, M, N);
+  }
+  fg_status_t run(fg_handle_t handle) const {
+    return fg_rowmean_matvec(handle, FG_F64, d_input.get(), d_matrix.get(), d_output.get(), L, M, N);
+  }
+  void poison(cudaStream_t stream) const {
+    REQUIRE_CUDA_OK(cudaMemsetAsync(d_output.get(), 0xff, L * N * sizeof(double), stream));  // NaN
+  }
+  double error(cudaStream_t stream) const {
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+    return relative_error(download<double>(d_output, L * N), reference);
+  }
+};
+
+std::vector<unsigned char> read_bytes(const DeviceMemory &memory, size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  REQUIRE_CUDA_OK(cudaMemcpy(host.data(), memory.get(), bytes, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+void require_no_pending_fault() {
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+  REQUIRE_CUDA_OK(cudaGetLastError());
+}
+
+}  // namespace
+
+TEST_CASE("a graph captured after fg_set_stream replays any number of times", "[workspace]") {
+  Handle handle;
+  RowmeanData data(96, 40, 12, 101);
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+    REQUIRE_FG_OK(data.run(handle.get()));  // warm-up on the legacy stream
+    cudaStream_t stream;
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const fg_status_t captured = data.run(handle.get());
+    cudaGraph_t graph = nullptr;
+    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    INFO(fg_last_error_message());
+    REQUIRE(captured == FG_STATUS_SUCCESS);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 4; ++replay) {
+      data.poison(stream);
+      REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
+      CHECK(data.error(stream) < 1e-12);
+    }
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+    REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+  }
+  require_no_pending_fault();
+}
+
+TEST_CASE("a stream destroyed before the handle: fg_destroy is safe", "[workspace]") {
+  for (fg_rowmean_algo_t algo : {FG_ROWMEAN_AUTO, FG_ROWMEAN_STAGED, FG_ROWMEAN_TWO_PASS, FG_ROWMEAN_CUBLAS}) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    fg_handle_t handle = nullptr;
+    REQUIRE_FG_OK(fg_create(&handle));
+    if (fg_set_rowmean_algo(handle, algo) != FG_STATUS_SUCCESS) {
+      REQUIRE_FG_OK(fg_destroy(handle));
+      continue;
+    }
+    RowmeanData data(64, 33, 5, 7);
+    cudaStream_t stream;
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE_FG_OK(fg_set_stream(handle, stream));
+    data.poison(stream);
+    REQUIRE_FG_OK(data.run(handle));
+    CHECK(data.error(stream) < 1e-12);
+    REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+    REQUIRE_FG_OK(fg_destroy(handle));
+    require_no_pending_fault();
+  }
+}
+
+TEST_CASE("stream changes never free a workspace in use; the per-thread stream from two threads in turn",
+          "[workspace]") {
+  Handle handle;
+  RowmeanData first(128, 50, 16, 3), second(128, 50, 16, 4);
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), cudaStreamPerThread));
+    fg_status_t statuses[2] = {FG_STATUS_INTERNAL_ERROR, FG_STATUS_INTERNAL_ERROR};
+    cudaError_t synchronized = cudaErrorUnknown;
+    // One thread at a time, no synchronization between them: the second call must wait for the first's
+    // use of the workspace although it runs on another thread's default stream. (Catch's assertions stay
+    // on the main thread.)
+    const size_t output_bytes = first.L * first.N * sizeof(double);
+    std::thread([&] {
+      (void)cudaMemsetAsync(first.d_output.get(), 0xff, output_bytes, cudaStreamPerThread);
+      statuses[0] = first.run(handle.get());
+    }).join();
+    std::thread([&] {
+      (void)cudaMemsetAsync(second.d_output.get(), 0xff, output_bytes, cudaStreamPerThread);
+      statuses[1] = second.run(handle.get());
+      synchronized = cudaDeviceSynchronize();
+    }).join();
+    INFO(fg_last_error_message());
+    CHECK(synchronized == cudaSuccess);
+    CHECK(statuses[0] == FG_STATUS_SUCCESS);
+    CHECK(statuses[1] == FG_STATUS_SUCCESS);
+    CHECK(first.error(nullptr) < 1e-12);
+    CHECK(second.error(nullptr) < 1e-12);
+  }
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+  require_no_pending_fault();
+}
+
+TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SUPPORTED naming the bytes",
+          "[workspace]") {
+  Handle handle;
+  RowmeanData data(200, 30, 9, 11);
+  DeviceMemory workspace(size_t{64} << 20);
+  CHECK(fg_set_workspace(handle.get(), nullptr, 16) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("workspace is NULL") != std::string::npos);
+  CHECK(fg_set_workspace(handle.get(), workspace.as<char>() + 16, 1024) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("256 bytes") != std::string::npos);
+  CHECK(fg_set_workspace(handle.get(), workspace.get(), (size_t{64} << 20) + 256) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("runs past the end of its allocation") != std::string::npos);
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), size_t{64} << 20));
+  cudaStream_t stream;
+  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    // No warm-up: with the caller's workspace even the first call allocates nothing.
+    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const fg_status_t captured = data.run(handle.get());
+    cudaGraph_t graph = nullptr;
+    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    INFO(fg_last_error_message());
+    REQUIRE(captured == FG_STATUS_SUCCESS);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      data.poison(stream);
+      REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
+      CHECK(data.error(stream) < 1e-12);
+    }
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+  }
+  // cuBLAS SGEMM inside a global-mode capture, on the caller's workspace only.
+  {
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_CUBLAS));
+    GemmCase gc;
+    gc.m = 70, gc.n = 50, gc.k = 90;
+    std::vector<float> a(gc.m * gc.k), b(gc.k * gc.n), c(gc.m * gc.n, 0.0f);
+    fill_uniform(a, 5);
+    fill_uniform(b, 6);
+    DeviceMemory da(a.size() * 4), db(b.size() * 4), dc(c.size() * 4);
+    upload(da, a);
+    upload(db, b);
+    const std::vector<double> reference = reference_gemm(gc.resolved(), a, b, c);
+    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const fg_status_t captured = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, gc.m, gc.n, gc.k, 1.0f,
+                                          da.as<float>(), gc.k, db.as<float>(), gc.n, 0.0f, dc.as<float>(), gc.n);
+    cudaGraph_t graph = nullptr;
+    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    INFO(fg_last_error_message());
+    REQUIRE(captured == FG_STATUS_SUCCESS);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      REQUIRE_CUDA_OK(cudaMemsetAsync(dc.get(), 0xff, c.size() * 4, stream));
+      REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      CHECK(relative_error(download<float>(dc, c.size()), reference) < gemm_tolerance(gc.k));
+    }
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+  }
+  // A workspace too small for an algorithm that needs one.
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_TWO_PASS));
+  data.poison(stream);
+  CHECK(data.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+  CHECK(std::string(fg_last_error_message()).find("bytes of workspace") != std::string::npos);
+  CHECK(std::isnan(data.error(stream)));  // nothing written
+  // Back to a handle-owned workspace.
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_TWO_PASS));
+  data.poison(stream);
+  REQUIRE_FG_OK(data.run(handle.get()));
+  CHECK(data.error(stream) < 1e-12);
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+  require_no_pending_fault();
+}
+
+TEST_CASE("rowmean operands off their element boundary are INVALID_VALUE naming them, never a fault",
+          "[probe]") {
+  Handle handle;
+  const int64_t L = 8, M = 5, N = 3;
+  for (fg_dtype_t dtype : {FG_F64, FG_F32}) {
+    const size_t element = dtype == FG_F64 ? 8 : 4, off = element / 2;
+    DeviceMemory input(N * L * M * element + 16), matrix(L * L * element + 16), output(L * N * element + 16);
+    std::vector<double> values(N * L * M + 2);
+    fill_uniform(values, 9);
+    REQUIRE_CUDA_OK(cudaMemcpy(input.get(), values.data(), N * L * M * element, cudaMemcpyHostToDevice));
+    REQUIRE_CUDA_OK(cudaMemcpy(matrix.get(), values.data(), L * L * element, cudaMemcpyHostToDevice));
+    const char *names[] = {"input", "matrix", "output"};
+    for (int which = 0; which < 3; ++which) {
+      for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+        INFO((dtype == FG_F64 ? "f64 " : "f32 ") << names[which] << " + " << off << " bytes, "
+                                                << fg_rowmean_algo_name(algo));
+        REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+        REQUIRE_CUDA_OK(cudaMemset(output.get(), 0x7f, L * N * element + 16));
+        const char *in = input.as<char>() + (which == 0 ? off : 0);
+        const char *mat = matrix.as<char>() + (which == 1 ? off : 0);
+        char *out = output.as<char>() + (which == 2 ? off : 0);
+        CHECK(fg_rowmean_matvec(handle.get(), dtype, in, mat, out, L, M, N) == FG_STATUS_INVALID_VALUE);
+        const std::string message = fg_last_error_message();
+        INFO(message);
+        CHECK(message.find(std::string("fg_rowmean_matvec: ") + names[which] + " = ") == 0);
+        CHECK(message.find("not aligned") != std::string::npos);
+        const std::vector<unsigned char> untouched = read_bytes(output, L * N * element + 16);
+        CHECK(std::all_of(untouched.begin(), untouched.end(), [](unsigned char v) { return v == 0x7f; }));
+      }
+    }
+  }
+  require_no_pending_fault();
+}
+
+TEST_CASE("operands past the end of their allocation, a short C and C sharing memory with A are refused",
+          "[probe]") {
+  Handle handle;
+  const int64_t m = 16, n = 12, k = 20;
+  DeviceMemory a(m * k * 4), b(k * n * 4), c(m * n * 4);
+  // Operands that end one element past a 2 MiB allocation, whatever granularity the allocator rounds to.
+  constexpr size_t kAllocation = size_t{2} << 20;
+  DeviceMemory block(kAllocation);
+  const auto one_short = [&](int64_t elements) {
+    return reinterpret_cast<float *>(block.as<char>() + kAllocation - (elements - 1) * 4);
+  };
+  std::vector<float> values(m * k);
+  fill_uniform(values, 2);
+  upload(a, values);
+  const auto call = [&](const float *A, const float *B, float *C) {
+    return fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, A, k, B, n, 0.0f, C, n);
+  };
+  const auto refused = [&](fg_status_t status, const std::string &start, const std::string &part) {
+    const std::string message = fg_last_error_message();
+    INFO(message);
+    CHECK(status == FG_STATUS_INVALID_VALUE);
+    CHECK(message.find(start) == 0);
+    CHECK(message.find(part) != std::string::npos);
+  };
+  refused(call(one_short(m * k), b.as<float>(), c.as<float>()), "fg_sgemm: A = ", "runs past the end of its allocation");
+  refused(call(a.as<float>() + 1, b.as<float>(), c.as<float>()), "fg_sgemm: A = ", "runs past the end of its allocation");
+  refused(call(a.as<float>(), one_short(k * n), c.as<float>()), "fg_sgemm: B = ", "runs past the end of its allocation");
+  refused(call(a.as<float>(), b.as<float>(), one_short(m * n)), "fg_sgemm: C = ", "runs past the end of its allocation");
+  // C aliasing A (A is m x k, k >= n: C fits inside it).
+  REQUIRE_CUDA_OK(cudaMemset(b.get(), 0, k * n * 4));
+  refused(call(a.as<float>(), b.as<float>(), a.as<float>()), "fg_sgemm: C = ", "shares memory with A");
+  CHECK(download<float>(a, m * k) == values);  // nothing written
+  refused(call(a.as<float>(), b.as<float>(), b.as<float>() + 3), "fg_sgemm: C = ", "shares memory with B");
+  // rowmean input past its allocation.
+  DeviceMemory matrix(8 * 8 * 4), output(8 * 3 * 4);
+  CHECK(fg_rowmean_matvec(handle.get(), FG_F32, one_short(8 * 5 * 3), matrix.get(), output.get(), 8, 5, 3) ==
+        FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_rowmean_matvec: input = ") == 0);
+  // A refused pointer query leaves the caller's pending CUDA error alone.
+  int host_value = 0;
+  CHECK(cudaSetDevice(-1) == cudaErrorInvalidDevice);  // now pending for this thread
+  refused(call(a.as<float>(), reinterpret_cast<const float *>(&host_value), c.as<float>()), "fg_sgemm: B = ",
+          "pageable host memory");
+  CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+  require_no_pending_fault();
+}
+
+TEST_CASE("managed, pinned and host-registered operands", "[operands]") {
+  Handle handle;
+  const int64_t m = 33, n = 29, k = 41;
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  fill_uniform(a, 21);
+  fill_uniform(b, 22);
+  fill_uniform(c, 23);
+  GemmCase gc;
+  gc.m = m, gc.n = n, gc.k = k, gc.alpha = 1.5f, gc.beta = -0.5f;
+  const std::vector<double> reference = reference_gemm(gc.resolved(), a, b, c);
+  float *managed = nullptr, *pinned = nullptr;
+  REQUIRE_CUDA_OK(cudaMallocManaged(reinterpret_cast<void **>(&managed), a.size() * 4));
+  REQUIRE_CUDA_OK(cudaMallocHost(reinterpret_cast<void **>(&pinned), b.size() * 4));
+  std::vector<float> registered(c.size() + 1024);
+  REQUIRE_CUDA_OK(cudaHostRegister(registered.data(), registered.size() * 4, cudaHostRegisterDefault));
+  for (fg_sgemm_algo_t algo : algos_under_test(handle.get())) {
+    INFO("algorithm " << fg_sgemm_algo_name(algo));
+    std::memcpy(managed, a.data(), a.size() * 4);
+    std::memcpy(pinned, b.data(), b.size() * 4);
+    std::memcpy(registered.data(), c.data(), c.size() * 4);
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+    const fg_status_t status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.5f, managed, k,
+                                        pinned, n, -0.5f, registered.data(), n);
+    INFO(fg_last_error_message());
+    if (status == FG_STATUS_NOT_SUPPORTED && algo != FG_SGEMM_AUTO) continue;
+    REQUIRE(status == FG_STATUS_SUCCESS);
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    CHECK(relative_error(std::vector<float>(registered.begin(), registered.begin() + c.size()), reference) <
+          gemm_tolerance(k));
+  }
+  // rowmean from managed input into pinned output.
+  const int64_t L = 24, M = 7, N = 5;
+  std::vector<float> input(N * L * M), matrix(L * L);
+  fill_uniform(input, 31);
+  fill_uniform(matrix, 32);
+  std::memcpy(managed, input.data(), std::min(input.size(), a.size()) * 4);
+  REQUIRE(input.size() <= a.size());
+  DeviceMemory d_matrix(matrix.size() * 4);
+  upload(d_matrix, matrix);
+  const std::vector<long double> expected = reference_rowmean(input, matrix, L, M, N);
+  REQUIRE(static_cast<int64_t>(b.size()) >= L * N);
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    std::fill(pinned, pinned + L * N, std::numeric_limits<float>::quiet_NaN());
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), FG_F32, managed, d_matrix.get(), pinned, L, M, N));
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    CHECK(relative_error(std::vector<float>(pinned, pinned + L * N), expected) < 1e-5);
+  }
+  REQUIRE_CUDA_OK(cudaHostUnregister(registered.data()));
+  REQUIRE_CUDA_OK(cudaFreeHost(pinned));
+  REQUIRE_CUDA_OK(cudaFree(managed));
+}
+
+TEST_CASE("NaN and Inf in A, B, alpha and beta follow FP32 semantics in every algorithm", "[sgemm-nonfinite]") {
+  Handle handle;
+  const int64_t m = 37, n = 45, k = 29;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    const char *what;
+    int64_t a_at, b_at;  // where a NaN/Inf goes in A / B (-1: none)
+    float a_value, b_value, alpha, beta, c_value;
+  };
+  const Case cases[] = {
+      {"NaN in A", 5 * k + 3, -1, nan, 0, 1.0f, 0.0f, 0.0f},
+      {"Inf in B", -1, 7 * n + 11, 0, inf, 1.0f, 0.0f, 0.0f},
+      {"Inf in A meets -Inf in B", 2 * k + 4, 4 * n + 9, inf, -inf, 1.0f, 0.0f, 0.0f},
+      {"alpha NaN", -1, -1, 0, 0, nan, 0.0f, 0.0f},
+      {"alpha Inf", -1, -1, 0, 0, inf, 0.0f, 0.0f},
+      {"beta Inf over C", -1, -1, 0, 0, 1.0f, inf, 0.5f},
+      {"beta NaN", -1, -1, 0, 0, 1.0f, nan, 0.5f},
+      {"beta 0 over NaN C", -1, -1, 0, 0, 1.0f, 0.0f, nan},
+  };
+  std::vector<float> a(m * k), b(k * n);
+  fill_uniform(a, 41);
+  fill_uniform(b, 42);
+  for (const Case &cs : cases) {
+    std::vector<float> ca = a, cb = b, cc(m * n, cs.c_value);
+    if (cs.a_at >= 0) ca[cs.a_at] = cs.a_value;
+    if (cs.b_at >= 0) cb[cs.b_at] = cs.b_value;
+    // The reference: each element in double, as IEEE arithmetic does it; beta == 0 never reads C.
+    std::vector<double> expected(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += double(ca[i * k + p]) * double(cb[p * n + j]);
+        expected[i * n + j] = double(cs.alpha) * sum + (cs.beta == 0.0f ? 0.0 : double(cs.beta) * cc[i * n + j]);
+      }
+    DeviceMemory da(ca.size() * 4), db(cb.size() * 4), dc(cc.size() * 4);
+    upload(da, ca);
+    upload(db, cb);
+    for (fg_sgemm_algo_t algo : algos_under_test(handle.get())) {
+      INFO(cs.what << ", algorithm " << fg_sgemm_algo_name(algo));
+      upload(dc, cc);
+      REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+      const fg_status_t status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, cs.alpha,
+                                          da.as<float>(), k, db.as<float>(), n, cs.beta, dc.as<float>(), n);
+      if (status == FG_STATUS_NOT_SUPPORTED && algo != FG_SGEMM_AUTO) continue;
+      REQUIRE_FG_OK(status);
+      const std::vector<float> got = download<float>(dc, cc.size());
+      int64_t mismatches = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double e = expected[i];
+        const bool same_class = std::isnan(e) ? std::isnan(got[i])
+                                : std::isinf(e) ? (std::isinf(got[i]) && std::signbit(got[i]) == std::signbit(e))
+                                                : (std::isfinite(got[i]) && std::fabs(got[i] - e) <= 1e-4 * (1 + std::fabs(e)));
+        mismatches += same_class ? 0 : 1;
+      }
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
+// Hidden: on the H100 some algorithm has not finished this shape within minutes. Run it by name, alone.
+TEST_CASE("m past the grid's row-tile limit: m = 9,000,000, n = 3, k = 5 in every algorithm", "[.tall]") {
+  Handle handle;
+  GemmCase gc;
+  gc.m = 9000000, gc.n = 3, gc.k = 5, gc.alpha = 1.25f, gc.beta = 0.0f;
+  check_gemm_case(handle.get(), algos_under_test(handle.get()), gc, 77);
+}
+
+TEST_CASE("k past 2^30: every algorithm sums all of k", "[huge]") {
+  Handle handle;
+  const int64_t tail = 4096, k = (int64_t{1} << 30) + tail;
+  DeviceMemory a(k * 4), b(k * 4), c(4);
+  REQUIRE_CUDA_OK(cudaMemset(a.get(), 0, k * 4));
+  const std::vector<float> ones(tail, 1.0f);
+  REQUIRE_CUDA_OK(cudaMemcpy(a.as<float>() + (k - tail), ones.data(), tail * 4, cudaMemcpyHostToDevice));
+  // B all ones: 1.0f is 0x3f800000, so fill through a 32-bit pattern.
+  std::vector<float> chunk(size_t{1} << 24, 1.0f);
+  for (int64_t done = 0; done < k; done += static_cast<int64_t>(chunk.size())) {
+    const int64_t count = std::min<int64_t>(chunk.size(), k - done);
+    REQUIRE_CUDA_OK(cudaMemcpy(b.as<float>() + done, chunk.data(), count * 4, cudaMemcpyHostToDevice));
+  }
+  // The ladder's one-block kernels would take minutes over 2^30 steps of k; the tiled pipelines, the
+  // split-k kernel, cuBLAS and AUTO are those whose k bookkeeping this checks.
+  for (fg_sgemm_algo_t algo : {FG_SGEMM_AUTO, FG_SGEMM_PIPELINED, FG_SGEMM_SMALL_TILE, FG_SGEMM_SPLIT_K, FG_SGEMM_CUBLAS}) {
+    if (fg_set_sgemm_algo(handle.get(), algo) != FG_STATUS_SUCCESS) continue;
+    INFO("algorithm " << fg_sgemm_algo_name(algo));
+    REQUIRE_CUDA_OK(cudaMemset(c.get(), 0xff, 4));
+    REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, k, 1.0f, a.as<float>(), k,
+                           b.as<float>(), 1, 0.0f, c.as<float>(), 1));
+    CHECK(download<float>(c, 1)[0] == static_cast<float>(tail));
+  }
+}
+
+TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits a small caller workspace", "[workspace]") {
+  Handle handle;
+  RowmeanData data(160, 24, 20, 51);
+  DeviceMemory workspace(size_t{256} << 20);
+  for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
+    INFO("algorithm " << fg_rowmean_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
+    size_t bytes = 0;
+    REQUIRE_FG_OK(fg_rowmean_workspace_size(handle.get(), FG_F64, data.L, data.M, data.N, &bytes));
+    REQUIRE(bytes <= (size_t{256} << 20));
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes));
+    data.poison(nullptr);
+    REQUIRE_FG_OK(data.run(handle.get()));
+    CHECK(data.error(nullptr) < 1e-12);
+    if (bytes > 0 && algo != FG_ROWMEAN_AUTO) {
+      REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes - 1));
+      data.poison(nullptr);
+      CHECK(data.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+      CHECK(std::string(fg_last_error_message()).find(std::to_string(bytes) + " bytes") != std::string::npos);
+      CHECK(std::isnan(data.error(nullptr)));
+    }
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+  }
+  // AUTO with 256 bytes runs an algorithm that needs no more.
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), FG_ROWMEAN_AUTO));
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));
+  data.poison(nullptr);
+  REQUIRE_FG_OK(data.run(handle.get()));
+  CHECK(data.error(nullptr) < 1e-12);
+  fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
+  REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+  REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), ran));
+  size_t needed = 0;
+  REQUIRE_FG_OK(fg_rowmean_workspace_size(handle.get(), FG_F64, data.L, data.M, data.N, &needed));
+  CHECK(needed <= 256);
+  // SGEMM: split-K asks for its partial sums; every algorithm runs within what the query says.
+  const int64_t m = 64, n = 64, k = 8192;
+  for (fg_sgemm_algo_t algo : algos_under_test(handle.get())) {
+    INFO("algorithm " << fg_sgemm_algo_name(algo));
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+    size_t bytes = 0;
+    REQUIRE_FG_OK(fg_sgemm_workspace_size(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1, &bytes));
+    REQUIRE(bytes <= (size_t{256} << 20));
+    REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), bytes));
+    GemmCase gc;
+    gc.m = m, gc.n = n, gc.k = k;
+    check_gemm_case(handle.get(), {algo}, gc, 61);
+  }
+  CHECK(fg_sgemm_workspace_size(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, -1, 1, 1, 1, &needed) ==
+        FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_sgemm_workspace_size: m = -1") == 0);
+  CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 0, 4, &needed) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 3, 4, nullptr) == FG_STATUS_INVALID_VALUE);
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+}
+
+TEST_CASE("a call from a thread that chose no device leaves that thread without a current context", "[probe]") {
+  Handle handle;
+  void *function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  REQUIRE_CUDA_OK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found));
+  REQUIRE(found == cudaDriverEntryPointSuccess);
+  const auto get_current = reinterpret_cast<int (*)(void **)>(function);
+  RowmeanData data(32, 8, 4, 71);
+  int before = -1, after = -1;
+  void *context_before = &before, *context_after = &after;
+  fg_status_t status = FG_STATUS_INTERNAL_ERROR;
+  std::thread([&] {
+    before = get_current(&context_before);
+    status = data.run(handle.get());
+    after = get_current(&context_after);
+  }).join();
+  INFO(fg_status_name(status));
+  CHECK(status == FG_STATUS_SUCCESS);
+  CHECK(before == 0);
+  CHECK(after == 0);
+  CHECK(context_before == nullptr);
+  CHECK(context_after == nullptr);  // the handle's context was pushed for the call and popped after
+  CHECK(data.error(nullptr) < 1e-12);
+}
