@@ -201,8 +201,8 @@ ReadSweep::ReadSweep() : sink_(sizeof(float)) {
 void launch_empty_kernel() { launch("empty_kernel", empty_kernel, 1); }
 
 void ReadSweep::operator()(const void *data, size_t bytes) const {
-  launch("read_sweep_kernel", read_sweep_kernel, static_cast<unsigned int>(blocks_),
-         static_cast<const float4 *>(data), static_cast<int64_t>(bytes / sizeof(float4)), sink_.as<float>());
+  launch("read_sweep_kernel", read_sweep_kernel, static_cast<unsigned int>(blocks_), static_cast<const float4 *>(data),
+         static_cast<int64_t>(bytes / sizeof(float4)), sink_.as<float>());
 }
 
 }  // namespace bench

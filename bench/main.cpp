@@ -68,9 +68,8 @@ int select_device(const bench::Options &options) {
   if (error != cudaSuccess) return no_device(error, std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error));
   if (count == 0) return no_device(cudaErrorNoDevice, "cudaGetDeviceCount: 0 devices");
   if (options.device >= count) {
-    const std::string message =
-        "--device " + std::to_string(options.device) + ", but this machine has " + std::to_string(count) +
-        " CUDA device(s)";
+    const std::string message = "--device " + std::to_string(options.device) + ", but this machine has " +
+                                std::to_string(count) + " CUDA device(s)";
     return usage_error(message.c_str());
   }
   const cudaError_t selected = cudaSetDevice(options.device);

@@ -50,8 +50,7 @@ Timing summarize(std::vector<double> samples) {
 }  // namespace
 
 Timer::Timer(const DeviceInfo &device, TimingPolicy policy)
-    : policy_(policy),
-      flush_buffer_(round_to_float4(std::max(kFlushL2Multiple * device.l2_bytes, kMinFlushBytes))) {
+    : policy_(policy), flush_buffer_(round_to_float4(std::max(kFlushL2Multiple * device.l2_bytes, kMinFlushBytes))) {
   fill_uniform(flush_buffer_.as<float>(), static_cast<int64_t>(flush_buffer_.bytes() / sizeof(float)), 0);
   starts_.reserve(kEventPairs);
   stops_.reserve(kEventPairs);
@@ -72,11 +71,10 @@ Timer::~Timer() {
 }
 
 std::string Timer::describe() const {
-  const std::string repeats =
-      policy_.repeats > 0
-          ? format("%d timed calls", policy_.repeats)
-          : format("adaptive repeats (at least %d calls and %.3g s, at most %d calls)", kMinRepeats,
-                   kTargetShareOfBudget * policy_.max_seconds, kMaxRepeats);
+  const std::string repeats = policy_.repeats > 0
+                                  ? format("%d timed calls", policy_.repeats)
+                                  : format("adaptive repeats (at least %d calls and %.3g s, at most %d calls)",
+                                           kMinRepeats, kTargetShareOfBudget * policy_.max_seconds, kMaxRepeats);
   return format(
       "CUDA events around each call alone, after an L2 flush (a read of %s); up to %d warm-up calls, then %s, "
       "within %.3g s per algorithm and problem; min / median / max over the timed calls",
@@ -173,14 +171,14 @@ Timing Timer::measure_hot(const std::function<void()> &call) {
   // events' own cost and resolution vanish, and never more than the budget allows.
   const Batch probe = time_hot_samples(call, 1, 1);
   const double seconds_per_call = std::max(probe.ms.front() * 1e-3, 1e-7);
-  const int calls_per_sample = static_cast<int>(std::clamp(
-      std::ceil(std::min(kHotSampleSeconds, kTargetShareOfBudget * policy_.max_seconds) / seconds_per_call), 1.0,
-      double(kMaxHotCallsPerSample)));
+  const int calls_per_sample = static_cast<int>(
+      std::clamp(std::ceil(std::min(kHotSampleSeconds, kTargetShareOfBudget * policy_.max_seconds) / seconds_per_call),
+                 1.0, double(kMaxHotCallsPerSample)));
   return repeat([&](int samples) { return time_hot_samples(call, samples, calls_per_sample); });
 }
 
 std::pair<Timing, Timing> Timer::measure_hot_pair(const std::function<void()> &call,
-                                                   const std::function<void()> &other) {
+                                                  const std::function<void()> &other) {
   const auto calls_per_sample = [&](const std::function<void()> &timed) {
     const double seconds_per_call = std::max(time_hot_samples(timed, 1, 1).ms.front() * 1e-3, 1e-7);
     return static_cast<int>(std::clamp(

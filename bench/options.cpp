@@ -15,8 +15,8 @@ int64_t parse_integer(const std::string &text, const std::string &what, int64_t 
   const char *end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   if (text.empty() || error != std::errc() || stop != end || value < minimum) {
-    throw UsageError(format("%s '%s' is not a whole number >= %lld", what.c_str(), text.c_str(),
-                            static_cast<long long>(minimum)));
+    throw UsageError(
+        format("%s '%s' is not a whole number >= %lld", what.c_str(), text.c_str(), static_cast<long long>(minimum)));
   }
   return value;
 }

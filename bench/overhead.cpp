@@ -2,8 +2,8 @@
 // problems so small that the host's work per call, not the device's, sets how fast a loop of them runs.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -32,8 +32,8 @@ struct TinyShape {
 };
 
 std::string describe(const TinyShape &s) {
-  std::string text = format("%lldx%lldx%lld", static_cast<long long>(s.m), static_cast<long long>(s.n),
-                            static_cast<long long>(s.k));
+  std::string text =
+      format("%lldx%lldx%lld", static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k));
   if (s.batch > 1) text += format(" x%lld", static_cast<long long>(s.batch));
   return text;
 }
@@ -159,10 +159,10 @@ void Overhead::add_problem(const TinyShape &s) {
                                &beta, c.as<float>(), n),
                    "cublasSgemm");
     } else {
-      check_cublas(cublasSgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
-                                             s.k * s.n, a.as<float>(), k, s.m * s.k, &beta, c.as<float>(), n,
-                                             s.m * s.n, batch),
-                   "cublasSgemmStridedBatched");
+      check_cublas(
+          cublasSgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n, s.k * s.n,
+                                    a.as<float>(), k, s.m * s.k, &beta, c.as<float>(), n, s.m * s.n, batch),
+          "cublasSgemmStridedBatched");
     }
   };
   const auto direct_64_call = [&] {
@@ -189,10 +189,10 @@ void Overhead::add_problem(const TinyShape &s) {
       check_cuda(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes");
     }
   };
-  std::vector<Cost> costs = measure_costs(
-      {direct_call, direct_64_call, rebinding_call, [&] { fastgemm_call(forced_cublas_); },
-       [&] { fastgemm_call(handle_); }, pointer_queries},
-      loops_, true);
+  std::vector<Cost> costs =
+      measure_costs({direct_call, direct_64_call, rebinding_call, [&] { fastgemm_call(forced_cublas_); },
+                     [&] { fastgemm_call(handle_); }, pointer_queries},
+                    loops_, true);
   costs[5].device_us = kNoValue;  // it enqueues nothing
   const char *batched = s.batch == 1 ? "" : "StridedBatched";
   const char *entry = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
@@ -299,11 +299,12 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
       throw BenchError("cannot open a report file for writing");
     }
     std::printf("fastgemm-bench overhead on %s; fastgemm %s\n", run.device.name.c_str(), run.fastgemm_version.c_str());
-    std::printf("Host time per call: median (and min) over %d loops of %d calls enqueued back to back on the legacy "
-                "default stream, no synchronization inside a loop, the calls of a problem taking turns loop by "
-                "loop; device time per call from events around the loop. Row-major NN, alpha 1, beta 0, FP32 "
-                "math; fastgemm AUTO and forced cublas on two handles.\n",
-                plan.loops, kCallsPerLoop);
+    std::printf(
+        "Host time per call: median (and min) over %d loops of %d calls enqueued back to back on the legacy "
+        "default stream, no synchronization inside a loop, the calls of a problem taking turns loop by "
+        "loop; device time per call from events around the loop. Row-major NN, alpha 1, beta 0, FP32 "
+        "math; fastgemm AUTO and forced cublas on two handles.\n",
+        plan.loops, kCallsPerLoop);
     fg_handle_t forced_cublas = nullptr;
     check_fastgemm(fg_create(&forced_cublas), "fg_create");
     std::vector<Entry> entries;

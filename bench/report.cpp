@@ -12,14 +12,10 @@ namespace {
 
 const char *outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::ok:
-      return "ok";
-    case Outcome::check_failed:
-      return "check_failed";
-    case Outcome::not_supported:
-      return "not_supported";
-    case Outcome::error:
-      return "error";
+    case Outcome::ok: return "ok";
+    case Outcome::check_failed: return "check_failed";
+    case Outcome::not_supported: return "not_supported";
+    case Outcome::error: return "error";
   }
   return "error";
 }
@@ -107,9 +103,7 @@ Field number_field(const std::string &key, double value) {
   return {key, std::isfinite(value) ? format("%.9g", value) : "", Field::Kind::number};
 }
 
-Field integer_field(const std::string &key, int64_t value) {
-  return {key, std::to_string(value), Field::Kind::number};
-}
+Field integer_field(const std::string &key, int64_t value) { return {key, std::to_string(value), Field::Kind::number}; }
 
 std::vector<std::string> heading(const RunInfo &run) {
   const DeviceInfo &device = run.device;
@@ -132,14 +126,11 @@ std::string table_line(const Row &row, const Metric &metric, size_t algo_width) 
   std::string line =
       format("%-*s %-4s %s", static_cast<int>(algo_width), row.algo.c_str(), row.mode.c_str(), row.problem.c_str());
   switch (row.outcome) {
-    case Outcome::not_supported:
-      return line + ", not supported: " + row.message;
-    case Outcome::error:
-      return line + ", ERROR: " + row.message;
+    case Outcome::not_supported: return line + ", not supported: " + row.message;
+    case Outcome::error: return line + ", ERROR: " + row.message;
     case Outcome::check_failed:
       return line + format(", CHECK FAILED: rel err %.2e > tolerance %.2e", row.rel_error, row.tolerance);
-    case Outcome::ok:
-      break;
+    case Outcome::ok: break;
   }
   line += format(", Time = min %s median %s max %s ms, %.1f %s, %s of cuBLAS, %s of %s, rel err %.1e",
                  milliseconds(row.timing.min_ms).c_str(), milliseconds(row.timing.median_ms).c_str(),

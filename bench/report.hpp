@@ -66,9 +66,7 @@ struct RunInfo {
   std::string command;
   std::string timing;
 
-  double ceiling() const {
-    return metric.ceiling == Ceiling::fp32_peak ? device.peak_gflops : read_bandwidth_gb_per_s;
-  }
+  double ceiling() const { return metric.ceiling == Ceiling::fp32_peak ? device.peak_gflops : read_bandwidth_gb_per_s; }
 };
 
 // The lines above the table: device, versions, timing scheme.
@@ -78,7 +76,7 @@ std::vector<std::string> heading(const RunInfo &run);
 std::string table_line(const Row &row, const Metric &metric, size_t algo_width);
 
 struct GeometricMean {
-  std::string algo;  // with the timing mode, "auto hot"
+  std::string algo;         // with the timing mode, "auto hot"
   double ratio = kNoValue;  // of cuBLAS's median time to the algorithm's
   int cases = 0;            // problems the algorithm passed and was timed on
 };

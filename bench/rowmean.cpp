@@ -10,9 +10,8 @@ namespace bench {
 namespace {
 
 // Square-ish, skinny, wide, tiny-M and huge-M problems, in both dtypes.
-const char *const kDefaultShapes[] = {"f64:512x512x1024", "f32:512x512x1024", "f64:128x4096x2048",
-                                      "f32:1024x64x8192", "f32:4096x8x16384", "f64:64x1x1000000",
-                                      "f32:8192x2048x16", "f32:3x100000x100"};
+const char *const kDefaultShapes[] = {"f64:512x512x1024", "f32:512x512x1024", "f64:128x4096x2048", "f32:1024x64x8192",
+                                      "f32:4096x8x16384", "f64:64x1x1000000", "f32:8192x2048x16",  "f32:3x100000x100"};
 
 constexpr uint64_t kSeedInput = 0x1;
 constexpr uint64_t kSeedMatrix = 0x2;
@@ -79,8 +78,8 @@ class RowmeanCase : public BenchCase {
   // Every byte the op must move once: input and matrix read, output written.
   double work_per_call() const override {
     const double L = static_cast<double>(shape_.L);
-    const double elements = static_cast<double>(shape_.N) * L * static_cast<double>(shape_.M) + L * L +
-                            L * static_cast<double>(shape_.N);
+    const double elements =
+        static_cast<double>(shape_.N) * L * static_cast<double>(shape_.M) + L * L + L * static_cast<double>(shape_.N);
     return elements * static_cast<double>(dtype_bytes(shape_.dtype));
   }
 

@@ -235,13 +235,12 @@ int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
       break;
     }
   }
-  const std::vector<GeometricMean> means =
-      geometric_means(runner.rows(), plan.family.name(baseline_algo(plan.family)));
+  const std::vector<GeometricMean> means = geometric_means(runner.rows(), plan.family.name(baseline_algo(plan.family)));
   if (!means.empty()) std::printf("%s\n", geometric_mean_line(means, plan.cases.size()).c_str());
 
   bool written = write_report(csv, options.csv_path, [&](std::ostream &out) { write_csv(out, run, runner.rows()); });
-  written &= write_report(json, options.json_path,
-                          [&](std::ostream &out) { write_json(out, run, runner.rows(), means); });
+  written &=
+      write_report(json, options.json_path, [&](std::ostream &out) { write_json(out, run, runner.rows(), means); });
   if (runner.failures() > 0) {
     std::fprintf(stderr, "fastgemm-bench: %d failed check(s) or call(s)\n", runner.failures());
   }

@@ -54,12 +54,11 @@ class SgemmWorkload : public Workload {
     const GemmShape &s = shape_;
     float *c = (target == Target::reference ? reference_ : c_).as<float>();
     if (s.batch == 1) {
-      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a,
-                      b_.as<float>(), ld_.b, 0.0f, c, ld_.c);
+      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a, b_.as<float>(),
+                      ld_.b, 0.0f, c, ld_.c);
     }
-    return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(),
-                                    ld_.a, s.m * s.k, b_.as<float>(), ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n,
-                                    s.batch);
+    return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a,
+                                    s.m * s.k, b_.as<float>(), ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n, s.batch);
   }
 
   // cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T. The
@@ -88,11 +87,11 @@ class SgemmWorkload : public Workload {
     }
     const long long first_stride = row_major ? s.k * s.n : s.m * s.k;
     const long long second_stride = row_major ? s.m * s.k : s.k * s.n;
-    check_cublas(cublasSgemmStridedBatched(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k),
-                                           &alpha, first, first_ld, first_stride, second, second_ld, second_stride,
-                                           &beta, c_.as<float>(), static_cast<int>(ld_.c), s.m * s.n,
-                                           static_cast<int>(s.batch)),
-                 "cublasSgemmStridedBatched");
+    check_cublas(
+        cublasSgemmStridedBatched(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k), &alpha, first,
+                                  first_ld, first_stride, second, second_ld, second_stride, &beta, c_.as<float>(),
+                                  static_cast<int>(ld_.c), s.m * s.n, static_cast<int>(s.batch)),
+        "cublasSgemmStridedBatched");
   }
 
   void poison_output() override { poison(c_.get(), c_.bytes()); }
@@ -123,7 +122,8 @@ class SgemmCase : public BenchCase {
   }
 
   std::vector<Field> fields() const override {
-    return {text_field("layout", layout_name(shape_.layout)), text_field("trans", trans_name(shape_)),
+    return {text_field("layout", layout_name(shape_.layout)),
+            text_field("trans", trans_name(shape_)),
             integer_field("m", shape_.m),
             integer_field("n", shape_.n),
             integer_field("k", shape_.k),

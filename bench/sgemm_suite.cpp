@@ -10,8 +10,8 @@ GemmShape square(int64_t size) { return GemmShape{size, size, size}; }
 }  // namespace
 
 const std::vector<int64_t> &classic_sizes() {
-  static const std::vector<int64_t> sizes = {128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
-                                             12288, 16384};
+  static const std::vector<int64_t> sizes = {128,  256,  384,  512,  768,  1024,  1536,
+                                             2048, 3072, 4096, 6144, 8192, 12288, 16384};
   return sizes;
 }
 

@@ -154,7 +154,8 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
     if (work == GemmWork::product)
-      FG_RETURN_IF_ERROR(using_workspace(context, [&] { return detail::run_sgemm(problem, context, context.sgemm_algo, &ran); }));
+      FG_RETURN_IF_ERROR(
+          using_workspace(context, [&] { return detail::run_sgemm(problem, context, context.sgemm_algo, &ran); }));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
@@ -233,7 +234,8 @@ fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
 }
 
 fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) {
-  CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace, bytes);
+  CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace,
+                  bytes);
   return with_handle(trace, handle, [&](Context &context) -> Status {
     FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context.device().ordinal)));
     return context.set_workspace(workspace, bytes);
@@ -242,7 +244,8 @@ fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) 
 
 fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
                                     int64_t n, int64_t k, int64_t batch_count, size_t *bytes) {
-  CallTrace trace("fg_sgemm_workspace_size", "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, batch_count=%lld",
+  CallTrace trace("fg_sgemm_workspace_size",
+                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, batch_count=%lld",
                   static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
                   static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(batch_count));
   return with_handle(trace, handle, [&](Context &context) -> Status {
@@ -256,11 +259,28 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
         const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
         const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
         const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
-        SgemmArgs args{layout, transa, transb, m, n, k, 1.0f, query_address<const float>(1, offset), lda, 0,
-                       query_address<const float>(2, offset), ldb, 0, 0.0f, query_address<float>(3, offset), ldc, 0,
-                       batch_count, true};
+        SgemmArgs args{layout,
+                       transa,
+                       transb,
+                       m,
+                       n,
+                       k,
+                       1.0f,
+                       query_address<const float>(1, offset),
+                       lda,
+                       0,
+                       query_address<const float>(2, offset),
+                       ldb,
+                       0,
+                       0.0f,
+                       query_address<float>(3, offset),
+                       ldc,
+                       0,
+                       batch_count,
+                       true};
         // Dense batches; a size that overflows is the validator's to name.
-        if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) || __builtin_mul_overflow(b_lines, ldb, &args.stride_b) ||
+        if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) ||
+            __builtin_mul_overflow(b_lines, ldb, &args.stride_b) ||
             __builtin_mul_overflow(c_lines, ldc, &args.stride_c))
           args.stride_a = args.stride_b = args.stride_c = INT64_MAX;
         fastgemm::detail::GemmProblem problem;
@@ -268,7 +288,8 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
         FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
         if (work != GemmWork::product) continue;
         size_t needed = 0;
-        FG_RETURN_IF_ERROR(fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed));
+        FG_RETURN_IF_ERROR(
+            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed));
         most = needed > most ? needed : most;
       }
     *bytes = most;
@@ -278,8 +299,9 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
 
 fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int64_t L, int64_t M, int64_t N,
                                       size_t *bytes) {
-  CallTrace trace("fg_rowmean_workspace_size", "handle=%p, dtype=%d, L=%lld, M=%lld, N=%lld", static_cast<void *>(handle),
-                  dtype, static_cast<long long>(L), static_cast<long long>(M), static_cast<long long>(N));
+  CallTrace trace("fg_rowmean_workspace_size", "handle=%p, dtype=%d, L=%lld, M=%lld, N=%lld",
+                  static_cast<void *>(handle), dtype, static_cast<long long>(L), static_cast<long long>(M),
+                  static_cast<long long>(N));
   return with_handle(trace, handle, [&](Context &context) -> Status {
     if (bytes == nullptr) return null_argument("bytes");
     size_t most = 0;
@@ -287,13 +309,14 @@ fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int6
     for (uintptr_t offset : {uintptr_t{0}, element}) {
       fastgemm::detail::RowmeanProblem problem;
       bool empty = true;
-      FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset),
-                                                      query_address<const void>(2, offset),
-                                                      query_address<void>(3, offset), L, M, N},
-                                          any_pointer_is_device_memory, &problem, &empty));
+      FG_RETURN_IF_ERROR(
+          validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset),
+                                       query_address<const void>(2, offset), query_address<void>(3, offset), L, M, N},
+                           any_pointer_is_device_memory, &problem, &empty));
       if (empty) continue;
       size_t needed = 0;
-      FG_RETURN_IF_ERROR(fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed));
+      FG_RETURN_IF_ERROR(
+          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed));
       most = needed > most ? needed : most;
     }
     *bytes = most;
@@ -325,11 +348,11 @@ fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_
   return sgemm_entry(trace, handle, args);
 }
 
-fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
-                                     int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                                     int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b, float beta,
-                                     float *C, int64_t ldc, int64_t stride_c, int64_t batch_count) {
-  const SgemmArgs args{layout, transa, transb, m,        n,   k,        alpha,       A,   lda, stride_a,
+fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
+                                     int64_t n, int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                     const float *B, int64_t ldb, int64_t stride_b, float beta, float *C, int64_t ldc,
+                                     int64_t stride_c, int64_t batch_count) {
+  const SgemmArgs args{layout, transa, transb,   m,    n, k,   alpha,    A,           lda, stride_a,
                        B,      ldb,    stride_b, beta, C, ldc, stride_c, batch_count, true};
   CallTrace trace("fg_sgemm_strided_batched",
                   "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
@@ -380,12 +403,12 @@ const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo) {
   return variant != nullptr ? variant->name : "unknown";
 }
 
-fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *input, const void *matrix,
-                              void *output, int64_t L, int64_t M, int64_t N) {
-  CallTrace trace("fg_rowmean_matvec", "handle=%p, dtype=%d, input=%p, matrix=%p, output=%p, L=%lld, M=%lld, N=%lld, algo=%s",
-                  static_cast<void *>(handle), dtype, input, matrix, output, static_cast<long long>(L),
-                  static_cast<long long>(M), static_cast<long long>(N),
-                  handle != nullptr ? fg_rowmean_algo_name(handle->context->rowmean_algo) : "-");
+fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *input, const void *matrix, void *output,
+                              int64_t L, int64_t M, int64_t N) {
+  CallTrace trace(
+      "fg_rowmean_matvec", "handle=%p, dtype=%d, input=%p, matrix=%p, output=%p, L=%lld, M=%lld, N=%lld, algo=%s",
+      static_cast<void *>(handle), dtype, input, matrix, output, static_cast<long long>(L), static_cast<long long>(M),
+      static_cast<long long>(N), handle != nullptr ? fg_rowmean_algo_name(handle->context->rowmean_algo) : "-");
   return with_handle(trace, handle, [&](Context &context) -> Status {
     fastgemm::detail::RowmeanProblem problem;
     bool empty = true;
@@ -393,8 +416,8 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
                                         driver_inspector(context.device().ordinal), &problem, &empty));
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
     if (!empty)
-      FG_RETURN_IF_ERROR(
-          using_workspace(context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
+      FG_RETURN_IF_ERROR(using_workspace(
+          context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
     handle->last_rowmean_algo = ran;
     trace.set_algorithm(fg_rowmean_algo_name(ran));
     return Status::success();

@@ -49,8 +49,7 @@ Status check_pointer(const char *name, const void *pointer, int64_t bytes, const
   PointerInfo info;
   FG_RETURN_IF_ERROR(inspect(pointer, &info));
   switch (info.kind) {
-    case PointerKind::device_accessible:
-      break;
+    case PointerKind::device_accessible: break;
     case PointerKind::pageable_host:
       return invalid(std::string(name) + " = " + pointer_text(pointer) +
                      " is pageable host memory, which the device cannot read; pass device, managed or pinned memory");
@@ -67,8 +66,9 @@ Status check_pointer(const char *name, const void *pointer, int64_t bytes, const
     return Status::success();
   const uint64_t room = info.range_bytes - (begin - info.range_begin);
   if (static_cast<uint64_t>(bytes) <= room) return Status::success();
-  return invalid(std::string(name) + " = " + pointer_text(pointer) + " runs past the end of its allocation: the call reaches " +
-                 int_text(bytes) + " bytes from it, the allocation holds " + std::to_string(room));
+  return invalid(std::string(name) + " = " + pointer_text(pointer) +
+                 " runs past the end of its allocation: the call reaches " + int_text(bytes) +
+                 " bytes from it, the allocation holds " + std::to_string(room));
 }
 
 Status check_size(const char *name, int64_t value) {
@@ -140,7 +140,8 @@ Status validate_workspace(const void *workspace, size_t bytes, const PointerInsp
                    "; NULL with 0 bytes returns to a handle-owned workspace");
   }
   if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
-    return invalid("workspace = " + pointer_text(workspace) + " must be aligned to 256 bytes, as cudaMalloc's memory is");
+    return invalid("workspace = " + pointer_text(workspace) +
+                   " must be aligned to 256 bytes, as cudaMalloc's memory is");
   if (bytes > static_cast<size_t>(INT64_MAX))
     return invalid("bytes = " + std::to_string(bytes) + " is more than any allocation holds");
   if (bytes == 0) return Status::success();
@@ -248,8 +249,7 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
   if (args.dtype != FG_F32 && args.dtype != FG_F64)
     return invalid("dtype = " + int_text(args.dtype) + " must be FG_F32 (0) or FG_F64 (1)");
   FG_RETURN_IF_ERROR(check_size("L", args.L));
-  if (args.M < 1)
-    return invalid("M = " + int_text(args.M) + " must be >= 1: a row mean needs at least one value");
+  if (args.M < 1) return invalid("M = " + int_text(args.M) + " must be >= 1: a row mean needs at least one value");
   FG_RETURN_IF_ERROR(check_size("N", args.N));
   *empty = args.L == 0 || args.N == 0;
   if (*empty) return Status::success();
@@ -260,8 +260,8 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
   if (__builtin_mul_overflow(args.N, args.L, &input_count) ||
       __builtin_mul_overflow(input_count, args.M, &input_count) ||
       __builtin_mul_overflow(input_count, element, &input_bytes))
-    return invalid("the input's N * L * M = " + int_text(args.N) + " * " + int_text(args.L) + " * " +
-                   int_text(args.M) + " elements overflow int64");
+    return invalid("the input's N * L * M = " + int_text(args.N) + " * " + int_text(args.L) + " * " + int_text(args.M) +
+                   " elements overflow int64");
   if (__builtin_mul_overflow(args.L, args.L, &matrix_bytes) ||
       __builtin_mul_overflow(matrix_bytes, element, &matrix_bytes))
     return invalid("the matrix's L * L = " + int_text(args.L) + " * " + int_text(args.L) + " elements overflow int64");
@@ -271,11 +271,11 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
   FG_RETURN_IF_ERROR(check_pointer("matrix", args.matrix, matrix_bytes, "read (L, N > 0)", inspect));
   FG_RETURN_IF_ERROR(check_pointer("output", args.output, output_bytes, "written (L, N > 0)", inspect));
   const char *dtype_name = dtype == FG_F64 ? "FG_F64" : "FG_F32";
-  for (const auto &[name, pointer] : {std::pair<const char *, const void *>{"input", args.input},
-                                      {"matrix", args.matrix}, {"output", args.output}}) {
+  for (const auto &[name, pointer] :
+       {std::pair<const char *, const void *>{"input", args.input}, {"matrix", args.matrix}, {"output", args.output}}) {
     if (reinterpret_cast<uintptr_t>(pointer) % static_cast<uintptr_t>(element) != 0)
-      return invalid(std::string(name) + " = " + pointer_text(pointer) + " is not aligned to its " +
-                     int_text(element) + "-byte " + dtype_name + " elements");
+      return invalid(std::string(name) + " = " + pointer_text(pointer) + " is not aligned to its " + int_text(element) +
+                     "-byte " + dtype_name + " elements");
   }
   const auto overlaps = [&](const void *other, int64_t other_bytes) {
     const auto out = reinterpret_cast<uintptr_t>(args.output), in = reinterpret_cast<uintptr_t>(other);

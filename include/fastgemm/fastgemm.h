@@ -142,10 +142,8 @@ typedef enum fg_op_t { FG_OP_N = 111, FG_OP_T = 112, FG_OP_C = 113 } fg_op_t; /*
    FG_STATUS_NOT_SUPPORTED when a forced algorithm cannot run the problem (the message names the unmet
    condition); FG_STATUS_CUDA_ERROR / FG_STATUS_CUBLAS_ERROR / FG_STATUS_ALLOC_FAILED when the device
    refuses. On every error nothing is written. */
-FG_API fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
-                            int64_t m, int64_t n, int64_t k,
-                            float alpha, const float *A, int64_t lda,
-                            const float *B, int64_t ldb,
+FG_API fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
+                            int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                             float beta, float *C, int64_t ldc);
 
 /* batch_count independent products C_i := alpha * op(A_i) * op(B_i) + beta * C_i, where
@@ -160,11 +158,9 @@ FG_API fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t tran
      FG_STATUS_INVALID_VALUE naming stride_c.
    Returns as fg_sgemm does. */
 FG_API fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
-                                            int64_t m, int64_t n, int64_t k,
-                                            float alpha, const float *A, int64_t lda, int64_t stride_a,
-                                            const float *B, int64_t ldb, int64_t stride_b,
-                                            float beta, float *C, int64_t ldc, int64_t stride_c,
-                                            int64_t batch_count);
+                                            int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                                            int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b, float beta,
+                                            float *C, int64_t ldc, int64_t stride_c, int64_t batch_count);
 
 typedef enum fg_sgemm_algo_t {
   FG_SGEMM_AUTO = 0,          /* the fastest known for the problem on this device (default) */
@@ -177,7 +173,7 @@ typedef enum fg_sgemm_algo_t {
   FG_SGEMM_SMALL_TILE = 7,    /* 16x32 tiles of one warp, 8 k-tiles in flight: for tiny problems */
   FG_SGEMM_SPLIT_K = 8,       /* pipelined with k split over blocks and summed: small C, long k */
   /* 9..99: further kernels of the project's own, added as they land */
-  FG_SGEMM_CUBLAS = 100       /* cuBLAS with FP32 math (TF32 off), for comparison */
+  FG_SGEMM_CUBLAS = 100 /* cuBLAS with FP32 math (TF32 off), for comparison */
 } fg_sgemm_algo_t;
 
 /* Selects the algorithm later fg_sgemm* calls of this handle use (FG_SGEMM_AUTO by default). Returns
@@ -219,9 +215,8 @@ typedef enum fg_dtype_t { FG_F32 = 0, FG_F64 = 1 } fg_dtype_t;
    algorithm cannot run the shape (or needs more than a caller's workspace holds); FG_STATUS_ALLOC_FAILED when
    the workspace some algorithms need cannot be allocated; FG_STATUS_CUDA_ERROR / FG_STATUS_CUBLAS_ERROR
    when the device refuses. On every error nothing is written. */
-FG_API fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype,
-                                     const void *input, const void *matrix, void *output,
-                                     int64_t L, int64_t M, int64_t N);
+FG_API fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *input, const void *matrix,
+                                     void *output, int64_t L, int64_t M, int64_t N);
 
 typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_AUTO = 0,            /* the fastest known (default) */
@@ -233,7 +228,7 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
   FG_ROWMEAN_PIPELINED = 7,       /* one pass, means through L2 to an FP64 tensor-core product beside the read */
   /* 8..99: the project's own faster kernels */
-  FG_ROWMEAN_CUBLAS = 100         /* gemv for the means, then gemm, through cuBLAS */
+  FG_ROWMEAN_CUBLAS = 100 /* gemv for the means, then gemm, through cuBLAS */
 } fg_rowmean_algo_t;
 
 /* Selects the algorithm later fg_rowmean_matvec calls of this handle use (FG_ROWMEAN_AUTO by default).

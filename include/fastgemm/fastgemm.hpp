@@ -107,8 +107,8 @@ class Handle {
                              float alpha, const float *A, int64_t lda, int64_t stride_a, const float *B, int64_t ldb,
                              int64_t stride_b, float beta, float *C, int64_t ldc, int64_t stride_c,
                              int64_t batch_count) {
-    check(fg_sgemm_strided_batched(handle_, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
-                                   stride_b, beta, C, ldc, stride_c, batch_count));
+    check(fg_sgemm_strided_batched(handle_, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
+                                   beta, C, ldc, stride_c, batch_count));
   }
 
   // As fg_rowmean_matvec, the element type taken from the pointers.

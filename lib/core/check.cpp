@@ -16,33 +16,27 @@ std::string call_name(const char *call) {
 
 Status cuda_status(cudaError_t error, const char *call) {
   if (error == cudaSuccess) return Status::success();
-  std::string message = call_name(call) + " failed: " + cudaGetErrorString(error) + " (" +
-                        cudaGetErrorName(error) + ")";
+  std::string message =
+      call_name(call) + " failed: " + cudaGetErrorString(error) + " (" + cudaGetErrorName(error) + ")";
   StatusCode code = StatusCode::cuda_error;
   switch (error) {
-    case cudaErrorMemoryAllocation:
-      code = StatusCode::alloc_failed;
-      break;
+    case cudaErrorMemoryAllocation: code = StatusCode::alloc_failed; break;
     case cudaErrorNoDevice:
     case cudaErrorStubLibrary:
     case cudaErrorInsufficientDriver:
     case cudaErrorDevicesUnavailable:
     case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-      code = StatusCode::no_device;
-      break;
-    default:
-      break;
+    case cudaErrorCompatNotSupportedOnDevice: code = StatusCode::no_device; break;
+    default: break;
   }
   return Status::failure(code, std::move(message), static_cast<int>(error));
 }
 
 Status cublas_status(cublasStatus_t status, const char *call) {
   if (status == CUBLAS_STATUS_SUCCESS) return Status::success();
-  std::string message = call_name(call) + " failed: " + cublasGetStatusString(status) + " (" +
-                        cublasGetStatusName(status) + ")";
-  const StatusCode code =
-      status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::alloc_failed : StatusCode::cublas_error;
+  std::string message =
+      call_name(call) + " failed: " + cublasGetStatusString(status) + " (" + cublasGetStatusName(status) + ")";
+  const StatusCode code = status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::alloc_failed : StatusCode::cublas_error;
   return Status::failure(code, std::move(message));
 }
 

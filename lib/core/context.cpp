@@ -9,7 +9,9 @@ namespace fastgemm::detail {
 namespace {
 
 // cuBLAS's recommended workspace: 32 MiB on Hopper and later, 4 MiB before.
-size_t cublas_workspace_bytes(const DeviceInfo &device) { return device.cc_major >= 9 ? size_t{32} << 20 : size_t{4} << 20; }
+size_t cublas_workspace_bytes(const DeviceInfo &device) {
+  return device.cc_major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
+}
 
 size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -24,8 +26,8 @@ Status Context::create(Context **out) {
     return Status::failure(StatusCode::alloc_failed, "host memory for the handle could not be allocated");
   }
   context->device_ = device;
-  const Status event = cuda_status(cudaEventCreateWithFlags(&context->last_use_, cudaEventDisableTiming),
-                                   "cudaEventCreateWithFlags");
+  const Status event =
+      cuda_status(cudaEventCreateWithFlags(&context->last_use_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   if (!event.ok()) {
     delete context;  // gives back the device's primary context too
     return event;
@@ -82,7 +84,8 @@ Status Context::end_call() {
   // Captured, the record is an external node: the event is recorded each time the graph runs.
   bool active = false;
   FG_RETURN_IF_ERROR(capturing(&active));
-  FG_CUDA_CHECK(cudaEventRecordWithFlags(last_use_, stream_, active ? cudaEventRecordExternal : cudaEventRecordDefault));
+  FG_CUDA_CHECK(
+      cudaEventRecordWithFlags(last_use_, stream_, active ? cudaEventRecordExternal : cudaEventRecordDefault));
   recorded_ = true;
   wait_before_use_ = false;
   last_use_thread_ = std::this_thread::get_id();

@@ -78,18 +78,18 @@ class Context {
   cublasHandle_t cublas_ = nullptr;
   void *cublas_workspace_ = nullptr;  // handle-owned cuBLAS workspace
   size_t cublas_workspace_bytes_ = 0;
-  void *owned_ = nullptr;             // handle-owned workspace
+  void *owned_ = nullptr;  // handle-owned workspace
   size_t owned_bytes_ = 0;
-  void *caller_memory_ = nullptr;     // the caller's workspace (fg_set_workspace)
+  void *caller_memory_ = nullptr;  // the caller's workspace (fg_set_workspace)
   size_t caller_bytes_ = 0;
   std::vector<void *> freed_at_destroy_;
 
-  cudaEvent_t last_use_ = nullptr;    // recorded after each call that used the workspace or cuBLAS
+  cudaEvent_t last_use_ = nullptr;  // recorded after each call that used the workspace or cuBLAS
   bool recorded_ = false;
-  bool wait_before_use_ = false;      // the stream changed since the last record
-  std::thread::id last_use_thread_;   // for cudaStreamPerThread, which names another stream per thread
+  bool wait_before_use_ = false;     // the stream changed since the last record
+  std::thread::id last_use_thread_;  // for cudaStreamPerThread, which names another stream per thread
   bool used_in_call_ = false;
-  size_t taken_in_call_ = 0;          // bytes of the workspace this call has taken
+  size_t taken_in_call_ = 0;  // bytes of the workspace this call has taken
 };
 
 }  // namespace fastgemm::detail

@@ -118,8 +118,9 @@ Status query_pointer(const void *pointer, PointerAttributes *attributes) {
                                  CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   void *values[] = {&memory_type, &ordinal, &managed, &range_begin, &range_bytes};
-  FG_RETURN_IF_ERROR(driver_status(
-      driver().pointer_get_attributes(5, names, values, reinterpret_cast<CUdeviceptr>(pointer)), "cuPointerGetAttributes"));
+  FG_RETURN_IF_ERROR(
+      driver_status(driver().pointer_get_attributes(5, names, values, reinterpret_cast<CUdeviceptr>(pointer)),
+                    "cuPointerGetAttributes"));
   PointerAttributes result;
   if (static_cast<unsigned int>(managed) != 0) {
     result.memory = PointerAttributes::Memory::managed;

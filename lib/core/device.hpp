@@ -45,8 +45,8 @@ class DeviceGuard {
 // What the driver knows of an address, in one query.
 struct PointerAttributes {
   enum class Memory { unknown, device, host, managed } memory = Memory::unknown;
-  int device = -1;             // the device it was allocated on or registered with (device memory)
-  uintptr_t range_begin = 0;   // the allocation holding it; range_bytes == 0 when the driver gives none
+  int device = -1;            // the device it was allocated on or registered with (device memory)
+  uintptr_t range_begin = 0;  // the allocation holding it; range_bytes == 0 when the driver gives none
   size_t range_bytes = 0;
 };
 

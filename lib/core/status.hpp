@@ -35,8 +35,8 @@ struct [[nodiscard]] Status {
 }  // namespace fastgemm::detail
 
 // Returns the status from the enclosing function when it is a failure.
-#define FG_RETURN_IF_ERROR(expr)                        \
-  do {                                                  \
-    ::fastgemm::detail::Status fg_status_ = (expr);     \
-    if (!fg_status_.ok()) return fg_status_;            \
+#define FG_RETURN_IF_ERROR(expr)                    \
+  do {                                              \
+    ::fastgemm::detail::Status fg_status_ = (expr); \
+    if (!fg_status_.ok()) return fg_status_;        \
   } while (0)

@@ -82,8 +82,8 @@ const Variant<Problem, Id> *find_variant(const Variant<Problem, Id> *const (&tab
 // problem, so that AUTO always finds one when the handle owns its workspace).
 template <typename Problem, typename Id, size_t Count>
 const Variant<Problem, Id> *first_implementing(const Variant<Problem, Id> *const (&table)[Count],
-                                                const Preference<Id> &preference, const Problem &problem,
-                                                const DeviceInfo &device, size_t workspace_limit = SIZE_MAX) {
+                                               const Preference<Id> &preference, const Problem &problem,
+                                               const DeviceInfo &device, size_t workspace_limit = SIZE_MAX) {
   for (Id id : preference) {
     const Variant<Problem, Id> *variant = find_variant(table, id);
     if (variant != nullptr && variant->can_implement(problem, device).ok() &&
@@ -149,8 +149,8 @@ template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                     const Problem &problem, Context &context, Id *ran) {
   const Variant<Problem, Id> *variant = nullptr;
-  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, context.device(), &variant,
-                                    context.workspace_limit()));
+  FG_RETURN_IF_ERROR(
+      select_variant(table, selected, auto_preference, problem, context.device(), &variant, context.workspace_limit()));
   FG_RETURN_IF_ERROR(variant->run(problem, context));
   *ran = variant->id;
   return Status::success();

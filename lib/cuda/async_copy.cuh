@@ -14,8 +14,7 @@ __device__ __forceinline__ unsigned shared_address(const void *pointer) {
 // Copies `bytes` (0 to 16) from global memory and zero-fills the rest of the 16-byte chunk.
 __device__ __forceinline__ void copy_chunk(float *shared, const float *global, int bytes) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-               "r"(bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global), "r"(bytes)
                : "memory");
 #else
   for (int i = 0; i < 4; ++i) shared[i] = 4 * i < bytes ? global[i] : 0.0f;
@@ -25,8 +24,7 @@ __device__ __forceinline__ void copy_chunk(float *shared, const float *global, i
 // Copies one float (bytes 4) or stores a zero (bytes 0).
 __device__ __forceinline__ void copy_element(float *shared, const float *global, int bytes) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-               "r"(bytes)
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared)), "l"(global), "r"(bytes)
                : "memory");
 #else
   *shared = bytes > 0 ? *global : 0.0f;

@@ -10,8 +10,8 @@ Status run_block_per_batch(const RowmeanProblem &p, Context &context) { return r
 
 }  // namespace
 
-extern const RowmeanVariant block_per_batch_rowmean = {
-    FG_ROWMEAN_BLOCK_PER_BATCH, "block_per_batch", block_rows_supported, no_workspace<RowmeanProblem>,
-    run_block_per_batch};
+extern const RowmeanVariant block_per_batch_rowmean = {FG_ROWMEAN_BLOCK_PER_BATCH, "block_per_batch",
+                                                       block_rows_supported, no_workspace<RowmeanProblem>,
+                                                       run_block_per_batch};
 
 }  // namespace fastgemm::detail

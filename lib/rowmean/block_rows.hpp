@@ -16,8 +16,8 @@ constexpr int kBlockMaxRows = 1024;
 // can_implement of the algorithms that hold a batch's rows in one block.
 inline Status block_rows_supported(const RowmeanProblem &p, const DeviceInfo &) {
   if (p.L <= kBlockMaxRows) return Status::success();
-  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(p.L) + " must be <= " +
-                                                        std::to_string(kBlockMaxRows) +
+  return Status::failure(StatusCode::not_supported, "L = " + std::to_string(p.L) +
+                                                        " must be <= " + std::to_string(kBlockMaxRows) +
                                                         " (one block holds a batch's rows)");
 }
 

@@ -41,9 +41,9 @@ __global__ void coalesced_kernel(const T *input, const T *matrix, T *output, int
 
 template <typename T>
 Status run_typed(const RowmeanProblem &p, Context &context) {
-  return launch(coalesced_kernel<T>, dim3(capped_grid(p.N, INT32_MAX)), dim3(kWarpsPerBlock * 32), 0,
-                context.stream(), static_cast<const T *>(p.input), static_cast<const T *>(p.matrix),
-                static_cast<T *>(p.output), static_cast<int>(p.L), p.M, p.N);
+  return launch(coalesced_kernel<T>, dim3(capped_grid(p.N, INT32_MAX)), dim3(kWarpsPerBlock * 32), 0, context.stream(),
+                static_cast<const T *>(p.input), static_cast<const T *>(p.matrix), static_cast<T *>(p.output),
+                static_cast<int>(p.L), p.M, p.N);
 }
 
 Status run_coalesced(const RowmeanProblem &p, Context &context) {
@@ -52,7 +52,7 @@ Status run_coalesced(const RowmeanProblem &p, Context &context) {
 
 }  // namespace
 
-extern const RowmeanVariant coalesced_rowmean = {
-    FG_ROWMEAN_COALESCED, "coalesced", block_rows_supported, no_workspace<RowmeanProblem>, run_coalesced};
+extern const RowmeanVariant coalesced_rowmean = {FG_ROWMEAN_COALESCED, "coalesced", block_rows_supported,
+                                                 no_workspace<RowmeanProblem>, run_coalesced};
 
 }  // namespace fastgemm::detail

@@ -24,8 +24,8 @@ cublasStatus_t gemv(cublasHandle_t h, int64_t m, int64_t n, const double *alpha,
                     const double *x, const double *beta, double *y) {
   return cublasDgemv_64(h, CUBLAS_OP_T, m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
-cublasStatus_t gemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const float *alpha, const float *A,
-                    int64_t lda, const float *B, int64_t ldb, const float *beta, float *C, int64_t ldc) {
+cublasStatus_t gemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const float *alpha, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, const float *beta, float *C, int64_t ldc) {
   return cublasSgemm_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 cublasStatus_t gemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const double *alpha, const double *A,
@@ -47,8 +47,8 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   FG_RETURN_IF_ERROR(context.workspace(cublas_workspace_bytes(p, context.device()), &workspace));
   T *means = static_cast<T *>(workspace);
   T *ones = reinterpret_cast<T *>(static_cast<char *>(workspace) + ones_offset(p));
-  FG_RETURN_IF_ERROR(launch(fill_kernel<T>, dim3(capped_grid(ceil_div(p.M, 256))), dim3(256), 0, context.stream(),
-                            ones, p.M, T(1)));
+  FG_RETURN_IF_ERROR(
+      launch(fill_kernel<T>, dim3(capped_grid(ceil_div(p.M, 256))), dim3(256), 0, context.stream(), ones, p.M, T(1)));
   cublasHandle_t handle = nullptr;
   FG_RETURN_IF_ERROR(context.cublas(&handle));
   const T inverse_m = T(1) / static_cast<T>(p.M), one = T(1), zero = T(0);
@@ -65,7 +65,7 @@ Status run_cublas(const RowmeanProblem &p, Context &context) {
 
 }  // namespace
 
-extern const RowmeanVariant cublas_rowmean = {
-    FG_ROWMEAN_CUBLAS, "cublas", accepts_any_problem<RowmeanProblem>, cublas_workspace_bytes, run_cublas};
+extern const RowmeanVariant cublas_rowmean = {FG_ROWMEAN_CUBLAS, "cublas", accepts_any_problem<RowmeanProblem>,
+                                              cublas_workspace_bytes, run_cublas};
 
 }  // namespace fastgemm::detail

@@ -9,9 +9,9 @@
 //
 // The means stay on chip, so the input is read once and nothing but the output is written. The price is shared
 // memory: two tiles of at least 8 batches' means must fit, which bounds L (about 3600 for f32, 1800 for f64 with
-// 227 KB per block); beyond that the algorithm refuses the problem, and AUTO passes the means through memory. The means are kept in the
-// problem's type: f32 means are rounded once to f32 (their sums and the product are double), which is what lets two
-// tiles of 24 f32 batches of L = 1024 fit.
+// 227 KB per block); beyond that the algorithm refuses the problem, and AUTO passes the means through memory. The means
+// are kept in the problem's type: f32 means are rounded once to f32 (their sums and the product are double), which is
+// what lets two tiles of 24 f32 batches of L = 1024 fit.
 #include <string>
 
 #include "core/check.hpp"
@@ -83,12 +83,12 @@ struct SharedMeansSink {
 
 // The means of batches [k_begin, k_begin + width) into `means`, by the producer warps.
 template <typename T>
-__device__ __noinline__ void produce_means(const T *input, int64_t L, int64_t M, SpanReadPlan read,
-                                           double inverse_m, int64_t means_ld, T *means, unsigned *stamp,
-                                           unsigned tile_stamp, int64_t k_begin, int width) {
+__device__ __noinline__ void produce_means(const T *input, int64_t L, int64_t M, SpanReadPlan read, double inverse_m,
+                                           int64_t means_ld, T *means, unsigned *stamp, unsigned tile_stamp,
+                                           int64_t k_begin, int width) {
   const SharedMeansSink<T> sink{means, stamp, tile_stamp, static_cast<unsigned>(L), means_ld, inverse_m};
-  sum_spans(read, input, k_begin * L, width * L, SpanLayout{M, M, 0}, static_cast<int>(threadIdx.x),
-            kProducerThreads, sink);
+  sum_spans(read, input, k_begin * L, width * L, SpanLayout{M, M, 0}, static_cast<int>(threadIdx.x), kProducerThreads,
+            sink);
 }
 
 // Output columns [k_begin, k_begin + width) from the tile's means: units of 16 matrix rows x one slab of 8 * kGroups
@@ -110,7 +110,7 @@ __device__ __noinline__ void multiply_means(MatrixOperand<T> matrix, T *output, 
     const MeansOperand<T> slab{means + first * means_ld, means_ld, kSlabBatches, true};
     double acc[kGroups][4] = {};
     multiply_tile<kGroups, true, kMatrixDepth<T>, kScaledMeans>(acc, matrix, i0, slab, active, 0,
-                                                             static_cast<int>(matrix.L), lane);
+                                                                static_cast<int>(matrix.L), lane);
     if constexpr (kScaledMeans) {
 #pragma unroll
       for (int group = 0; group < kGroups; ++group)
@@ -202,11 +202,11 @@ bool means_fit_on_chip(const RowmeanProblem &p, const DeviceInfo &device) {
 
 Status can_implement_fused(const RowmeanProblem &p, const DeviceInfo &device) {
   if (means_fit_on_chip(p, device)) return Status::success();
-  return Status::failure(StatusCode::not_supported,
-                         "two tiles of " + std::to_string(kNarrowestTile) + " batches' means at L = " +
-                             std::to_string(p.L) + " need " + std::to_string(shared_bytes(p.dtype, p.L, kNarrowestTile)) +
-                             " bytes of shared memory, the device has " + std::to_string(device.smem_per_block_optin) +
-                             " per block");
+  return Status::failure(StatusCode::not_supported, "two tiles of " + std::to_string(kNarrowestTile) +
+                                                        " batches' means at L = " + std::to_string(p.L) + " need " +
+                                                        std::to_string(shared_bytes(p.dtype, p.L, kNarrowestTile)) +
+                                                        " bytes of shared memory, the device has " +
+                                                        std::to_string(device.smem_per_block_optin) + " per block");
 }
 
 // The shared-memory limit is an attribute of the kernel, shared by every thread that launches it: each sets
@@ -239,16 +239,11 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   // 8, the slabs of a row tile then share its matrix rows through L1.
   constexpr int kWide = sizeof(T) == 4 ? 2 : 1;
   switch (tile_batches) {
-    case 64:
-      return launch_fused<T, 64, kWide>(params, bytes, grid, device, stream);
-    case 32:
-      return launch_fused<T, 32, kWide>(params, bytes, grid, device, stream);
-    case 24:
-      return launch_fused<T, 24, sizeof(T) == 4 ? 3 : 1>(params, bytes, grid, device, stream);
-    case 16:
-      return launch_fused<T, 16, kWide>(params, bytes, grid, device, stream);
-    default:
-      return launch_fused<T, 8, 1>(params, bytes, grid, device, stream);
+    case 64: return launch_fused<T, 64, kWide>(params, bytes, grid, device, stream);
+    case 32: return launch_fused<T, 32, kWide>(params, bytes, grid, device, stream);
+    case 24: return launch_fused < T, 24, sizeof(T) == 4 ? 3 : 1 > (params, bytes, grid, device, stream);
+    case 16: return launch_fused<T, 16, kWide>(params, bytes, grid, device, stream);
+    default: return launch_fused<T, 8, 1>(params, bytes, grid, device, stream);
   }
 }
 
@@ -266,7 +261,7 @@ Status run_fused(const RowmeanProblem &p, Context &context) {
 
 }  // namespace
 
-extern const RowmeanVariant fused_rowmean = {
-    FG_ROWMEAN_FUSED, "fused", can_implement_fused, no_workspace<RowmeanProblem>, run_fused};
+extern const RowmeanVariant fused_rowmean = {FG_ROWMEAN_FUSED, "fused", can_implement_fused,
+                                             no_workspace<RowmeanProblem>, run_fused};
 
 }  // namespace fastgemm::detail

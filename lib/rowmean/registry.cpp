@@ -75,7 +75,8 @@ Status rowmean_workspace_bytes(const RowmeanProblem &problem, const DeviceInfo &
   return selected_workspace_bytes(kVariants, selected, rowmean_auto_preference, problem, device, bytes);
 }
 
-Status run_rowmean(const RowmeanProblem &problem, Context &context, fg_rowmean_algo_t selected, fg_rowmean_algo_t *ran) {
+Status run_rowmean(const RowmeanProblem &problem, Context &context, fg_rowmean_algo_t selected,
+                   fg_rowmean_algo_t *ran) {
   return run_selected(kVariants, selected, rowmean_auto_preference, problem, context, ran);
 }
 

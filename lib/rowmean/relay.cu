@@ -66,11 +66,11 @@ constexpr int64_t kItemBytes = 256 * 1024;
 __device__ __forceinline__ void consumer_barrier() { Roles::sync_consumers(kConsumerBarrier); }
 
 // Stage rows (one matrix row or one batch's means) are kChunk elements, in steps of 8 columns: 32 bytes (f32) or 64
-// (f64) each. Tensor instruction s of a chunk takes the columns of step s, and lane (g, t) the pair 8s + 2t, 8s + 2t + 1
-// of rows g and g + 8 (matrix) or batch g (means): the mma's reduction index t stands for column 8s + 2t, t + 4 for the
-// one after; any order of the sum over columns serves, as long as both operands share it. Step s of row r lies at step
-// s ^ (r mod W), W = 128 bytes / step bytes, so that the rows of one shared-memory phase (4 rows of 32 bytes for f32,
-// 2 of 64 for f64) fall on distinct banks.
+// (f64) each. Tensor instruction s of a chunk takes the columns of step s, and lane (g, t) the pair 8s + 2t, 8s + 2t +
+// 1 of rows g and g + 8 (matrix) or batch g (means): the mma's reduction index t stands for column 8s + 2t, t + 4 for
+// the one after; any order of the sum over columns serves, as long as both operands share it. Step s of row r lies at
+// step s ^ (r mod W), W = 128 bytes / step bytes, so that the rows of one shared-memory phase (4 rows of 32 bytes for
+// f32, 2 of 64 for f64) fall on distinct banks.
 template <typename T>
 struct StageLayout {
   static constexpr int kSteps = kChunk / 8;
@@ -99,14 +99,14 @@ struct RelayParams {
   const T *input;
   const T *matrix;
   T *output;
-  T *means;             // N x L, dense: the means of batch k at means + k * L
-  unsigned *counters;   // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far, then one
-                        // count of finished parts per row block of the last slab, then one count of finished tiles
-                        // per slab
-  double *partials;     // the last slab's parts: [row block][part][kTileRows x kSlabBatches]
+  T *means;            // N x L, dense: the means of batch k at means + k * L
+  unsigned *counters;  // [0]: read tickets, [1]: product tickets, [2 + s]: rows of slab s read so far, then one
+                       // count of finished parts per row block of the last slab, then one count of finished tiles
+                       // per slab
+  double *partials;    // the last slab's parts: [row block][part][kTileRows x kSlabBatches]
   int64_t L, M, N;
   int64_t slabs, row_blocks;
-  int64_t parts;        // the last slab's tiles are split over the columns into this many parts
+  int64_t parts;  // the last slab's tiles are split over the columns into this many parts
   int64_t item_rows, items_per_slab;
   double inverse_m;
   SpanReadPlan read;
@@ -172,8 +172,8 @@ struct StageCopier {
   int64_t row_stride_elements;  // kRowStride rows
   int64_t column;               // the unit's first column at chunk 0
   int64_t L;
-  unsigned valid_rows;          // bit i: copy i's row exists
-  int shared_offset;            // of copy 0 in a stage
+  unsigned valid_rows;  // bit i: copy i's row exists
+  int shared_offset;    // of copy 0 in a stage
 
   __device__ StageCopier(const T *matrix, const T *means, int64_t L, int64_t N, int64_t row0, int64_t batch0,
                          int consumer)
@@ -211,9 +211,9 @@ struct StageCopier {
 // Sums over column chunks [chunk_begin, chunk_end) only; partial != nullptr: the sums go there, kTileRows x
 // kSlabBatches doubles, instead of to the output.
 template <typename T>
-__device__ __forceinline__ void multiply_tile_staged(const RelayParams<T> &p, unsigned char *stages,
-                                                     int64_t row0, int64_t batch0, int64_t chunk_begin,
-                                                     int64_t chunk_end, double *partial, int consumer) {
+__device__ __forceinline__ void multiply_tile_staged(const RelayParams<T> &p, unsigned char *stages, int64_t row0,
+                                                     int64_t batch0, int64_t chunk_begin, int64_t chunk_end,
+                                                     double *partial, int consumer) {
   using Layout = StageLayout<T>;
   const int warp = consumer / 32, lane = consumer % 32;
   const int g = lane / 4, t = lane % 4;
@@ -417,8 +417,8 @@ Status can_implement_relay(const RowmeanProblem &p, const DeviceInfo &device) {
     return refuse("L = " + std::to_string(p.L) + " must be a multiple of " + std::to_string(unit_elements) +
                   " (matrix rows of whole 16-byte units)");
   if (shared_bytes(p.dtype) > device.smem_per_block_optin)
-    return refuse("needs " + std::to_string(shared_bytes(p.dtype)) + " bytes of shared memory per block, the device has " +
-                  std::to_string(device.smem_per_block_optin));
+    return refuse("needs " + std::to_string(shared_bytes(p.dtype)) +
+                  " bytes of shared memory per block, the device has " + std::to_string(device.smem_per_block_optin));
   const RelayPlan plan = plan_relay(p, device);
   if (plan.slabs * plan.items_per_slab >= UINT32_MAX || (plan.slabs + plan.parts) * plan.row_blocks >= UINT32_MAX ||
       kSlabBatches * p.L >= UINT32_MAX)
@@ -451,8 +451,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   params.partials = reinterpret_cast<double *>(base + layout.partials_at);
   params.counters = reinterpret_cast<unsigned *>(base + layout.counters_at);
   const cudaStream_t stream = context.stream();
-  FG_CUDA_CHECK(
-      cudaMemsetAsync(params.counters, 0, static_cast<size_t>(layout.counters) * sizeof(unsigned), stream));
+  FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, static_cast<size_t>(layout.counters) * sizeof(unsigned), stream));
 
   auto *kernel = relay_kernel<T>;
   const size_t bytes = shared_bytes(p.dtype);
@@ -468,7 +467,7 @@ Status run_relay(const RowmeanProblem &p, Context &context) {
 }  // namespace relay
 
 // The public name stays FG_ROWMEAN_PIPELINED, "pipelined".
-extern const RowmeanVariant relay_rowmean = {
-    FG_ROWMEAN_PIPELINED, "pipelined", relay::can_implement_relay, relay::relay_workspace_bytes, relay::run_relay};
+extern const RowmeanVariant relay_rowmean = {FG_ROWMEAN_PIPELINED, "pipelined", relay::can_implement_relay,
+                                             relay::relay_workspace_bytes, relay::run_relay};
 
 }  // namespace fastgemm::detail

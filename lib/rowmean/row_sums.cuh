@@ -229,17 +229,16 @@ __device__ __forceinline__ void sum_spans_shaped(const T *input, int64_t first_s
 
 // Turns the plan's runtime shape into template constants, one shape at a time.
 template <typename T, bool kVector, int kShape, typename Sink>
-__device__ __forceinline__ void sum_spans_from_shape(int shape, const T *input, int64_t first_span,
-                                                     int64_t span_count, const SpanLayout &layout, int worker,
-                                                     int workers, const Sink &sink) {
+__device__ __forceinline__ void sum_spans_from_shape(int shape, const T *input, int64_t first_span, int64_t span_count,
+                                                     const SpanLayout &layout, int worker, int workers,
+                                                     const Sink &sink) {
   if constexpr (kShape < kSpanReadShapeCount) {
     if (shape == kShape) {
       sum_spans_shaped<T, kVector, kSpanReadShapes[kShape].lanes, spans_per_lane(kSpanReadShapes[kShape], kVector),
                        kSpanReadShapes[kShape].loads>(input, first_span, span_count, layout, worker, workers, sink);
       return;
     }
-    sum_spans_from_shape<T, kVector, kShape + 1>(shape, input, first_span, span_count, layout, worker, workers,
-                                                 sink);
+    sum_spans_from_shape<T, kVector, kShape + 1>(shape, input, first_span, span_count, layout, worker, workers, sink);
   }
 }
 

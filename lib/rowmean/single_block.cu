@@ -10,7 +10,7 @@ Status run_single_block(const RowmeanProblem &p, Context &context) { return run_
 
 }  // namespace
 
-extern const RowmeanVariant single_block_rowmean = {
-    FG_ROWMEAN_SINGLE_BLOCK, "single_block", block_rows_supported, no_workspace<RowmeanProblem>, run_single_block};
+extern const RowmeanVariant single_block_rowmean = {FG_ROWMEAN_SINGLE_BLOCK, "single_block", block_rows_supported,
+                                                    no_workspace<RowmeanProblem>, run_single_block};
 
 }  // namespace fastgemm::detail

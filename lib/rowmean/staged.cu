@@ -29,7 +29,6 @@ Status convert(const From *from, To *to, int64_t count, cudaStream_t stream) {
                 dim3(kBlockThreads), 0, stream, from, to, count);
 }
 
-
 // Both passes' plans, and where their arrays lie in the workspace.
 struct StagedPlan {
   MeansPlan means;
@@ -109,8 +108,8 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
     double *matrix_copy = reinterpret_cast<double *>(base + plan.matrix_copy_at);
     double *output_copy = reinterpret_cast<double *>(base + plan.output_copy_at);
     FG_RETURN_IF_ERROR(convert(matrix, matrix_copy, p.L * p.L, stream));
-    FG_CUBLAS_CHECK(cublasDgemm_64(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.N, p.L, p.L, &one, means, p.L, matrix_copy,
-                                   p.L, &zero, output_copy, p.N));
+    FG_CUBLAS_CHECK(cublasDgemm_64(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.N, p.L, p.L, &one, means, p.L, matrix_copy, p.L,
+                                   &zero, output_copy, p.N));
     FG_RETURN_IF_ERROR(convert(static_cast<const double *>(output_copy), output, p.L * p.N, stream));
   }
   return Status::success();
@@ -123,8 +122,7 @@ Status run_staged(const RowmeanProblem &p, Context &context) {
 }  // namespace
 }  // namespace staged
 
-extern const RowmeanVariant staged_rowmean = {
-    FG_ROWMEAN_STAGED, "staged", accepts_any_problem<RowmeanProblem>, staged::staged_workspace_bytes,
-    staged::run_staged};
+extern const RowmeanVariant staged_rowmean = {FG_ROWMEAN_STAGED, "staged", accepts_any_problem<RowmeanProblem>,
+                                              staged::staged_workspace_bytes, staged::run_staged};
 
 }  // namespace fastgemm::detail

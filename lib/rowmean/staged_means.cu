@@ -49,8 +49,7 @@ __global__ void join_pieces_kernel(const double *piece_sums, double *means, int6
 int choose_log2_pieces(int64_t rows, int64_t M, const DeviceInfo &device) {
   const int64_t wanted = kSpansPerSm * device.sm_count;
   int log2_pieces = 0;
-  while (log2_pieces < kMaxLog2Pieces && (rows << log2_pieces) < wanted &&
-         (M >> (log2_pieces + 1)) >= kMinPieceLength)
+  while (log2_pieces < kMaxLog2Pieces && (rows << log2_pieces) < wanted && (M >> (log2_pieces + 1)) >= kMinPieceLength)
     ++log2_pieces;
   return log2_pieces;
 }
@@ -82,8 +81,8 @@ Status launch_means(const RowmeanProblem &p, const MeansPlan &plan, double *mean
       static_cast<int64_t>(spans_per_lane(shape, read.vector)) * (kBlockThreads / shape.lanes);
   const int64_t row_sum_blocks = ceil_div(plan.span_count, spans_per_block_round);
   const int64_t max_row_sum_blocks = static_cast<int64_t>(kRowSumBlocksPerSm) * device.sm_count;
-  const dim3 row_sum_grid(static_cast<unsigned>(row_sum_blocks < max_row_sum_blocks ? row_sum_blocks
-                                                                                     : max_row_sum_blocks));
+  const dim3 row_sum_grid(
+      static_cast<unsigned>(row_sum_blocks < max_row_sum_blocks ? row_sum_blocks : max_row_sum_blocks));
   if (plan.log2_pieces == 0)
     return launch(row_sums_kernel<T>, row_sum_grid, dim3(kBlockThreads), 0, stream, input, means, plan.layout,
                   plan.span_count, read, inverse_m);

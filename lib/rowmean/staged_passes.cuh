@@ -45,10 +45,10 @@ struct ProductParams {
 };
 
 struct ProductPlan {
-  bool tensor_cores = true;  // false: cuBLAS DGEMM
+  bool tensor_cores = true;     // false: cuBLAS DGEMM
   bool matrix_streams = false;  // the matrix is read from memory (once or twice), not from L2
-  bool streaming = false;    // streaming_product_kernel: blocks of kStreamTileRows rows, operands staged by cp.async
-  int groups = 4;            // batches per warp unit / 8
+  bool streaming = false;       // streaming_product_kernel: blocks of kStreamTileRows rows, operands staged by cp.async
+  int groups = 4;               // batches per warp unit / 8
   int64_t row_tiles = 0, slabs = 0, segments = 1, segment_length = 0;
   int matrix_prefetch = 0;  // ProductParams::matrix_prefetch
 };

@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kBlockThreads, (kProductBlocksPerSm<T, kGroups
     const MeansOperand<double> means{p.means + k0 * p.L, p.L, p.N - k0, p.means_vector_ok};
     double acc[kGroups][4] = {};
     multiply_tile<kGroups, false, kMatrixDepth<T, kGroups>>(acc, matrix, i0, means, active, static_cast<int>(j_begin),
-                                                             static_cast<int>(j_end), lane, p.matrix_prefetch);
+                                                            static_cast<int>(j_end), lane, p.matrix_prefetch);
     if (p.segments == 1)
       store_tile(acc, p.output, p.N, p.L, i0, k0, p.N, active, p.output_pair_ok, lane);
     else
@@ -141,9 +141,9 @@ __global__ void __launch_bounds__(kBlockThreads, kStreamBlocksPerSm)
           const int column = column0 + row_unit * (16 / static_cast<int>(sizeof(T)));
           const bool valid = row0 + row < p.L && column < j_end;
           const T *source = valid ? p.matrix + (row0 + row) * p.L + column : p.matrix;
-          copy_chunk(reinterpret_cast<float *>(slot + stream_offset(row, kStreamRowBytes, row_unit,
-                                                                   Stage::kMatrixSwizzle)),
-                     reinterpret_cast<const float *>(source), valid ? 16 : 0);
+          copy_chunk(
+              reinterpret_cast<float *>(slot + stream_offset(row, kStreamRowBytes, row_unit, Stage::kMatrixSwizzle)),
+              reinterpret_cast<const float *>(source), valid ? 16 : 0);
         }
         unsigned char *means_slot = slot + kStreamMatrixBytes;
 #pragma unroll
@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(kBlockThreads, kStreamBlocksPerSm)
             const int column = column0 + row_unit * 2;
             const bool valid = k0 + batch < p.N && column < j_end;
             const double *source = valid ? p.means + (k0 + batch) * p.L + column : p.means;
-            copy_chunk(reinterpret_cast<float *>(means_slot + stream_offset(batch, Stage::kMeansRowBytes, row_unit,
-                                                                           Stage::kMeansSwizzle)),
+            copy_chunk(reinterpret_cast<float *>(
+                           means_slot + stream_offset(batch, Stage::kMeansRowBytes, row_unit, Stage::kMeansSwizzle)),
                        reinterpret_cast<const float *>(source), valid ? 16 : 0);
           }
         }
@@ -218,7 +218,6 @@ __global__ void join_segments_kernel(const double *segment_sums, T *output, int6
   }
 }
 
-
 template <typename T, int kGroups>
 Status launch_tensor_product(const ProductParams<T> &params, bool overlap, cudaStream_t stream) {
   const int64_t units = params.row_tiles * params.slabs * params.segments;
@@ -231,12 +230,11 @@ template <typename T>
 Status launch_streaming_product(const ProductParams<T> &params, bool overlap, cudaStream_t stream) {
   const int64_t units = params.row_tiles * params.slabs * params.segments;
   constexpr int kSharedBytes = kStreamStages * StreamStage<T>::kBytes;
-  FG_CUDA_CHECK(cudaFuncSetAttribute(streaming_product_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     kSharedBytes));
+  FG_CUDA_CHECK(
+      cudaFuncSetAttribute(streaming_product_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   return launch_dependent(overlap, streaming_product_kernel<T>, dim3(capped_grid(units, INT32_MAX)),
                           dim3(kBlockThreads), kSharedBytes, stream, params);
 }
-
 
 }  // namespace
 
@@ -257,8 +255,8 @@ ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device, bool
   // Units enough for a block of 8 warps per SM (a warp each), or, streaming, for a wave of kStreamBlocksPerSm blocks
   // per SM at least 7/8 full (f32 8192 x 2048 x 16: 256 units of 128 rows x 2048 columns for 264 places took 104 us,
   // 512 of 1024 columns 108 us).
-  const int64_t wanted = plan.streaming ? kStreamBlocksPerSm * device.sm_count * 7 / 8
-                                        : kProductWarpsPerSm * device.sm_count;
+  const int64_t wanted =
+      plan.streaming ? kStreamBlocksPerSm * device.sm_count * 7 / 8 : kProductWarpsPerSm * device.sm_count;
   while (plan.segments < kMaxSegments && plan.row_tiles * plan.slabs * plan.segments < wanted &&
          p.L >= plan.segments * 2 * kMinSegmentLength)
     plan.segments *= 2;
@@ -267,18 +265,17 @@ ProductPlan plan_product(const RowmeanProblem &p, const DeviceInfo &device, bool
   return plan;
 }
 
-
 template <typename T>
 Status launch_product(const ProductParams<T> &params, const ProductPlan &plan, bool overlap, cudaStream_t stream) {
-  const Status product = plan.streaming      ? launch_streaming_product<T>(params, overlap, stream)
+  const Status product = plan.streaming     ? launch_streaming_product<T>(params, overlap, stream)
                          : plan.groups == 4 ? launch_tensor_product<T, 4>(params, overlap, stream)
                                             : launch_tensor_product<T, 2>(params, overlap, stream);
   FG_RETURN_IF_ERROR(product);
   if (plan.segments == 1) return Status::success();
   const int64_t count = params.L * params.N;
-  return launch_dependent(overlap, join_segments_kernel<T>, dim3(capped_grid(ceil_div(count, kBlockThreads), INT32_MAX)),
-                          dim3(kBlockThreads), 0, stream, static_cast<const double *>(params.segment_sums),
-                          params.output, count, plan.segments);
+  return launch_dependent(overlap, join_segments_kernel<T>,
+                          dim3(capped_grid(ceil_div(count, kBlockThreads), INT32_MAX)), dim3(kBlockThreads), 0, stream,
+                          static_cast<const double *>(params.segment_sums), params.output, count, plan.segments);
 }
 
 template Status launch_product<float>(const ProductParams<float> &, const ProductPlan &, bool, cudaStream_t);

@@ -45,8 +45,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   FG_RETURN_IF_ERROR(row_means(static_cast<const T *>(p.input), means, p.N * p.L, p.M, context.stream()));
   const dim3 grid(capped_grid(ceil_div(p.N, kTile), INT32_MAX), capped_grid(ceil_div(p.L, kTile)));
   return launch(matrix_times_means_kernel<T>, grid, dim3(kTile, kTile), 0, context.stream(),
-                static_cast<const T *>(p.matrix), static_cast<const T *>(means), static_cast<T *>(p.output), p.L,
-                p.N);
+                static_cast<const T *>(p.matrix), static_cast<const T *>(means), static_cast<T *>(p.output), p.L, p.N);
 }
 
 Status run_two_pass(const RowmeanProblem &p, Context &context) {
@@ -55,7 +54,7 @@ Status run_two_pass(const RowmeanProblem &p, Context &context) {
 
 }  // namespace
 
-extern const RowmeanVariant two_pass_rowmean = {
-    FG_ROWMEAN_TWO_PASS, "two_pass", accepts_any_problem<RowmeanProblem>, two_pass_workspace_bytes, run_two_pass};
+extern const RowmeanVariant two_pass_rowmean = {FG_ROWMEAN_TWO_PASS, "two_pass", accepts_any_problem<RowmeanProblem>,
+                                                two_pass_workspace_bytes, run_two_pass};
 
 }  // namespace fastgemm::detail

@@ -13,7 +13,7 @@ Status run_bank_free(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant bank_free_sgemm = {
-    FG_SGEMM_BANK_FREE, "bank_free", tiled::vector_access_supported, no_workspace<GemmProblem>, run_bank_free};
+extern const SgemmVariant bank_free_sgemm = {FG_SGEMM_BANK_FREE, "bank_free", tiled::vector_access_supported,
+                                             no_workspace<GemmProblem>, run_bank_free};
 
 }  // namespace fastgemm::detail

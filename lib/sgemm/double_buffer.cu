@@ -81,7 +81,7 @@ Status run_double_buffer(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant double_buffer_sgemm = {
-    FG_SGEMM_DOUBLE_BUFFER, "double_buffer", vector_access_supported, no_workspace<GemmProblem>, run_double_buffer};
+extern const SgemmVariant double_buffer_sgemm = {FG_SGEMM_DOUBLE_BUFFER, "double_buffer", vector_access_supported,
+                                                 no_workspace<GemmProblem>, run_double_buffer};
 
 }  // namespace fastgemm::detail

@@ -40,7 +40,7 @@ Status run_naive(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant naive_sgemm = {
-    FG_SGEMM_NAIVE, "naive", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>, run_naive};
+extern const SgemmVariant naive_sgemm = {FG_SGEMM_NAIVE, "naive", accepts_any_problem<GemmProblem>,
+                                         no_workspace<GemmProblem>, run_naive};
 
 }  // namespace fastgemm::detail

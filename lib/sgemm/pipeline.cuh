@@ -56,14 +56,14 @@ class TileCopier {
   static constexpr int kUnitWidth = kVector ? 4 : 1;
   static constexpr int kLineUnits = kSource == Order::mn_contiguous ? kMn / kUnitWidth : kMn / 8;
   static constexpr int kWorkers = kSource == Order::mn_contiguous ? T::kThreads : kWarps;
-  static constexpr int kSteps = (kSource == Order::mn_contiguous ? kMn / kUnitWidth * T::kDepth
-                                                                  : kMn / 8 * (T::kDepth / 4)) / kWorkers;
+  static constexpr int kSteps =
+      (kSource == Order::mn_contiguous ? kMn / kUnitWidth * T::kDepth : kMn / 8 * (T::kDepth / 4)) / kWorkers;
   static_assert(kLineUnits % kWorkers == 0 || kWorkers % kLineUnits == 0, "workers tile the lines evenly");
-  static_assert(kSteps * kWorkers == (kSource == Order::mn_contiguous ? kMn / kUnitWidth * T::kDepth
-                                                                       : kMn / 8 * (T::kDepth / 4)),
+  static_assert(kSteps * kWorkers ==
+                    (kSource == Order::mn_contiguous ? kMn / kUnitWidth * T::kDepth : kMn / 8 * (T::kDepth / 4)),
                 "every thread copies the same number of units");
   static constexpr int kMnUnit = kSource == Order::mn_contiguous ? kUnitWidth : 8;  // mn per unit (group)
-  static constexpr int kKUnit = kSource == Order::mn_contiguous ? 1 : 4;           // k per line of units
+  static constexpr int kKUnit = kSource == Order::mn_contiguous ? 1 : 4;            // k per line of units
 
   __device__ static constexpr int mn_step(int i) {
     return kLineUnits >= kWorkers ? i % (kLineUnits / kWorkers) * kWorkers * kMnUnit : 0;
@@ -75,8 +75,7 @@ class TileCopier {
  public:
   static constexpr int kPitch = kMn + T::kPad;
 
-  __device__ TileCopier(const GemmOperand &x, int64_t batch, int64_t mn0, int64_t mn_total, int64_t k0,
-                        int64_t k_end)
+  __device__ TileCopier(const GemmOperand &x, int64_t batch, int64_t mn0, int64_t mn_total, int64_t k0, int64_t k_end)
       : ld_(x.ld) {
     const int t = static_cast<int>(threadIdx.x);
     const int worker = kSource == Order::mn_contiguous ? t : t / 32;
@@ -117,7 +116,7 @@ class TileCopier {
  private:
   const float *source_;  // the thread's first element of the current k-tile
   int64_t ld_;
-  int mn_left_;  // mn of the matrix from the thread's first on (at most 2^30)
+  int mn_left_;     // mn of the matrix from the thread's first on (at most 2^30)
   int64_t k_left_;  // k of the matrix (or slice) from the thread's first of the current k-tile on: past 2^30 too
   int shared_offset_;
 };
@@ -174,8 +173,7 @@ struct Partials {
 
 template <typename T, bool kATransposed, bool kBTransposed, bool kAVector, bool kBVector>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
-    pipelined_sgemm_kernel(const GemmProblem p, int64_t splits, int64_t k_per_split, Partials partials,
-                           bool vector_c) {
+    pipelined_sgemm_kernel(const GemmProblem p, int64_t splits, int64_t k_per_split, Partials partials, bool vector_c) {
   // op(A) transposed runs along m; op(B) not transposed runs along n (see tiled::a_order, b_order).
   constexpr Order kASource = kATransposed ? Order::mn_contiguous : Order::k_contiguous;
   constexpr Order kBSource = kBTransposed ? Order::k_contiguous : Order::mn_contiguous;
@@ -189,8 +187,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int row_first = warp / T::kWarpsN * T::kWarpM + lane / T::kLanesN * 4;
   const int col_first = warp % T::kWarpsN * T::kWarpN + lane % T::kLanesN * 4;
-  const int64_t tiles = splits * p.batch * ((p.m + T::kBlockM - 1) / T::kBlockM) *
-                        ((p.n + T::kBlockN - 1) / T::kBlockN);
+  const int64_t tiles =
+      splits * p.batch * ((p.m + T::kBlockM - 1) / T::kBlockM) * ((p.n + T::kBlockN - 1) / T::kBlockN);
 
   for (int64_t linear = blockIdx.x; linear < tiles; linear += gridDim.x) {
     const TileIndex tile = tile_index<T>(p, linear, splits, k_per_split);
@@ -250,8 +248,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float *target = out + row * ld + col;
         const float *sums = &accumulators[i][band * 4];
         if ((partials.data || vector_c) && col + 4 <= p.n) {
-          *reinterpret_cast<float4 *>(target) = partials.data ? make_float4(sums[0], sums[1], sums[2], sums[3])
-                                                              : tiled::epilogue_vector(p, sums, target);
+          *reinterpret_cast<float4 *>(target) =
+              partials.data ? make_float4(sums[0], sums[1], sums[2], sums[3]) : tiled::epilogue_vector(p, sums, target);
         } else {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
@@ -272,8 +270,8 @@ Status pipelined_supported(const GemmProblem &, const DeviceInfo &device) {
   if (device.arch() < 80)
     return Status::failure(StatusCode::not_supported, "needs compute capability 8.0 or newer (cp.async)");
   if (device.smem_per_block_optin < T::kSharedBytes)
-    return Status::failure(StatusCode::not_supported, "needs " + std::to_string(T::kSharedBytes) +
-                                                          " bytes of shared memory per block");
+    return Status::failure(StatusCode::not_supported,
+                           "needs " + std::to_string(T::kSharedBytes) + " bytes of shared memory per block");
   return Status::success();
 }
 
@@ -290,8 +288,9 @@ PipelinedKernel pipelined_kernel_for(bool a_vector, bool b_vector) {
   a_vector = a_vector && kATransposed;
   b_vector = b_vector && !kBTransposed;
   if constexpr (kATransposed && !kBTransposed) {
-    if (a_vector) return b_vector ? pipelined_sgemm_kernel<T, true, false, true, true>
-                                  : pipelined_sgemm_kernel<T, true, false, true, false>;
+    if (a_vector)
+      return b_vector ? pipelined_sgemm_kernel<T, true, false, true, true>
+                      : pipelined_sgemm_kernel<T, true, false, true, false>;
     return b_vector ? pipelined_sgemm_kernel<T, true, false, false, true>
                     : pipelined_sgemm_kernel<T, true, false, false, false>;
   } else if constexpr (kATransposed) {
@@ -319,12 +318,12 @@ Status launch_pipelined(const GemmProblem &p, Context &context, int64_t splits, 
                             : pipelined_kernel_for<T, false, false>(a_vector, b_vector);
   const bool vector_c = chunks_aligned(GemmOperand{p.c, p.ldc, p.stride_c, false}, p.batch);
   // Every launch asks for the same limit, so concurrent launches from several threads agree.
-  FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(T::kSharedBytes)));
+  FG_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSharedBytes)));
   const int64_t tiles = splits * p.batch * ceil_div(p.m, T::kBlockM) * ceil_div(p.n, T::kBlockN);
   const dim3 grid(capped_grid(tiles, INT32_MAX));
-  return launch(kernel, grid, dim3(T::kThreads), T::kSharedBytes, context.stream(), p, splits, k_per_split,
-                partials, vector_c);
+  return launch(kernel, grid, dim3(T::kThreads), T::kSharedBytes, context.stream(), p, splits, k_per_split, partials,
+                vector_c);
 }
 
 // `splits` slices of k for kernel T, each a whole number of k-tiles, none empty.

@@ -14,8 +14,8 @@ Status run_pipelined_large(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant pipelined_sgemm = {
-    FG_SGEMM_PIPELINED, "pipelined", pipeline::pipelined_supported<pipeline::LargeTiling>, no_workspace<GemmProblem>,
-    run_pipelined_large};
+extern const SgemmVariant pipelined_sgemm = {FG_SGEMM_PIPELINED, "pipelined",
+                                             pipeline::pipelined_supported<pipeline::LargeTiling>,
+                                             no_workspace<GemmProblem>, run_pipelined_large};
 
 }  // namespace fastgemm::detail

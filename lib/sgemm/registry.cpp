@@ -4,21 +4,14 @@ namespace fastgemm::detail {
 
 // Each defined in its own file.
 extern const SgemmVariant naive_sgemm, smem_sgemm, smem_vec4_sgemm, bank_free_sgemm, double_buffer_sgemm,
-           pipelined_sgemm, small_tile_sgemm, split_k_sgemm, cublas_sgemm;
+    pipelined_sgemm, small_tile_sgemm, split_k_sgemm, cublas_sgemm;
 
 namespace {
 
 // Ladder order, then the comparison. Adding a variant is its name here and in the line above.
 const SgemmVariant *const kVariants[] = {
-    &naive_sgemm,
-    &smem_sgemm,
-    &smem_vec4_sgemm,
-    &bank_free_sgemm,
-    &double_buffer_sgemm,
-    &pipelined_sgemm,
-    &small_tile_sgemm,
-    &split_k_sgemm,
-    &cublas_sgemm,
+    &naive_sgemm,     &smem_sgemm,       &smem_vec4_sgemm, &bank_free_sgemm, &double_buffer_sgemm,
+    &pipelined_sgemm, &small_tile_sgemm, &split_k_sgemm,   &cublas_sgemm,
 };
 
 // Where one of the project's kernels was measured faster than cuBLAS called directly, both cold (after an L2

@@ -12,8 +12,8 @@ Status run_small_tile(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant small_tile_sgemm = {
-    FG_SGEMM_SMALL_TILE, "small_tile", pipeline::pipelined_supported<pipeline::SmallTiling>, no_workspace<GemmProblem>,
-    run_small_tile};
+extern const SgemmVariant small_tile_sgemm = {FG_SGEMM_SMALL_TILE, "small_tile",
+                                              pipeline::pipelined_supported<pipeline::SmallTiling>,
+                                              no_workspace<GemmProblem>, run_small_tile};
 
 }  // namespace fastgemm::detail

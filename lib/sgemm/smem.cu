@@ -14,7 +14,7 @@ Status run_smem(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant smem_sgemm = {
-    FG_SGEMM_SMEM, "smem", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>, run_smem};
+extern const SgemmVariant smem_sgemm = {FG_SGEMM_SMEM, "smem", accepts_any_problem<GemmProblem>,
+                                        no_workspace<GemmProblem>, run_smem};
 
 }  // namespace fastgemm::detail

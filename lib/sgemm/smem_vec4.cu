@@ -13,7 +13,7 @@ Status run_smem_vec4(const GemmProblem &problem, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant smem_vec4_sgemm = {
-    FG_SGEMM_SMEM_VEC4, "smem_vec4", tiled::vector_access_supported, no_workspace<GemmProblem>, run_smem_vec4};
+extern const SgemmVariant smem_vec4_sgemm = {FG_SGEMM_SMEM_VEC4, "smem_vec4", tiled::vector_access_supported,
+                                             no_workspace<GemmProblem>, run_smem_vec4};
 
 }  // namespace fastgemm::detail

@@ -56,7 +56,7 @@ size_t split_k_workspace_bytes(const GemmProblem &problem, const DeviceInfo &dev
 
 }  // namespace
 
-extern const SgemmVariant split_k_sgemm = {
-    FG_SGEMM_SPLIT_K, "split_k", pipeline::pipelined_supported<SplitKTiling>, split_k_workspace_bytes, run_split_k};
+extern const SgemmVariant split_k_sgemm = {FG_SGEMM_SPLIT_K, "split_k", pipeline::pipelined_supported<SplitKTiling>,
+                                           split_k_workspace_bytes, run_split_k};
 
 }  // namespace fastgemm::detail

@@ -220,13 +220,13 @@ class TileLoader {
 
 template <bool kTransposed, Order kShared, Access kAccess>
 __device__ __forceinline__ TileLoader<a_order(kTransposed), kShared, kAccess> a_loader(const GemmProblem &p,
-                                                                                        const OutputTile &tile) {
+                                                                                       const OutputTile &tile) {
   return {p.a, tile.batch, tile.row0, p.m};
 }
 
 template <bool kTransposed, Access kAccess>
 __device__ __forceinline__ TileLoader<b_order(kTransposed), kBShared, kAccess> b_loader(const GemmProblem &p,
-                                                                                         const OutputTile &tile) {
+                                                                                        const OutputTile &tile) {
   return {p.b, tile.batch, tile.col0(), p.n};
 }
 

@@ -64,9 +64,9 @@ int main(void) {
 
   /* fg_sgemm only enqueues the product on the handle's stream; a failure of the running kernel surfaces
      at the next synchronization, which the copy back is. */
-  if (fastgemm_failed(fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, M, N, K, alpha, device_a, K, device_b, N,
-                               beta, device_c, N),
-                      "fg_sgemm") ||
+  if (fastgemm_failed(
+          fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, M, N, K, alpha, device_a, K, device_b, N, beta, device_c, N),
+          "fg_sgemm") ||
       cuda_failed(cudaMemcpy(c, device_c, sizeof c, cudaMemcpyDeviceToHost), "cudaMemcpy"))
     goto release;
 

@@ -28,7 +28,8 @@ int main(void) {
   float *da = NULL, *db = NULL, *dc = NULL;
   const size_t bytes = sizeof a;
   if (cudaMalloc((void **)&da, bytes) != cudaSuccess || cudaMalloc((void **)&db, bytes) != cudaSuccess ||
-      cudaMalloc((void **)&dc, bytes) != cudaSuccess || cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMalloc((void **)&dc, bytes) != cudaSuccess ||
+      cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
       cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
     fprintf(stderr, "CUDA set-up failed\n");
     return 1;

@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <limits>
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "capi/validate.hpp"
 
@@ -27,7 +27,9 @@ float host_memory[64];
 float other_device_memory[64];
 
 capi::PointerKind classify(const void *pointer) {
-  const auto inside = [pointer](const float *begin, size_t count) { return pointer >= begin && pointer < begin + count; };
+  const auto inside = [pointer](const float *begin, size_t count) {
+    return pointer >= begin && pointer < begin + count;
+  };
   if (inside(&device_memory[0][0], 3 * 256)) return capi::PointerKind::device_accessible;
   if (inside(host_memory, 64)) return capi::PointerKind::pageable_host;
   if (inside(other_device_memory, 64)) return capi::PointerKind::other_device;
@@ -51,10 +53,31 @@ capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
 }
 
 int64_t pick_size(FuzzedDataProvider &data) {
-  static const int64_t interesting[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, 17, 127, 128, 129, 1000, 4096, 1 << 20,
-                                        int64_t(1) << 31, int64_t(1) << 32, int64_t(1) << 62,
-                                        std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max() / 2,
-                                        std::numeric_limits<int64_t>::min(), -1, -2, -4096};
+  static const int64_t interesting[] = {0,
+                                        1,
+                                        2,
+                                        3,
+                                        4,
+                                        5,
+                                        7,
+                                        8,
+                                        16,
+                                        17,
+                                        127,
+                                        128,
+                                        129,
+                                        1000,
+                                        4096,
+                                        1 << 20,
+                                        int64_t(1) << 31,
+                                        int64_t(1) << 32,
+                                        int64_t(1) << 62,
+                                        std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::max() / 2,
+                                        std::numeric_limits<int64_t>::min(),
+                                        -1,
+                                        -2,
+                                        -4096};
   if (data.ConsumeBool()) return data.PickValueInArray(interesting);
   return data.ConsumeIntegral<int64_t>();
 }
@@ -65,15 +88,15 @@ const float *pick_pointer(FuzzedDataProvider &data) {
     case 1: return host_memory;
     case 2: return other_device_memory;
     case 3: return reinterpret_cast<const float *>(uintptr_t{0x1000});  // unknown to the driver
-    case 4: return &device_memory[0][1];                               // misaligned device memory
+    case 4: return &device_memory[0][1];                                // misaligned device memory
     case 5: return &device_memory[data.ConsumeIntegralInRange<int>(0, 2)][data.ConsumeIntegralInRange<int>(0, 255)];
     default: return &device_memory[data.ConsumeIntegralInRange<int>(0, 2)][0];
   }
 }
 
 float pick_scalar(FuzzedDataProvider &data) {
-  static const float interesting[] = {0.0f, -0.0f, 1.0f, -0.5f, 2.25f, std::numeric_limits<float>::quiet_NaN(),
-                                      std::numeric_limits<float>::infinity()};
+  static const float interesting[] = {
+      0.0f, -0.0f, 1.0f, -0.5f, 2.25f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
   return data.ConsumeBool() ? data.PickValueInArray(interesting) : data.ConsumeFloatingPoint<float>();
 }
 
@@ -84,7 +107,8 @@ int pick_enum(FuzzedDataProvider &data, std::initializer_list<int> valid) {
 
 // A refusal's message starts with the argument it names.
 void check_refusal(const capi::Status &status, std::initializer_list<const char *> names) {
-  if (status.code != detail::StatusCode::invalid_value) fail("a refusal is not FG_STATUS_INVALID_VALUE", status.message);
+  if (status.code != detail::StatusCode::invalid_value)
+    fail("a refusal is not FG_STATUS_INVALID_VALUE", status.message);
   for (const char *name : names) {
     const std::string prefix(name);
     if (status.message.compare(0, prefix.size(), prefix) == 0) {
@@ -97,7 +121,8 @@ void check_refusal(const capi::Status &status, std::initializer_list<const char 
 
 // A pointer's distance from device_memory's first float, in floats (any pointer, NULL included).
 int64_t float_index(const void *pointer) {
-  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(&device_memory[0][0])) /
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(pointer) -
+                              reinterpret_cast<uintptr_t>(&device_memory[0][0])) /
          static_cast<int64_t>(sizeof(float));
 }
 
@@ -107,9 +132,7 @@ struct Operand {
   int64_t lines, length, ld, stride, count;
 
   // One past the farthest element, exactly.
-  __int128 extent() const {
-    return (__int128)(lines - 1) * ld + length + (__int128)(count - 1) * stride;
-  }
+  __int128 extent() const { return (__int128)(lines - 1) * ld + length + (__int128)(count - 1) * stride; }
   // Its elements as indices into device_memory (the caller checked they lie inside it).
   std::vector<int64_t> elements() const {
     std::vector<int64_t> out;
@@ -177,14 +200,16 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
   detail::GemmProblem problem;
   capi::GemmWork work = capi::GemmWork::nothing;
   const capi::Status status = capi::validate_sgemm(args, simulated, &problem, &work);
-  const bool negative = args.m < 0 || args.n < 0 || args.k < 0 || args.lda < 1 || args.ldb < 1 || args.ldc < 1 ||
-                        (args.batched && (args.stride_a < 0 || args.stride_b < 0 || args.stride_c < 0 || args.batch_count < 0));
+  const bool negative =
+      args.m < 0 || args.n < 0 || args.k < 0 || args.lda < 1 || args.ldb < 1 || args.ldc < 1 ||
+      (args.batched && (args.stride_a < 0 || args.stride_b < 0 || args.stride_c < 0 || args.batch_count < 0));
   Operand a, b, c;
   operands_of(args, &a, &b, &c);
   if (!status.ok()) {
     check_refusal(status, {"layout", "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "stride_a", "stride_b",
                            "stride_c", "batch_count", "A", "B", "C"});
-    if (status.message.find("write the same elements of C") != std::string::npos && inside_allocation(c) && small(c) && !writes_twice(c))
+    if (status.message.find("write the same elements of C") != std::string::npos && inside_allocation(c) && small(c) &&
+        !writes_twice(c))
       fail("a batch that writes no element of C twice was refused", status.message);
     return;
   }
@@ -234,9 +259,9 @@ void fuzz_rowmean(FuzzedDataProvider &data) {
   for (int i = 0; i < 3; ++i) {
     const int64_t offset = float_index(arrays[i]);
     if (offset + counts[i] > (offset / 256 + 1) * 256) fail("an accepted rowmean array runs past its allocation", "");
-    if (reinterpret_cast<uintptr_t>(arrays[i]) % (4 * element) != 0) fail("an accepted rowmean array is misaligned", "");
+    if (reinterpret_cast<uintptr_t>(arrays[i]) % (4 * element) != 0)
+      fail("an accepted rowmean array is misaligned", "");
   }
-
 }
 
 }  // namespace

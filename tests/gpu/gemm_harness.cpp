@@ -41,8 +41,7 @@ std::string expected_sgemm_refusal(fg_sgemm_algo_t algo, const GemmCase &gc, con
       REQUIRE_CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
       return major >= 8 ? "" : "compute capability 8.0";
     }
-    default:
-      return "";
+    default: return "";
   }
 }
 
@@ -60,8 +59,8 @@ fg_status_t call(fg_handle_t handle, const GemmCase &gc, const float *a, const f
   if (gc.batched_api || gc.batch != 1)
     return fg_sgemm_strided_batched(handle, gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha, a, gc.lda,
                                     gc.stride_a, b, gc.ldb, gc.stride_b, gc.beta, c, gc.ldc, gc.stride_c, gc.batch);
-  return fg_sgemm(handle, gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha, a, gc.lda, b, gc.ldb, gc.beta,
-                  c, gc.ldc);
+  return fg_sgemm(handle, gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha, a, gc.lda, b, gc.ldb, gc.beta, c,
+                  gc.ldc);
 }
 
 }  // namespace
@@ -114,9 +113,12 @@ void check_gemm_case(fg_handle_t handle, const std::vector<fg_sgemm_algo_t> &alg
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     REQUIRE_FG_OK(fg_get_last_sgemm_algo(handle, &ran));
     const bool product = gc.k > 0 && gc.alpha != 0.0f;
-    if (!product) CHECK(ran == FG_SGEMM_AUTO);
-    else if (algo == FG_SGEMM_AUTO) CHECK((ran != FG_SGEMM_AUTO && std::string(fg_sgemm_algo_name(ran)) != "unknown"));
-    else CHECK(ran == algo);
+    if (!product)
+      CHECK(ran == FG_SGEMM_AUTO);
+    else if (algo == FG_SGEMM_AUTO)
+      CHECK((ran != FG_SGEMM_AUTO && std::string(fg_sgemm_algo_name(ran)) != "unknown"));
+    else
+      CHECK(ran == algo);
 
     // For one algorithm, the same inputs give bitwise the same C.
     if (algo == algos.front()) first_result = result;

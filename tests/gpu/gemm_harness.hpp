@@ -39,7 +39,6 @@ double gemm_tolerance(int64_t k);
 // Checks `gc` with each algorithm in `algos`. Each algorithm must run the cases its support matrix says it runs
 // (expected_sgemm_refusal), and refuse the others with FG_STATUS_NOT_SUPPORTED, leaving C untouched and giving the
 // reason.
-void check_gemm_case(fg_handle_t handle, const std::vector<fg_sgemm_algo_t> &algos, const GemmCase &gc,
-                     uint64_t seed);
+void check_gemm_case(fg_handle_t handle, const std::vector<fg_sgemm_algo_t> &algos, const GemmCase &gc, uint64_t seed);
 
 }  // namespace fgtest

@@ -22,8 +22,8 @@ TEST_CASE("C++: sgemm and typed rowmean_matvec through the wrapper", "[cpp]") {
   upload(a_device, a);
   upload(b_device, b);
   upload(c_device, c);
-  handle.sgemm(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 2.25f, a_device.as<float>(), k, b_device.as<float>(), n,
-               -0.5f, c_device.as<float>(), n);
+  handle.sgemm(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 2.25f, a_device.as<float>(), k, b_device.as<float>(), n, -0.5f,
+               c_device.as<float>(), n);
   std::vector<float> result = download<float>(c_device, c.size());
   result.resize(reference.size());
   CHECK(relative_error(result, reference) <= gemm_tolerance(k));

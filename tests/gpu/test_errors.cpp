@@ -92,7 +92,8 @@ TEST_CASE("algorithm selection: bad ids are refused, carried ones named", "[erro
   fg_sgemm_algo_t selected = FG_SGEMM_NAIVE;
   REQUIRE_FG_OK(fg_get_sgemm_algo(handle.get(), &selected));
   CHECK(selected == FG_SGEMM_AUTO);  // refused selections change nothing
-  for (fg_sgemm_algo_t algo : carried_sgemm_algos(handle.get())) CHECK(std::string(fg_sgemm_algo_name(algo)) != "unknown");
+  for (fg_sgemm_algo_t algo : carried_sgemm_algos(handle.get()))
+    CHECK(std::string(fg_sgemm_algo_name(algo)) != "unknown");
   for (fg_rowmean_algo_t algo : carried_rowmean_algos(handle.get()))
     CHECK(std::string(fg_rowmean_algo_name(algo)) != "unknown");
   CHECK(fg_get_sgemm_algo(handle.get(), nullptr) == FG_STATUS_INVALID_VALUE);

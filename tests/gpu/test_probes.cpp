@@ -32,8 +32,14 @@ struct RowmeanData {
   DeviceMemory d_input, d_matrix, d_output;
 
   RowmeanData(int64_t L_, int64_t M_, int64_t N_, uint64_t seed)
-      : L(L_), M(M_), N(N_), input(N_ * L_ * M_), matrix(L_ * L_), d_input(N_ * L_ * M_ * sizeof(double)),
-        d_matrix(L_ * L_ * sizeof(double)), d_output(L_ * N_ * sizeof(double)) {
+      : L(L_),
+        M(M_),
+        N(N_),
+        input(N_ * L_ * M_),
+        matrix(L_ * L_),
+        d_input(N_ * L_ * M_ * sizeof(double)),
+        d_matrix(L_ * L_ * sizeof(double)),
+        d_output(L_ * N_ * sizeof(double)) {
     fill_uniform(input, seed);
     fill_uniform(matrix, seed + 1);
     upload(d_input, input);
@@ -236,8 +242,7 @@ TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SU
   require_no_pending_fault();
 }
 
-TEST_CASE("rowmean operands off their element boundary are INVALID_VALUE naming them, never a fault",
-          "[probe]") {
+TEST_CASE("rowmean operands off their element boundary are INVALID_VALUE naming them, never a fault", "[probe]") {
   Handle handle;
   const int64_t L = 8, M = 5, N = 3;
   for (fg_dtype_t dtype : {FG_F64, FG_F32}) {
@@ -250,8 +255,8 @@ TEST_CASE("rowmean operands off their element boundary are INVALID_VALUE naming 
     const char *names[] = {"input", "matrix", "output"};
     for (int which = 0; which < 3; ++which) {
       for (fg_rowmean_algo_t algo : rowmean_algos(handle.get())) {
-        INFO((dtype == FG_F64 ? "f64 " : "f32 ") << names[which] << " + " << off << " bytes, "
-                                                << fg_rowmean_algo_name(algo));
+        INFO((dtype == FG_F64 ? "f64 " : "f32 ")
+             << names[which] << " + " << off << " bytes, " << fg_rowmean_algo_name(algo));
         REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
         REQUIRE_CUDA_OK(cudaMemset(output.get(), 0x7f, L * N * element + 16));
         const char *in = input.as<char>() + (which == 0 ? off : 0);
@@ -270,8 +275,7 @@ TEST_CASE("rowmean operands off their element boundary are INVALID_VALUE naming 
   require_no_pending_fault();
 }
 
-TEST_CASE("operands past the end of their allocation, a short C and C sharing memory with A are refused",
-          "[probe]") {
+TEST_CASE("operands past the end of their allocation, a short C and C sharing memory with A are refused", "[probe]") {
   Handle handle;
   const int64_t m = 16, n = 12, k = 20;
   DeviceMemory a(m * k * 4), b(k * n * 4), c(m * n * 4);
@@ -294,10 +298,14 @@ TEST_CASE("operands past the end of their allocation, a short C and C sharing me
     CHECK(message.find(start) == 0);
     CHECK(message.find(part) != std::string::npos);
   };
-  refused(call(one_short(m * k), b.as<float>(), c.as<float>()), "fg_sgemm: A = ", "runs past the end of its allocation");
-  refused(call(a.as<float>() + 1, b.as<float>(), c.as<float>()), "fg_sgemm: A = ", "runs past the end of its allocation");
-  refused(call(a.as<float>(), one_short(k * n), c.as<float>()), "fg_sgemm: B = ", "runs past the end of its allocation");
-  refused(call(a.as<float>(), b.as<float>(), one_short(m * n)), "fg_sgemm: C = ", "runs past the end of its allocation");
+  refused(call(one_short(m * k), b.as<float>(), c.as<float>()),
+          "fg_sgemm: A = ", "runs past the end of its allocation");
+  refused(call(a.as<float>() + 1, b.as<float>(), c.as<float>()),
+          "fg_sgemm: A = ", "runs past the end of its allocation");
+  refused(call(a.as<float>(), one_short(k * n), c.as<float>()),
+          "fg_sgemm: B = ", "runs past the end of its allocation");
+  refused(call(a.as<float>(), b.as<float>(), one_short(m * n)),
+          "fg_sgemm: C = ", "runs past the end of its allocation");
   // C aliasing A (A is m x k, k >= n: C fits inside it).
   REQUIRE_CUDA_OK(cudaMemset(b.get(), 0, k * n * 4));
   refused(call(a.as<float>(), b.as<float>(), a.as<float>()), "fg_sgemm: C = ", "shares memory with A");
@@ -311,8 +319,8 @@ TEST_CASE("operands past the end of their allocation, a short C and C sharing me
   // A refused pointer query leaves the caller's pending CUDA error alone.
   int host_value = 0;
   CHECK(cudaSetDevice(-1) == cudaErrorInvalidDevice);  // now pending for this thread
-  refused(call(a.as<float>(), reinterpret_cast<const float *>(&host_value), c.as<float>()), "fg_sgemm: B = ",
-          "pageable host memory");
+  refused(call(a.as<float>(), reinterpret_cast<const float *>(&host_value), c.as<float>()),
+          "fg_sgemm: B = ", "pageable host memory");
   CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
   require_no_pending_fault();
 }
@@ -338,8 +346,8 @@ TEST_CASE("managed, pinned and host-registered operands", "[operands]") {
     std::memcpy(pinned, b.data(), b.size() * 4);
     std::memcpy(registered.data(), c.data(), c.size() * 4);
     REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
-    const fg_status_t status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.5f, managed, k,
-                                        pinned, n, -0.5f, registered.data(), n);
+    const fg_status_t status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.5f, managed, k, pinned,
+                                        n, -0.5f, registered.data(), n);
     INFO(fg_last_error_message());
     if (status == FG_STATUS_NOT_SUPPORTED && algo != FG_SGEMM_AUTO) continue;
     REQUIRE(status == FG_STATUS_SUCCESS);
@@ -421,8 +429,9 @@ TEST_CASE("NaN and Inf in A, B, alpha and beta follow FP32 semantics in every al
       for (size_t i = 0; i < got.size(); ++i) {
         const double e = expected[i];
         const bool same_class = std::isnan(e) ? std::isnan(got[i])
-                                : std::isinf(e) ? (std::isinf(got[i]) && std::signbit(got[i]) == std::signbit(e))
-                                                : (std::isfinite(got[i]) && std::fabs(got[i] - e) <= 1e-4 * (1 + std::fabs(e)));
+                                : std::isinf(e)
+                                    ? (std::isinf(got[i]) && std::signbit(got[i]) == std::signbit(e))
+                                    : (std::isfinite(got[i]) && std::fabs(got[i] - e) <= 1e-4 * (1 + std::fabs(e)));
         mismatches += same_class ? 0 : 1;
       }
       CHECK(mismatches == 0);
@@ -453,17 +462,19 @@ TEST_CASE("k past 2^30: every algorithm sums all of k", "[huge]") {
   }
   // The ladder's one-block kernels would take minutes over 2^30 steps of k; the tiled pipelines, the
   // split-k kernel, cuBLAS and AUTO are those whose k bookkeeping this checks.
-  for (fg_sgemm_algo_t algo : {FG_SGEMM_AUTO, FG_SGEMM_PIPELINED, FG_SGEMM_SMALL_TILE, FG_SGEMM_SPLIT_K, FG_SGEMM_CUBLAS}) {
+  for (fg_sgemm_algo_t algo :
+       {FG_SGEMM_AUTO, FG_SGEMM_PIPELINED, FG_SGEMM_SMALL_TILE, FG_SGEMM_SPLIT_K, FG_SGEMM_CUBLAS}) {
     if (fg_set_sgemm_algo(handle.get(), algo) != FG_STATUS_SUCCESS) continue;
     INFO("algorithm " << fg_sgemm_algo_name(algo));
     REQUIRE_CUDA_OK(cudaMemset(c.get(), 0xff, 4));
-    REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, k, 1.0f, a.as<float>(), k,
-                           b.as<float>(), 1, 0.0f, c.as<float>(), 1));
+    REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, k, 1.0f, a.as<float>(), k, b.as<float>(),
+                           1, 0.0f, c.as<float>(), 1));
     CHECK(download<float>(c, 1)[0] == static_cast<float>(tail));
   }
 }
 
-TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits a small caller workspace", "[workspace]") {
+TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits a small caller workspace",
+          "[workspace]") {
   Handle handle;
   RowmeanData data(160, 24, 20, 51);
   DeviceMemory workspace(size_t{256} << 20);

@@ -14,7 +14,7 @@ using namespace fgtest;
 
 namespace {
 
-constexpr int64_t kCanary = 4096;      // floats of canary on each side of every operand
+constexpr int64_t kCanary = 4096;       // floats of canary on each side of every operand
 constexpr int64_t kCapacity = 1 << 16;  // floats an operand may span
 
 // The farthest element an operand reaches, in floats, or -1 when it would not fit the capacity.
@@ -44,7 +44,8 @@ TEST_CASE("random calls through the real entry points never touch memory they mu
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(6);
   for (int call = 0; call < 3000 && std::chrono::steady_clock::now() < deadline; ++call) {
     GemmCase gc;
-    gc.layout = random() % 16 == 0 ? static_cast<fg_layout_t>(pick({0, 100, 103, -1})) : (random() % 2 ? FG_ROW_MAJOR : FG_COL_MAJOR);
+    gc.layout = random() % 16 == 0 ? static_cast<fg_layout_t>(pick({0, 100, 103, -1}))
+                                   : (random() % 2 ? FG_ROW_MAJOR : FG_COL_MAJOR);
     gc.transa = random() % 16 == 0 ? static_cast<fg_op_t>(pick({0, 110, 114})) : static_cast<fg_op_t>(in(111, 113));
     gc.transb = random() % 16 == 0 ? static_cast<fg_op_t>(pick({0, 110, 114})) : static_cast<fg_op_t>(in(111, 113));
     gc.m = random() % 20 == 0 ? pick({-1, 0, INT64_MAX}) : in(1, 70);
@@ -63,13 +64,16 @@ TEST_CASE("random calls through the real entry points never touch memory they mu
     gc.lda = std::max<int64_t>(a_length, 1) + in(-2, 6);
     gc.ldb = std::max<int64_t>(b_length, 1) + in(-2, 6);
     gc.ldc = std::max<int64_t>(c_length, 1) + in(-2, 6);
-    const auto stride = [&](int64_t lines, int64_t ld) { return random() % 8 == 0 ? pick({-1, 0, 3}) : std::max<int64_t>(lines, 1) * ld + in(0, 9); };
+    const auto stride = [&](int64_t lines, int64_t ld) {
+      return random() % 8 == 0 ? pick({-1, 0, 3}) : std::max<int64_t>(lines, 1) * ld + in(0, 9);
+    };
     gc.stride_a = stride(a_lines, gc.lda);
     gc.stride_b = stride(b_lines, gc.ldb);
     gc.stride_c = stride(c_lines, gc.ldc);
     gc.offset_a = kCanary + in(0, 3), gc.offset_b = kCanary + in(0, 3), gc.offset_c = kCanary + in(0, 3);
     const int64_t batch = gc.batch;
-    if (reach(a_lines, a_length, gc.lda, gc.stride_a, batch) < 0 || reach(b_lines, b_length, gc.ldb, gc.stride_b, batch) < 0 ||
+    if (reach(a_lines, a_length, gc.lda, gc.stride_a, batch) < 0 ||
+        reach(b_lines, b_length, gc.ldb, gc.stride_b, batch) < 0 ||
         reach(c_lines, c_length, gc.ldc, gc.stride_c, batch) < 0) {
       ++skipped;  // an accepted call would run past the buffers: nothing a library could detect
       continue;
@@ -80,14 +84,13 @@ TEST_CASE("random calls through the real entry points never touch memory they mu
     upload(c_device, c);
     REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
     const fg_status_t status =
-        gc.batched_api
-            ? fg_sgemm_strided_batched(handle.get(), gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha,
-                                       a_device.as<float>() + gc.offset_a, gc.lda, gc.stride_a,
-                                       b_device.as<float>() + gc.offset_b, gc.ldb, gc.stride_b, gc.beta,
-                                       c_device.as<float>() + gc.offset_c, gc.ldc, gc.stride_c, gc.batch)
-            : fg_sgemm(handle.get(), gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha,
-                       a_device.as<float>() + gc.offset_a, gc.lda, b_device.as<float>() + gc.offset_b, gc.ldb, gc.beta,
-                       c_device.as<float>() + gc.offset_c, gc.ldc);
+        gc.batched_api ? fg_sgemm_strided_batched(handle.get(), gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k,
+                                                  gc.alpha, a_device.as<float>() + gc.offset_a, gc.lda, gc.stride_a,
+                                                  b_device.as<float>() + gc.offset_b, gc.ldb, gc.stride_b, gc.beta,
+                                                  c_device.as<float>() + gc.offset_c, gc.ldc, gc.stride_c, gc.batch)
+                       : fg_sgemm(handle.get(), gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha,
+                                  a_device.as<float>() + gc.offset_a, gc.lda, b_device.as<float>() + gc.offset_b,
+                                  gc.ldb, gc.beta, c_device.as<float>() + gc.offset_c, gc.ldc);
     const std::vector<float> result = download<float>(c_device, total);
     INFO(fg_status_name(status) << ": " << fg_last_error_message());
     if (status != FG_STATUS_SUCCESS) {

@@ -58,7 +58,9 @@ std::vector<Workload> make_workloads(fg_handle_t handle, int count, uint64_t see
   for (int i = 0; i < count; ++i) {
     Workload w;
     w.rowmean = i % 2 == 1;
-    const auto size = [&](int64_t low, int64_t high) { return low + static_cast<int64_t>(random() % (high - low + 1)); };
+    const auto size = [&](int64_t low, int64_t high) {
+      return low + static_cast<int64_t>(random() % (high - low + 1));
+    };
     if (w.rowmean) {
       w.m = size(1, 700), w.n = size(1, 90), w.k = size(1, 24);
       w.rowmean_algo = i % 4 == 1 ? FG_ROWMEAN_AUTO : rowmean_algos[random() % rowmean_algos.size()];
@@ -91,7 +93,8 @@ std::vector<Workload> make_workloads(fg_handle_t handle, int count, uint64_t see
     Handle alone;
     DeviceMemory output(w.output_bytes);
     INFO("workload " << (w.rowmean ? "rowmean " : "sgemm ") << w.m << " " << w.n << " " << w.k);
-    if (w.run(alone.get(), output.get()) == FG_STATUS_NOT_SUPPORTED) w.sgemm_algo = FG_SGEMM_AUTO, w.rowmean_algo = FG_ROWMEAN_AUTO;
+    if (w.run(alone.get(), output.get()) == FG_STATUS_NOT_SUPPORTED)
+      w.sgemm_algo = FG_SGEMM_AUTO, w.rowmean_algo = FG_ROWMEAN_AUTO;
     REQUIRE_FG_OK(w.run(alone.get(), output.get()));
     w.alone = read_back(output.get(), w.output_bytes, nullptr);
   }
@@ -112,7 +115,8 @@ TEST_CASE("16 threads, each with its own handle and stream, get the results of c
     threads.emplace_back([&, t] {
       fg_handle_t handle = nullptr;
       cudaStream_t stream = nullptr;
-      if (fg_create(&handle) != FG_STATUS_SUCCESS || cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+      if (fg_create(&handle) != FG_STATUS_SUCCESS ||
+          cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
           fg_set_stream(handle, stream) != FG_STATUS_SUCCESS) {
         ++failures;
         return;
@@ -233,8 +237,8 @@ struct PeriodicArray {
     REQUIRE_CUDA_OK(cudaMemcpy(memory->get(), period.data(), first * sizeof(float), cudaMemcpyHostToDevice));
     for (int64_t done = first; done < count;) {  // doubling copies of what is already there
       const int64_t chunk = std::min(done - done % period_length, count - done);
-      REQUIRE_CUDA_OK(cudaMemcpy(memory->as<float>() + done, memory->as<float>(), chunk * sizeof(float),
-                                 cudaMemcpyDeviceToDevice));
+      REQUIRE_CUDA_OK(
+          cudaMemcpy(memory->as<float>() + done, memory->as<float>(), chunk * sizeof(float), cudaMemcpyDeviceToDevice));
       done += chunk;
     }
   }
@@ -262,8 +266,9 @@ TEST_CASE("operands of more than 2^31 elements compute correctly", "[huge]") {
     INFO("algorithm " << fg_sgemm_algo_name(algo));
     REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
     REQUIRE_CUDA_OK(cudaMemset(c_device.get(), 0xff, m * n * 4));
-    const fg_status_t status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.memory->as<float>(),
-                                        k, b_device.as<float>(), n, 0.0f, c_device.as<float>(), n);
+    const fg_status_t status =
+        fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.memory->as<float>(), k,
+                 b_device.as<float>(), n, 0.0f, c_device.as<float>(), n);
     if (status == FG_STATUS_NOT_SUPPORTED && algo != FG_SGEMM_AUTO) continue;
     REQUIRE(status == FG_STATUS_SUCCESS);
     const std::vector<float> c = download<float>(c_device, m * n);

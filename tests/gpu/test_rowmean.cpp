@@ -60,8 +60,7 @@ std::string expected_refusal(fg_rowmean_algo_t algo, fg_dtype_t dtype, int64_t L
       if (device.arch < 80) return "compute capability 8.0";
       if (reinterpret_cast<uintptr_t>(matrix) % 16 != 0) return "16-byte aligned";
       return L % (16 / element) != 0 ? "must be a multiple of" : "";
-    default:
-      return "";
+    default: return "";
   }
 }
 
@@ -88,8 +87,8 @@ void check_rowmean_case(fg_handle_t handle, const std::vector<fg_rowmean_algo_t>
   const std::vector<long double> reference = reference_rowmean(input, matrix, rc.L, rc.M, rc.N);
 
   const size_t output_count = static_cast<size_t>(rc.L * rc.N) + 2 * rc.offset;
-  DeviceMemory input_device((input.size() + rc.offset) * sizeof(T)), matrix_device((matrix.size() + rc.offset) * sizeof(T)),
-      output_device(output_count * sizeof(T));
+  DeviceMemory input_device((input.size() + rc.offset) * sizeof(T)),
+      matrix_device((matrix.size() + rc.offset) * sizeof(T)), output_device(output_count * sizeof(T));
   std::vector<T> staged(input.size() + rc.offset);
   std::copy(input.begin(), input.end(), staged.begin() + rc.offset);
   upload(input_device, staged);
@@ -167,33 +166,34 @@ TEMPLATE_TEST_CASE("rowmean_matvec: pointers offset by one element", "[rowmean][
   Handle handle;
   const auto algos = rowmean_algos_under_test(handle.get());
   uint64_t seed = 1000;
-  for (RowmeanCase rc : {RowmeanCase{64, 64, 33, 1}, RowmeanCase{5, 1001, 7, 1}, RowmeanCase{1030, 8, 3, 1},
-                         RowmeanCase{17, 1, 300, 1}})
+  for (RowmeanCase rc :
+       {RowmeanCase{64, 64, 33, 1}, RowmeanCase{5, 1001, 7, 1}, RowmeanCase{1030, 8, 3, 1}, RowmeanCase{17, 1, 300, 1}})
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
-TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches", "[rowmean][classes]", float, double) {
+TEMPLATE_TEST_CASE("rowmean_matvec: short rows, long rows, large L, many batches", "[rowmean][classes]", float,
+                   double) {
   Handle handle;
   const auto algos = rowmean_algos_under_test(handle.get());
   uint64_t seed = 2000;
-  for (RowmeanCase rc : {RowmeanCase{3, 100000, 4}, RowmeanCase{64, 1, 20000}, RowmeanCase{4096, 8, 40},
-                         RowmeanCase{8192, 16, 3}, RowmeanCase{1024, 64, 300}, RowmeanCase{2, 1 << 20, 1},
-                         RowmeanCase{1, 2, 100000}, RowmeanCase{300, 32, 1}})
+  for (RowmeanCase rc :
+       {RowmeanCase{3, 100000, 4}, RowmeanCase{64, 1, 20000}, RowmeanCase{4096, 8, 40}, RowmeanCase{8192, 16, 3},
+        RowmeanCase{1024, 64, 300}, RowmeanCase{2, 1 << 20, 1}, RowmeanCase{1, 2, 100000}, RowmeanCase{300, 32, 1}})
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
 // Matrices too large to stay in L2 (over a quarter of it: the H100's 50 MB L2 streams from 1800 x 1800 f32 or
 // 1300 x 1300 f64) with few batches take the staged algorithm's streaming product: partial row tiles, L not a multiple
 // of the copy stages, one and two slabs, a matrix 16 bytes past its allocation's start.
-TEMPLATE_TEST_CASE("rowmean_matvec: staged product of a matrix that streams from memory", "[rowmean][streaming]",
-                   float, double) {
+TEMPLATE_TEST_CASE("rowmean_matvec: staged product of a matrix that streams from memory", "[rowmean][streaming]", float,
+                   double) {
   Handle handle;
   const std::vector<fg_rowmean_algo_t> algos{FG_ROWMEAN_AUTO, FG_ROWMEAN_STAGED};
   uint64_t seed = 3000;
   const bool f32 = std::is_same<TestType, float>::value;
   const int64_t L = f32 ? 2004 : 1302;
-  for (RowmeanCase rc : {RowmeanCase{L, 9, 1}, RowmeanCase{L, 3, 16}, RowmeanCase{L + 52, 2, 7},
-                         RowmeanCase{L, 5, 32}, RowmeanCase{L, 4, 5, 16 / static_cast<int64_t>(sizeof(TestType))}})
+  for (RowmeanCase rc : {RowmeanCase{L, 9, 1}, RowmeanCase{L, 3, 16}, RowmeanCase{L + 52, 2, 7}, RowmeanCase{L, 5, 32},
+                         RowmeanCase{L, 4, 5, 16 / static_cast<int64_t>(sizeof(TestType))}})
     check_rowmean_case<TestType>(handle.get(), algos, rc, seed++);
 }
 
@@ -250,8 +250,8 @@ TEMPLATE_TEST_CASE("rowmean_matvec: an infinite input reaches only its batch's c
     INFO("algorithm " << fg_rowmean_algo_name(algo));
     REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
     upload(output_device, poison);
-    REQUIRE_FG_OK(fg_rowmean_matvec(handle.get(), dtype, input_device.get(), matrix_device.get(), output_device.get(),
-                                    L, M, N));
+    REQUIRE_FG_OK(
+        fg_rowmean_matvec(handle.get(), dtype, input_device.get(), matrix_device.get(), output_device.get(), L, M, N));
     const std::vector<TestType> result = download<TestType>(output_device, static_cast<size_t>(L * N));
     for (int64_t i = 0; i < L; ++i) {
       const TestType value = result[static_cast<size_t>(i * N + infinite_batch)];

@@ -37,7 +37,7 @@ void for_each_layout_and_transpose(GemmCase base, Body body) {
 TEST_CASE("sgemm: small, prime and tile-edge shapes in every layout and transpose", "[sgemm][shapes]") {
   Handle handle;
   const auto algos = algos_under_test(handle.get());
-  const Shape shapes[] = {{1, 1, 1},     {1, 37, 17},    {53, 1, 29},   {31, 37, 1},  {7, 13, 5},
+  const Shape shapes[] = {{1, 1, 1},       {1, 37, 17},     {53, 1, 29},     {31, 37, 1}, {7, 13, 5},
                           {127, 128, 129}, {129, 127, 128}, {128, 129, 127}, {2, 300, 3}, {257, 3, 130}};
   const float scalars[][2] = {{1.0f, 0.0f}, {-0.5f, 2.25f}, {2.25f, 1.0f}, {1.0f, -0.5f}};
   uint64_t seed = 1;
@@ -164,8 +164,8 @@ TEST_CASE("sgemm: m, n or batch_count 0 touches nothing", "[sgemm][scalars]") {
   upload(c, std::vector<float>{sentinel});
   REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 0, 5, 5, 1.0f, nullptr, 5, nullptr, 5, 0.0f,
                          c.as<float>(), 5));
-  REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_COL_MAJOR, FG_OP_T, FG_OP_N, 5, 0, 5, 1.0f, nullptr, 5, nullptr, 5, 0.0f,
-                         nullptr, 5));
+  REQUIRE_FG_OK(
+      fg_sgemm(handle.get(), FG_COL_MAJOR, FG_OP_T, FG_OP_N, 5, 0, 5, 1.0f, nullptr, 5, nullptr, 5, 0.0f, nullptr, 5));
   REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4, 4, 4, 1.0f, nullptr, 4, 16,
                                          nullptr, 4, 16, 0.0f, c.as<float>(), 4, 16, 0));
   CHECK(download<float>(c, 1)[0] == sentinel);

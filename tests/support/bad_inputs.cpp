@@ -10,7 +10,8 @@ SgemmCall valid_sgemm_call(const float *A, const float *B, float *C) {
 
 std::vector<BadSgemmCase> bad_sgemm_cases(const float *A, const float *B, float *C, float *host) {
   std::vector<BadSgemmCase> cases;
-  const auto add = [&](std::string what, bool batched_only, std::string part, const std::function<void(SgemmCall &)> &change) {
+  const auto add = [&](std::string what, bool batched_only, std::string part,
+                       const std::function<void(SgemmCall &)> &change) {
     SgemmCall call = valid_sgemm_call(A, B, C);
     change(call);
     cases.push_back({std::move(what), call, batched_only, std::move(part)});
@@ -31,7 +32,8 @@ std::vector<BadSgemmCase> bad_sgemm_cases(const float *A, const float *B, float 
   add("short lda, column-major C", false, "lda = 5 must be >= max(1, k) = 6 for FG_COL_MAJOR, FG_OP_C",
       [](SgemmCall &c) { c.layout = FG_COL_MAJOR, c.transa = FG_OP_C, c.lda = 5, c.ldb = 6, c.ldc = 4; });
   add("short ldb", false, "ldb = 4 must be >= max(1, n) = 5", [](SgemmCall &c) { c.ldb = 4; });
-  add("short ldb, transposed", false, "ldb = 5 must be >= max(1, k) = 6", [](SgemmCall &c) { c.transb = FG_OP_T, c.ldb = 5; });
+  add("short ldb, transposed", false, "ldb = 5 must be >= max(1, k) = 6",
+      [](SgemmCall &c) { c.transb = FG_OP_T, c.ldb = 5; });
   add("short ldc", false, "ldc = 4 must be >= max(1, n) = 5", [](SgemmCall &c) { c.ldc = 4; });
   add("ld of 0 with k 0", false, "lda = 0 must be >= max(1, k) = 1", [](SgemmCall &c) { c.k = 0, c.lda = 0; });
   add("negative stride_a", true, "stride_a = -1 must be >= 0", [](SgemmCall &c) { c.stride_a = -1; });
@@ -75,9 +77,11 @@ std::vector<BadRowmeanCase> bad_rowmean_cases(const void *input, const void *mat
   add("NULL output", "output is NULL", [](RowmeanCall &c) { c.output = nullptr; });
   add("host input", "pageable host memory", [&](RowmeanCall &c) { c.input = host; });
   add("host output", "pageable host memory", [&](RowmeanCall &c) { c.output = host; });
-  add("input size overflows", "overflow int64", [](RowmeanCall &c) { c.L = int64_t(1) << 31, c.M = int64_t(1) << 31, c.N = 8; });
+  add("input size overflows", "overflow int64",
+      [](RowmeanCall &c) { c.L = int64_t(1) << 31, c.M = int64_t(1) << 31, c.N = 8; });
   add("matrix size overflows", "overflow int64", [](RowmeanCall &c) { c.L = int64_t(1) << 40, c.M = 1, c.N = 1; });
-  add("output overlaps input", "output overlaps input", [&](RowmeanCall &c) { c.output = const_cast<void *>(c.input); });
+  add("output overlaps input", "output overlaps input",
+      [&](RowmeanCall &c) { c.output = const_cast<void *>(c.input); });
   return cases;
 }
 

@@ -28,8 +28,8 @@ struct SgemmCall {
 struct BadSgemmCase {
   std::string what;
   SgemmCall call;
-  bool batched_only;        // strides and batch_count: only fg_sgemm_strided_batched takes them
-  std::string message_part; // the message must contain this
+  bool batched_only;         // strides and batch_count: only fg_sgemm_strided_batched takes them
+  std::string message_part;  // the message must contain this
 };
 
 // A valid batched call, row-major N N, m=4 n=5 k=6, two dense batches, over the given memory (A needs 48

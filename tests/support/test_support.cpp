@@ -43,7 +43,9 @@ void parallel_for(int64_t count, Body body) {
 }  // namespace
 
 void fill_uniform(std::vector<float> &values, uint64_t seed, float low, float high) { fill(values, seed, low, high); }
-void fill_uniform(std::vector<double> &values, uint64_t seed, double low, double high) { fill(values, seed, low, high); }
+void fill_uniform(std::vector<double> &values, uint64_t seed, double low, double high) {
+  fill(values, seed, low, high);
+}
 
 GemmCase GemmCase::resolved() const {
   GemmCase r = *this;
@@ -64,8 +66,8 @@ std::string GemmCase::describe() const {
   text << (layout == FG_ROW_MAJOR ? "row" : "col") << ' ' << (transa == FG_OP_N ? 'N' : 'T')
        << (transb == FG_OP_N ? 'N' : 'T') << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
        << " beta=" << beta << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc << " batch=" << batch
-       << " strides=" << stride_a << '/' << stride_b << '/' << stride_c << " offsets=" << offset_a << '/'
-       << offset_b << '/' << offset_c;
+       << " strides=" << stride_a << '/' << stride_b << '/' << stride_c << " offsets=" << offset_a << '/' << offset_b
+       << '/' << offset_c;
   return text.str();
 }
 
@@ -83,7 +85,9 @@ int64_t GemmCase::a_elements() const {
 int64_t GemmCase::b_elements() const {
   return allocation(offset_b, b_rows(), b_cols(), ldb, stride_b, batch, layout == FG_ROW_MAJOR);
 }
-int64_t GemmCase::c_elements() const { return allocation(offset_c, m, n, ldc, stride_c, batch, layout == FG_ROW_MAJOR); }
+int64_t GemmCase::c_elements() const {
+  return allocation(offset_c, m, n, ldc, stride_c, batch, layout == FG_ROW_MAJOR);
+}
 
 std::vector<double> reference_gemm(const GemmCase &gc, const std::vector<float> &a, const std::vector<float> &b,
                                    const std::vector<float> &c) {
@@ -139,8 +143,7 @@ double relative_error(const std::vector<T> &got, const std::vector<R> &ref, cons
 }
 
 template double relative_error(const std::vector<float> &, const std::vector<double> &, const std::vector<char> *);
-template double relative_error(const std::vector<float> &, const std::vector<long double> &,
-                               const std::vector<char> *);
+template double relative_error(const std::vector<float> &, const std::vector<long double> &, const std::vector<char> *);
 template double relative_error(const std::vector<double> &, const std::vector<long double> &,
                                const std::vector<char> *);
 
@@ -169,8 +172,8 @@ std::vector<long double> reference_rowmean(const std::vector<T> &input, const st
 
 template std::vector<long double> reference_rowmean(const std::vector<float> &, const std::vector<float> &, int64_t,
                                                     int64_t, int64_t);
-template std::vector<long double> reference_rowmean(const std::vector<double> &, const std::vector<double> &,
-                                                    int64_t, int64_t, int64_t);
+template std::vector<long double> reference_rowmean(const std::vector<double> &, const std::vector<double> &, int64_t,
+                                                    int64_t, int64_t);
 
 std::vector<fg_sgemm_algo_t> carried_sgemm_algos(fg_handle_t handle) {
   std::vector<fg_sgemm_algo_t> algos;

@@ -30,9 +30,9 @@ struct GemmCase {
   int64_t lda = 0, ldb = 0, ldc = 0;  // 0: the smallest valid one
   int64_t batch = 1;
   int64_t stride_a = -1, stride_b = -1, stride_c = -1;  // -1: one dense matrix after the other
-  int64_t offset_a = 0, offset_b = 0, offset_c = 0;      // elements between the allocation and the matrix
-  bool null_ab = false;                                   // pass NULL for A and B (k == 0 or alpha == 0)
-  bool batched_api = false;                               // call fg_sgemm_strided_batched
+  int64_t offset_a = 0, offset_b = 0, offset_c = 0;     // elements between the allocation and the matrix
+  bool null_ab = false;                                 // pass NULL for A and B (k == 0 or alpha == 0)
+  bool batched_api = false;                             // call fg_sgemm_strided_batched
 
   // Fills in lds and strides left to their defaults.
   GemmCase resolved() const;
@@ -77,7 +77,9 @@ class DeviceMemory {
   DeviceMemory &operator=(const DeviceMemory &) = delete;
   void *get() const { return pointer_; }
   template <typename T>
-  T *as() const { return static_cast<T *>(pointer_); }
+  T *as() const {
+    return static_cast<T *>(pointer_);
+  }
 
  private:
   void *pointer_ = nullptr;
@@ -91,16 +93,16 @@ std::vector<T> download(const DeviceMemory &memory, size_t count);
 }  // namespace fgtest
 
 // A call that must succeed; on failure the message says why.
-#define REQUIRE_FG_OK(call)                                                                              \
-  do {                                                                                                   \
-    const fg_status_t fg_status_ = (call);                                                               \
-    INFO(#call << " -> " << fg_status_name(fg_status_) << ": " << fg_last_error_message());             \
-    REQUIRE(fg_status_ == FG_STATUS_SUCCESS);                                                            \
+#define REQUIRE_FG_OK(call)                                                                 \
+  do {                                                                                      \
+    const fg_status_t fg_status_ = (call);                                                  \
+    INFO(#call << " -> " << fg_status_name(fg_status_) << ": " << fg_last_error_message()); \
+    REQUIRE(fg_status_ == FG_STATUS_SUCCESS);                                               \
   } while (0)
 
-#define REQUIRE_CUDA_OK(call)                                                                            \
-  do {                                                                                                   \
-    const cudaError_t cuda_status_ = (call);                                                             \
-    INFO(#call << " -> " << cudaGetErrorName(cuda_status_));                                             \
-    REQUIRE(cuda_status_ == cudaSuccess);                                                                \
+#define REQUIRE_CUDA_OK(call)                                \
+  do {                                                       \
+    const cudaError_t cuda_status_ = (call);                 \
+    INFO(#call << " -> " << cudaGetErrorName(cuda_status_)); \
+    REQUIRE(cuda_status_ == cudaSuccess);                    \
   } while (0)

@@ -16,12 +16,15 @@ TEST_CASE("version: library and header agree", "[abi]") {
 }
 
 TEST_CASE("status: every value has its name and a sentence", "[abi]") {
-  const std::pair<fg_status_t, const char *> names[] = {
-      {FG_STATUS_SUCCESS, "FG_STATUS_SUCCESS"},           {FG_STATUS_INVALID_VALUE, "FG_STATUS_INVALID_VALUE"},
-      {FG_STATUS_INVALID_HANDLE, "FG_STATUS_INVALID_HANDLE"}, {FG_STATUS_NOT_SUPPORTED, "FG_STATUS_NOT_SUPPORTED"},
-      {FG_STATUS_NO_DEVICE, "FG_STATUS_NO_DEVICE"},       {FG_STATUS_ALLOC_FAILED, "FG_STATUS_ALLOC_FAILED"},
-      {FG_STATUS_CUDA_ERROR, "FG_STATUS_CUDA_ERROR"},     {FG_STATUS_CUBLAS_ERROR, "FG_STATUS_CUBLAS_ERROR"},
-      {FG_STATUS_INTERNAL_ERROR, "FG_STATUS_INTERNAL_ERROR"}};
+  const std::pair<fg_status_t, const char *> names[] = {{FG_STATUS_SUCCESS, "FG_STATUS_SUCCESS"},
+                                                        {FG_STATUS_INVALID_VALUE, "FG_STATUS_INVALID_VALUE"},
+                                                        {FG_STATUS_INVALID_HANDLE, "FG_STATUS_INVALID_HANDLE"},
+                                                        {FG_STATUS_NOT_SUPPORTED, "FG_STATUS_NOT_SUPPORTED"},
+                                                        {FG_STATUS_NO_DEVICE, "FG_STATUS_NO_DEVICE"},
+                                                        {FG_STATUS_ALLOC_FAILED, "FG_STATUS_ALLOC_FAILED"},
+                                                        {FG_STATUS_CUDA_ERROR, "FG_STATUS_CUDA_ERROR"},
+                                                        {FG_STATUS_CUBLAS_ERROR, "FG_STATUS_CUBLAS_ERROR"},
+                                                        {FG_STATUS_INTERNAL_ERROR, "FG_STATUS_INTERNAL_ERROR"}};
   std::set<std::string> sentences;
   int expected_value = 0;
   for (const auto &entry : names) {
@@ -90,9 +93,9 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   check_null_handle(fg_sgemm_workspace_size(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1, &bytes),
                     "fg_sgemm_workspace_size");
   check_null_handle(fg_rowmean_workspace_size(nullptr, FG_F32, 1, 1, 1, &bytes), "fg_rowmean_workspace_size");
-  check_null_handle(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f,
-                             &value, 1),
-                    "fg_sgemm");
+  check_null_handle(
+      fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f, &value, 1),
+      "fg_sgemm");
   check_null_handle(fg_sgemm_strided_batched(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, 1,
                                              &value, 1, 1, 0.0f, &value, 1, 1, 1),
                     "fg_sgemm_strided_batched");
@@ -149,6 +152,6 @@ TEST_CASE("log: calls to trace", "[.log]") {
   // the algorithm) must reach stderr whole.
   constexpr int64_t kLong = 1234567890123;
   CHECK(fg_sgemm_strided_batched(nullptr, FG_COL_MAJOR, FG_OP_T, FG_OP_T, kLong, kLong, kLong, 1.5f, &value, kLong,
-                                 kLong, &value, kLong, kLong, 0.25f, &value, kLong, kLong + 1, kLong + 2) ==
-        FG_STATUS_INVALID_HANDLE);
+                                 kLong, &value, kLong, kLong, 0.25f, &value, kLong, kLong + 1,
+                                 kLong + 2) == FG_STATUS_INVALID_HANDLE);
 }

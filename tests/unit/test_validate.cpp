@@ -40,8 +40,8 @@ capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
 }
 
 capi::SgemmArgs args_of(const SgemmCall &c, bool batched) {
-  return capi::SgemmArgs{c.layout, c.transa, c.transb, c.m,          c.n,        c.k,   c.alpha,
-                         c.A,      c.lda,    c.stride_a, c.B,        c.ldb,      c.stride_b, c.beta,
+  return capi::SgemmArgs{c.layout, c.transa, c.transb,   c.m,           c.n,    c.k,        c.alpha,
+                         c.A,      c.lda,    c.stride_a, c.B,           c.ldb,  c.stride_b, c.beta,
                          c.C,      c.ldc,    c.stride_c, c.batch_count, batched};
 }
 
@@ -84,8 +84,8 @@ TEST_CASE("validator: leading-dimension minimum for every layout and transpose",
         const int64_t lda_min = row ? (a_n ? k : m) : (a_n ? m : k);
         const int64_t ldb_min = row ? (b_n ? n : k) : (b_n ? k : n);
         const int64_t ldc_min = row ? n : m;
-        SgemmCall call{layout, transa, transb, m, n, k, 1.0f, device_a, lda_min, 0, device_b, ldb_min, 0,
-                       0.0f,   device_c, ldc_min, 0, 1};
+        SgemmCall call{layout, transa,   transb,  m, n,    k,        1.0f,    device_a, lda_min,
+                       0,      device_b, ldb_min, 0, 0.0f, device_c, ldc_min, 0,        1};
         INFO("layout " << layout << " transa " << transa << " transb " << transb);
         detail::GemmProblem problem;
         capi::GemmWork work;
@@ -124,8 +124,8 @@ TEST_CASE("validator: trivial cases need no pointers", "[validate]") {
 }
 
 TEST_CASE("validator: column-major becomes the row-major product with A and B swapped", "[validate]") {
-  SgemmCall call{FG_COL_MAJOR, FG_OP_T, FG_OP_N, 3, 4, 5, 2.0f, device_a, 6, 30, device_b, 7, 35, 0.5f,
-                 device_c, 8, 32, 2};
+  SgemmCall call{FG_COL_MAJOR, FG_OP_T,  FG_OP_N, 3,  4,    5,        2.0f, device_a, 6,
+                 30,           device_b, 7,       35, 0.5f, device_c, 8,    32,       2};
   detail::GemmProblem p;
   capi::GemmWork work;
   REQUIRE(validate(args_of(call, true), &p, &work).ok());
@@ -158,8 +158,8 @@ TEST_CASE("validator: C's stride must keep the products apart", "[validate]") {
   detail::GemmProblem p;
   capi::GemmWork work;
   // 4 x 5 row-major products, ldc = 5: stacked needs stride_c >= 20.
-  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4, 5, 6, 1.0f, device_a, 6, 0, device_b, 5, 0, 0.0f, device_c, 5,
-                 20, 3};
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4,    5,        6, 1.0f, device_a, 6, 0,
+                 device_b,     5,       0,       0.0f, device_c, 5, 20,   3};
   CHECK(validate(args_of(call, true), &p, &work).ok());
   call.stride_c = 19;
   CHECK(!validate(args_of(call, true), &p, &work).ok());
@@ -215,16 +215,16 @@ TEST_CASE("AUTO's SGEMM table: the project's kernels where they were measured fa
   };
   for (int64_t size : {32, 64, 128, 256, 384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
   CHECK(choice(100, 1000, 1024, 1, hopper) == FG_SGEMM_SMALL_TILE);
-  CHECK(choice(64, 64, 64, 16, hopper) == FG_SGEMM_SMALL_TILE);   // batches whose outputs all together are few
-  CHECK(choice(64, 64, 64, 36, hopper) == FG_SGEMM_SMALL_TILE);   // 384 x 384 outputs exactly
-  CHECK(choice(64, 64, 64, 37, hopper) == FG_SGEMM_CUBLAS);       // one batch more
-  CHECK(choice(64, 64, 64, 1024, hopper) == FG_SGEMM_CUBLAS);     // many batches: cuBLAS measured faster
+  CHECK(choice(64, 64, 64, 16, hopper) == FG_SGEMM_SMALL_TILE);  // batches whose outputs all together are few
+  CHECK(choice(64, 64, 64, 36, hopper) == FG_SGEMM_SMALL_TILE);  // 384 x 384 outputs exactly
+  CHECK(choice(64, 64, 64, 37, hopper) == FG_SGEMM_CUBLAS);      // one batch more
+  CHECK(choice(64, 64, 64, 1024, hopper) == FG_SGEMM_CUBLAS);    // many batches: cuBLAS measured faster
   CHECK(choice(256, 256, 256, 64, hopper) == FG_SGEMM_CUBLAS);
   for (int64_t size : {1, 8, 16, 31}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);  // too little work
-  CHECK(choice(1, 8192, 1024, 1, hopper) == FG_SGEMM_CUBLAS);     // matrix-vector shapes
+  CHECK(choice(1, 8192, 1024, 1, hopper) == FG_SGEMM_CUBLAS);  // matrix-vector shapes
   CHECK(choice(8192, 15, 16, 1, hopper) == FG_SGEMM_CUBLAS);
-  CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);     // more outputs than measured faster
-  CHECK(choice(256, 256, 1025, 1, hopper) == FG_SGEMM_CUBLAS);    // deeper than measured faster
+  CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);   // more outputs than measured faster
+  CHECK(choice(256, 256, 1025, 1, hopper) == FG_SGEMM_CUBLAS);  // deeper than measured faster
   CHECK(choice(4096, 4096, 256, 1, hopper) == FG_SGEMM_DOUBLE_BUFFER);
   CHECK(choice(8192, 4096, 128, 1, hopper) == FG_SGEMM_DOUBLE_BUFFER);
   CHECK(choice(4096, 4096, 257, 1, hopper) == FG_SGEMM_CUBLAS);
@@ -322,7 +322,8 @@ TEST_CASE("validator: the C-stride rule matches enumeration on every small layou
       for (int64_t ld = length; ld <= 7; ++ld)
         for (int64_t stride = 0; stride <= 30; ++stride)
           for (int64_t count = 1; count <= 5; ++count) {
-            INFO("lines " << lines << " length " << length << " ld " << ld << " stride " << stride << " count " << count);
+            INFO("lines " << lines << " length " << length << " ld " << ld << " stride " << stride << " count "
+                          << count);
             CHECK(capi::batches_overlap(lines, length, ld, stride, count) ==
                   overlap_by_enumeration(lines, length, ld, stride, count));
           }
@@ -332,7 +333,8 @@ TEST_CASE("validator: disjoint interleaved batches of C are accepted, with the i
   detail::GemmProblem p;
   capi::GemmWork work;
   // Row-major m = 2, n = 1, ldc = 3, stride_c = 2, batch 3: C elements {0, 3}, {2, 5}, {4, 7}.
-  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 2, 1, 4, 1.0f, device_a, 4, 8, device_b, 1, 4, 0.0f, device_c, 3, 2, 3};
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 2,    1,        4, 1.0f, device_a, 4, 8,
+                 device_b,     1,       4,       0.0f, device_c, 3, 2,    3};
   const capi::Status accepted = validate(args_of(call, true), &p, &work);
   INFO(accepted.message);
   CHECK(accepted.ok());
@@ -348,8 +350,8 @@ TEST_CASE("validator: C sharing memory with A or B is refused; blocks of one arr
   // Column-major 4 x 4 blocks of one 12 x 12 array (ld 12): C = X(4:8, 4:8), A = X(4:8, 0:4), B = X(0:4, 4:8),
   // the trailing update of a blocked factorization.
   float *x = device_a;
-  SgemmCall call{FG_COL_MAJOR, FG_OP_N, FG_OP_N, 4, 4, 4, -1.0f, x + 4, 12, 0, x + 4 * 12, 12, 0, 1.0f,
-                 x + 4 * 12 + 4, 12, 0, 1};
+  SgemmCall call{FG_COL_MAJOR, FG_OP_N,        FG_OP_N, 4, 4, 4, -1.0f, x + 4, 12, 0, x + 4 * 12, 12, 0,
+                 1.0f,         x + 4 * 12 + 4, 12,      0, 1};
   const capi::Status blocks = validate(args_of(call, false), &p, &work);
   INFO(blocks.message);
   CHECK(blocks.ok());
@@ -378,8 +380,8 @@ TEST_CASE("validator: operands past the end of their allocation are named", "[va
   detail::GemmProblem p;
   capi::GemmWork work;
   // A is 4 x 6 from 30 floats before the end of device_a's allocation: its last 24 fit, then 6 more do not.
-  SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4, 5, 6, 1.0f, device_a + kRegion - 24, 6, 0, device_b, 5, 0,
-                 0.0f, device_c, 5, 0, 1};
+  SgemmCall call{FG_ROW_MAJOR, FG_OP_N,  FG_OP_N, 4, 5, 6, 1.0f, device_a + kRegion - 24, 6, 0, device_b, 5, 0,
+                 0.0f,         device_c, 5,       0, 1};
   CHECK(validate(args_of(call, false), &p, &work).ok());
   call.A = device_a + kRegion - 23;
   capi::Status status = validate(args_of(call, false), &p, &work);
@@ -391,7 +393,8 @@ TEST_CASE("validator: operands past the end of their allocation are named", "[va
   CHECK(status.message.find("C = ") == 0);
   detail::RowmeanProblem problem;
   bool empty = false;
-  status = capi::validate_rowmean({FG_F32, device_a + kRegion - 23, device_b, device_c, 4, 3, 2}, simulated, &problem, &empty);
+  status = capi::validate_rowmean({FG_F32, device_a + kRegion - 23, device_b, device_c, 4, 3, 2}, simulated, &problem,
+                                  &empty);
   CHECK(status.message.find("input = ") == 0);
 }
 
@@ -407,30 +410,33 @@ TEST_CASE("validator: rowmean pointers off their element boundary are named", "[
   CHECK(status.message.find("not aligned to its 8-byte FG_F64 elements") != std::string::npos);
   status = capi::validate_rowmean({FG_F64, device_a, off(device_b, 4), device_c, 4, 3, 2}, simulated, &problem, &empty);
   CHECK(status.message.find("matrix = ") == 0);
-  status = capi::validate_rowmean({FG_F64, device_a, device_b, const_cast<char *>(off(device_c, 4)), 4, 3, 2}, simulated,
-                                  &problem, &empty);
+  status = capi::validate_rowmean({FG_F64, device_a, device_b, const_cast<char *>(off(device_c, 4)), 4, 3, 2},
+                                  simulated, &problem, &empty);
   CHECK(status.message.find("output = ") == 0);
   status = capi::validate_rowmean({FG_F32, off(device_a, 2), device_b, device_c, 4, 3, 2}, simulated, &problem, &empty);
   CHECK(status.message.find("not aligned to its 4-byte FG_F32 elements") != std::string::npos);
-  CHECK(capi::validate_rowmean({FG_F32, device_a + 1, device_b, device_c + 1, 4, 3, 2}, simulated, &problem, &empty).ok());
+  CHECK(capi::validate_rowmean({FG_F32, device_a + 1, device_b, device_c + 1, 4, 3, 2}, simulated, &problem, &empty)
+            .ok());
 }
 
 TEST_CASE("validator: fg_set_workspace's arguments", "[validate]") {
   CHECK(capi::validate_workspace(nullptr, 0, simulated).ok());
   CHECK(capi::validate_workspace(nullptr, 16, simulated).message.find("workspace is NULL") == 0);
   CHECK(capi::validate_workspace(device_a, sizeof device_a, simulated).ok());
-  CHECK(capi::validate_workspace(device_a + 1, 256, simulated).message.find("aligned to 256 bytes") != std::string::npos);
+  CHECK(capi::validate_workspace(device_a + 1, 256, simulated).message.find("aligned to 256 bytes") !=
+        std::string::npos);
   CHECK(capi::validate_workspace(device_a, sizeof device_a + 4, simulated).message.find("runs past the end") !=
         std::string::npos);
-  CHECK(capi::validate_workspace(host_memory, 256, simulated).message.find("pageable host memory") != std::string::npos);
+  CHECK(capi::validate_workspace(host_memory, 256, simulated).message.find("pageable host memory") !=
+        std::string::npos);
   CHECK(capi::validate_workspace(other_device, 256, simulated).message.find("another device") != std::string::npos);
 }
 
 TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no longer run themselves", "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();
   const auto preference = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
-    return ids(detail::rowmean_auto_preference(
-        detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper));
+    return ids(
+        detail::rowmean_auto_preference(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper));
   };
   using V = std::vector<fg_rowmean_algo_t>;
   CHECK(preference(FG_F32, 1024, 64, 8192) == V{FG_ROWMEAN_PIPELINED, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
@@ -494,9 +500,7 @@ TEST_CASE("rowmean algorithms refuse what they cannot run, naming the condition"
 TEST_CASE("workspace_bytes says what each algorithm asks the handle for", "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();
   const detail::RowmeanProblem p{FG_F64, device_a, device_b, device_c, 1000, 64, 300};
-  const auto bytes = [&](fg_rowmean_algo_t id) {
-    return detail::find_rowmean_variant(id)->workspace_bytes(p, hopper);
-  };
+  const auto bytes = [&](fg_rowmean_algo_t id) { return detail::find_rowmean_variant(id)->workspace_bytes(p, hopper); };
   for (fg_rowmean_algo_t id :
        {FG_ROWMEAN_SINGLE_BLOCK, FG_ROWMEAN_BLOCK_PER_BATCH, FG_ROWMEAN_COALESCED, FG_ROWMEAN_FUSED})
     CHECK(bytes(id) == 0);

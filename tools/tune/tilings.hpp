@@ -23,10 +23,9 @@ void add_small_tilings(std::vector<TilingEntry> &entries);
 }  // namespace tune
 
 // One entry for tiling type T, named by its parameters.
-#define TUNE_ENTRY(T)                                                                                         \
-  tune::TilingEntry {                                                                                         \
-    #T, T::kBlockM, T::kBlockN, fastgemm::detail::pipeline::pipelined_supported<T>,                           \
-        [](const fastgemm::detail::GemmProblem &p, fastgemm::detail::Context &c, int64_t splits) {             \
-          return fastgemm::detail::pipeline::run_pipelined<T>(p, c, splits);                                  \
-        }                                                                                                     \
+#define TUNE_ENTRY(T)                                                                             \
+  tune::TilingEntry {                                                                             \
+#T, T::kBlockM, T::kBlockN, fastgemm::detail::pipeline::pipelined_supported < T>,             \
+        [](const fastgemm::detail::GemmProblem &p, fastgemm::detail::Context &c,                  \
+           int64_t splits) { return fastgemm::detail::pipeline::run_pipelined<T>(p, c, splits); } \
   }

@@ -28,13 +28,13 @@ using fastgemm::detail::Status;
 
 namespace {
 
-#define TUNE_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                    \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define TUNE_CHECK(call)                                               \
+  do {                                                                 \
+    cudaError_t e_ = (call);                                           \
+    if (e_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)
 
 // A suite problem in the library's canonical form: row-major, a column-major one with its operands exchanged.
@@ -81,10 +81,12 @@ GemmProblem problem_for(const Shape &s, const Buffers &buf, float *c) {
 template <typename Run>
 double time_ms(bench::Timer &timer, Run &&run) {
   try {
-    return timer.measure([&] {
-      const Status status = run();
-      if (!status.ok()) throw bench::BenchError(status.message);
-    }).median_ms;
+    return timer
+        .measure([&] {
+          const Status status = run();
+          if (!status.ok()) throw bench::BenchError(status.message);
+        })
+        .median_ms;
   } catch (const bench::BenchError &error) {
     std::fprintf(stderr, "  %s\n", error.what());
     return NAN;
@@ -110,8 +112,10 @@ int main(int argc, char **argv) {
   bool quick = false;
   const char *csv_path = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc)
+      csv_path = argv[++i];
   }
   std::vector<tune::TilingEntry> entries;
   tune::add_large_tilings(entries);
@@ -191,8 +195,8 @@ int main(int argc, char **argv) {
         }
       }
     }
-    std::printf("%-16s %9.2f | %-22s %6lld %9.2f %6.2fx\n", s.label.c_str(), flop / cublas_ms * 1e-9,
-                best_name.c_str(), static_cast<long long>(best_splits), flop / best_ms * 1e-9, cublas_ms / best_ms);
+    std::printf("%-16s %9.2f | %-22s %6lld %9.2f %6.2fx\n", s.label.c_str(), flop / cublas_ms * 1e-9, best_name.c_str(),
+                static_cast<long long>(best_splits), flop / best_ms * 1e-9, cublas_ms / best_ms);
     std::fflush(stdout);
   }
   if (csv) std::fclose(csv);
