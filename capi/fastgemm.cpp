@@ -68,6 +68,36 @@ fg_status_t guarded(CallTrace &trace, Body &&body) noexcept {
   return status;
 }
 
+// A size query answers for any pointer alignment, so it asks the algorithm about each alignment in turn:
+// the answer is the most bytes among the alignments the algorithm runs, and a refusal only when it runs
+// none of them.
+class WorkspaceAnswer {
+ public:
+  // Takes one alignment's answer; an error other than a refusal ends the query.
+  Status take(const Status &status, size_t needed) {
+    asked_ = true;
+    if (status.ok()) {
+      runs_any_ = true;
+      most_ = needed > most_ ? needed : most_;
+      return Status::success();
+    }
+    if (status.code != StatusCode::not_supported) return status;
+    if (refusal_.ok()) refusal_ = status;
+    return Status::success();
+  }
+  // No alignment asked about means no work: nothing needed.
+  Status give(size_t *bytes) const {
+    if (asked_ && !runs_any_) return refusal_;
+    *bytes = most_;
+    return Status::success();
+  }
+
+ private:
+  bool asked_ = false, runs_any_ = false;
+  size_t most_ = 0;
+  Status refusal_ = Status::success();
+};
+
 Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
 Status null_argument(const char *name) {
   return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
@@ -253,7 +283,7 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
     const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
     // The smallest leading dimensions, then those rounded up to 4 floats, with operands 256-byte aligned and
     // 4 bytes past: the most that any of them needs.
-    size_t most = 0;
+    WorkspaceAnswer answer;
     for (int64_t round : {1, 4})
       for (uintptr_t offset : {0, 4}) {
         const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
@@ -288,12 +318,10 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
         FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
         if (work != GemmWork::product) continue;
         size_t needed = 0;
-        FG_RETURN_IF_ERROR(
-            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed));
-        most = needed > most ? needed : most;
+        FG_RETURN_IF_ERROR(answer.take(
+            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed), needed));
       }
-    *bytes = most;
-    return Status::success();
+    return answer.give(bytes);
   });
 }
 
@@ -304,7 +332,7 @@ fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int6
                   static_cast<long long>(N));
   return with_handle(trace, handle, [&](Context &context) -> Status {
     if (bytes == nullptr) return null_argument("bytes");
-    size_t most = 0;
+    WorkspaceAnswer answer;
     const uintptr_t element = dtype == FG_F64 ? 8 : 4;
     for (uintptr_t offset : {uintptr_t{0}, element}) {
       fastgemm::detail::RowmeanProblem problem;
@@ -315,12 +343,10 @@ fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int6
                            any_pointer_is_device_memory, &problem, &empty));
       if (empty) continue;
       size_t needed = 0;
-      FG_RETURN_IF_ERROR(
-          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed));
-      most = needed > most ? needed : most;
+      FG_RETURN_IF_ERROR(answer.take(
+          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed), needed));
     }
-    *bytes = most;
-    return Status::success();
+    return answer.give(bytes);
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -360,15 +361,17 @@ TEST_CASE("with device memory exhausted, calls that need workspace fail cleanly 
 // Leaves the device unusable: run on its own (the gpu.fault CTest entry), never beside other tests.
 TEST_CASE("a kernel fault surfaces as FG_STATUS_CUDA_ERROR naming the CUDA error", "[.fault]") {
   Handle handle;
-  // fastgemm refuses an output shorter than the sizes say, so the fault comes from a kernel of another
-  // library in the same context: cuBLAS told that one float of C is 4096 x 4096.
-  DeviceMemory small(4), a(4096 * 4), b(4096 * 4);
+  // fastgemm refuses an output its allocation does not hold, so the fault comes from a kernel of another
+  // library in the same context: cuBLAS told to write C at an address no allocation holds (the first
+  // page, which is never mapped).
+  DeviceMemory small(4), a(64 * 64 * 4), b(64 * 64 * 4);
   cublasHandle_t cublas = nullptr;
   REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
   const float one = 1.0f, zero = 0.0f;
-  const int size = 4096;
-  CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, 1, &one, a.as<float>(), size, b.as<float>(), 1, &zero,
-                    small.as<float>(), size) == CUBLAS_STATUS_SUCCESS);  // the fault happens later, on the device
+  const int size = 64;
+  float *unmapped = reinterpret_cast<float *>(uintptr_t{256});
+  CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a.as<float>(), size, b.as<float>(),
+                    size, &zero, unmapped, size) == CUBLAS_STATUS_SUCCESS);  // the fault happens later, on the device
   const cudaError_t fault = cudaDeviceSynchronize();
   INFO("cudaDeviceSynchronize: " << cudaGetErrorName(fault));
   REQUIRE(fault != cudaSuccess);
