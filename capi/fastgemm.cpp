@@ -318,8 +318,9 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
         FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
         if (work != GemmWork::product) continue;
         size_t needed = 0;
-        FG_RETURN_IF_ERROR(answer.take(
-            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed), needed));
+        const Status status =
+            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed);
+        FG_RETURN_IF_ERROR(answer.take(status, needed));
       }
     return answer.give(bytes);
   });
@@ -343,8 +344,9 @@ fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int6
                            any_pointer_is_device_memory, &problem, &empty));
       if (empty) continue;
       size_t needed = 0;
-      FG_RETURN_IF_ERROR(answer.take(
-          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed), needed));
+      const Status status =
+          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed);
+      FG_RETURN_IF_ERROR(answer.take(status, needed));
     }
     return answer.give(bytes);
   });
