@@ -29,11 +29,21 @@ Status cuda_status(cudaError_t error, const char *call) {
     case cudaErrorCompatNotSupportedOnDevice: code = StatusCode::no_device; break;
     default: break;
   }
+  // CUDA's own text ("CUDA driver version is insufficient...") reads as a request to upgrade a driver that a
+  // machine without a GPU does not have: say first what it means.
+  if (code == StatusCode::no_device) message = "no usable NVIDIA GPU and driver found: " + message;
   return Status::failure(code, std::move(message), static_cast<int>(error));
 }
 
 Status cublas_status(cublasStatus_t status, const char *call) {
   if (status == CUBLAS_STATUS_SUCCESS) return Status::success();
+  // A context lost to an earlier kernel fault makes cuBLAS fail too, with a status that does not say so:
+  // the fault is what the caller needs to hear. The context's state shows in any call that touches it.
+  const cudaError_t context_state = cudaStreamQuery(cudaStreamLegacy);
+  if (context_state != cudaSuccess && context_state != cudaErrorNotReady &&
+      context_state != cudaErrorStreamCaptureUnsupported && context_state != cudaErrorStreamCaptureImplicit &&
+      context_state != cudaErrorStreamCaptureInvalidated)
+    return cuda_status(context_state, call);
   std::string message =
       call_name(call) + " failed: " + cublasGetStatusString(status) + " (" + cublasGetStatusName(status) + ")";
   const StatusCode code = status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::alloc_failed : StatusCode::cublas_error;

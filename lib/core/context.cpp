@@ -88,7 +88,6 @@ Status Context::end_call() {
       cudaEventRecordWithFlags(last_use_, stream_, active ? cudaEventRecordExternal : cudaEventRecordDefault));
   recorded_ = true;
   wait_before_use_ = false;
-  last_use_thread_ = std::this_thread::get_id();
   return Status::success();
 }
 
@@ -101,8 +100,10 @@ Status Context::capturing(bool *active) {
 
 Status Context::order_after_last_use() {
   if (!recorded_) return Status::success();
-  const bool other_thread = stream_ == cudaStreamPerThread && last_use_thread_ != std::this_thread::get_id();
-  if (!wait_before_use_ && !other_thread) return Status::success();
+  // cudaStreamPerThread names another stream on each thread, and the handle cannot tell which thread made
+  // the last use (a thread's id is reused once it has ended), so with it every use waits for the last.
+  const bool per_thread_stream = stream_ == cudaStreamPerThread;
+  if (!wait_before_use_ && !per_thread_stream) return Status::success();
   bool active = false;
   FG_RETURN_IF_ERROR(capturing(&active));
   FG_CUDA_CHECK(cudaStreamWaitEvent(stream_, last_use_, active ? cudaEventWaitExternal : cudaEventWaitDefault));

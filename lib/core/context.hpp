@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -86,8 +85,7 @@ class Context {
 
   cudaEvent_t last_use_ = nullptr;  // recorded after each call that used the workspace or cuBLAS
   bool recorded_ = false;
-  bool wait_before_use_ = false;     // the stream changed since the last record
-  std::thread::id last_use_thread_;  // for cudaStreamPerThread, which names another stream per thread
+  bool wait_before_use_ = false;  // the stream changed since the last record
   bool used_in_call_ = false;
   size_t taken_in_call_ = 0;  // bytes of the workspace this call has taken
 };

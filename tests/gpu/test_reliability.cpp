@@ -370,8 +370,8 @@ TEST_CASE("a kernel fault surfaces as FG_STATUS_CUDA_ERROR naming the CUDA error
   const float one = 1.0f, zero = 0.0f;
   const int size = 64;
   float *unmapped = reinterpret_cast<float *>(uintptr_t{256});
-  CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a.as<float>(), size, b.as<float>(),
-                    size, &zero, unmapped, size) == CUBLAS_STATUS_SUCCESS);  // the fault happens later, on the device
+  CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a.as<float>(), size, b.as<float>(), size,
+                    &zero, unmapped, size) == CUBLAS_STATUS_SUCCESS);  // the fault happens later, on the device
   const cudaError_t fault = cudaDeviceSynchronize();
   INFO("cudaDeviceSynchronize: " << cudaGetErrorName(fault));
   REQUIRE(fault != cudaSuccess);

@@ -126,7 +126,8 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
     CHECK(handle == nullptr);
     const std::string message = fg_last_error_message();
     INFO(message);
-    CHECK(message.find("fg_create: cudaGetDeviceCount failed: ") == 0);
+    // What it means first, then CUDA's own words as the detail.
+    CHECK(message.find("fg_create: no usable NVIDIA GPU and driver found: cudaGetDeviceCount failed: ") == 0);
     CHECK(fg_last_cuda_error() != 0);
   }
 }
