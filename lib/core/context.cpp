@@ -171,9 +171,14 @@ Status Context::cublas(cublasHandle_t *out) {
     memory = cublas_workspace_;
     bytes = cublas_workspace_bytes_;
   }
-  // Setting the stream resets cuBLAS to its own workspace pool, so the handle's is given again after it.
-  FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  FG_CUBLAS_CHECK(cublasSetWorkspace(cublas_, memory, bytes));
+  if (!cublas_bound_ || cublas_stream_ != stream_ || cublas_given_memory_ != memory || cublas_given_bytes_ != bytes) {
+    cublas_bound_ = false;
+    // Setting the stream resets cuBLAS to its own workspace pool, so the handle's is given again after it.
+    FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    FG_CUBLAS_CHECK(cublasSetWorkspace(cublas_, memory, bytes));
+    cublas_stream_ = stream_, cublas_given_memory_ = memory, cublas_given_bytes_ = bytes;
+    cublas_bound_ = true;
+  }
   used_in_call_ = true;
   *out = cublas_;
   return Status::success();

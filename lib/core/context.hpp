@@ -77,6 +77,11 @@ class Context {
   cublasHandle_t cublas_ = nullptr;
   void *cublas_workspace_ = nullptr;  // handle-owned cuBLAS workspace
   size_t cublas_workspace_bytes_ = 0;
+  // What cuBLAS was last given, so that a call with the same stream and workspace sets neither again.
+  cudaStream_t cublas_stream_ = nullptr;
+  void *cublas_given_memory_ = nullptr;
+  size_t cublas_given_bytes_ = 0;
+  bool cublas_bound_ = false;
   void *owned_ = nullptr;  // handle-owned workspace
   size_t owned_bytes_ = 0;
   void *caller_memory_ = nullptr;  // the caller's workspace (fg_set_workspace)
