@@ -1,7 +1,8 @@
-// libFuzzer target over the C ABI's argument checks: random enumerators, sizes, leading dimensions,
-// strides, pointers and scalars, extremes included. Every call must either pass or be refused as
-// FG_STATUS_INVALID_VALUE with a message that starts with the argument it names, and no input may trip
-// AddressSanitizer or UndefinedBehaviorSanitizer. Every accepted problem's operands are recomputed in
+// libFuzzer target over the C ABI's argument checks (fg_sgemm and fg_sgemm_strided_batched, fg_rowmean_matvec,
+// fg_set_workspace): random enumerators, sizes, leading dimensions, strides, pointers (one whose driver query
+// fails among them) and scalars, extremes included. Every call must either pass, be refused as
+// FG_STATUS_INVALID_VALUE with a message that starts with the argument it names, or pass on the failed query, and no
+// input may trip AddressSanitizer or UndefinedBehaviorSanitizer. Every accepted problem's operands are recomputed in
 // 128-bit arithmetic and must lie inside their simulated allocations; on small sizes, the elements of C
 // are enumerated: an accepted batch writes none twice and shares none with A or B, and a refused
 // stride_c really writes one twice.
@@ -36,8 +37,16 @@ capi::PointerKind classify(const void *pointer) {
   return capi::PointerKind::unknown;
 }
 
+// An address whose query fails, as every driver query does on a context lost to an earlier fault.
+const float *const lost_context_address = reinterpret_cast<const float *>(uintptr_t{0x2000});
+constexpr int kIllegalAddress = 700;  // cudaErrorIllegalAddress
+
 // Each row of device_memory is one allocation, as the driver would report it.
 capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
+  if (pointer == lost_context_address)
+    return capi::Status::failure(detail::StatusCode::cuda_error,
+                                 "cuPointerGetAttributes failed: an illegal memory access was encountered",
+                                 kIllegalAddress);
   info->kind = classify(pointer);
   if (info->kind == capi::PointerKind::device_accessible) {
     const size_t row = static_cast<size_t>(static_cast<const float *>(pointer) - &device_memory[0][0]) / 256;
@@ -83,8 +92,9 @@ int64_t pick_size(FuzzedDataProvider &data) {
 }
 
 const float *pick_pointer(FuzzedDataProvider &data) {
-  switch (data.ConsumeIntegralInRange<int>(0, 7)) {
+  switch (data.ConsumeIntegralInRange<int>(0, 8)) {
     case 0: return nullptr;
+    case 6: return lost_context_address;
     case 1: return host_memory;
     case 2: return other_device_memory;
     case 3: return reinterpret_cast<const float *>(uintptr_t{0x1000});  // unknown to the driver
@@ -117,6 +127,16 @@ void check_refusal(const capi::Status &status, std::initializer_list<const char 
     }
   }
   fail("a refusal names no argument", status.message);
+}
+
+// A failed pointer query reaches the caller as it was, and only for a pointer whose query fails.
+bool passed_on_query_failure(const capi::Status &status, std::initializer_list<const void *> pointers) {
+  if (status.code != detail::StatusCode::cuda_error) return false;
+  if (status.cuda_error != kIllegalAddress || status.message.find("cuPointerGetAttributes failed") == std::string::npos)
+    fail("a failed pointer query was not passed on as it was", status.message);
+  for (const void *pointer : pointers)
+    if (pointer == lost_context_address) return true;
+  fail("a pointer query failed for no pointer whose query fails", status.message);
 }
 
 // A pointer's distance from device_memory's first float, in floats (any pointer, NULL included).
@@ -206,6 +226,7 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
   Operand a, b, c;
   operands_of(args, &a, &b, &c);
   if (!status.ok()) {
+    if (passed_on_query_failure(status, {args.A, args.B, args.C})) return;
     check_refusal(status, {"layout", "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "stride_a", "stride_b",
                            "stride_c", "batch_count", "A", "B", "C"});
     if (status.message.find("write the same elements of C") != std::string::npos && inside_allocation(c) && small(c) &&
@@ -242,6 +263,7 @@ void fuzz_rowmean(FuzzedDataProvider &data) {
   bool empty = false;
   const capi::Status status = capi::validate_rowmean(args, simulated, &problem, &empty);
   if (!status.ok()) {
+    if (passed_on_query_failure(status, {args.input, args.matrix, args.output})) return;
     check_refusal(status, {"dtype", "L", "M", "N", "input", "matrix", "output", "the input's", "the matrix's"});
     return;
   }
@@ -264,13 +286,35 @@ void fuzz_rowmean(FuzzedDataProvider &data) {
   }
 }
 
+// fg_set_workspace's checks: an accepted workspace is device memory, 256-byte aligned, inside its allocation.
+void fuzz_workspace(FuzzedDataProvider &data) {
+  const float *workspace = pick_pointer(data);
+  const size_t bytes =
+      data.ConsumeBool() ? data.ConsumeIntegralInRange<size_t>(0, 2048) : data.ConsumeIntegral<size_t>();
+  const capi::Status status = capi::validate_workspace(workspace, bytes, simulated);
+  if (!status.ok()) {
+    if (passed_on_query_failure(status, {workspace})) return;
+    check_refusal(status, {"workspace", "bytes"});
+    return;
+  }
+  if (workspace == nullptr && bytes != 0) fail("a NULL workspace of some bytes passed", "");
+  if (workspace == nullptr || bytes == 0) return;
+  if (classify(workspace) != capi::PointerKind::device_accessible)
+    fail("a workspace that is no device memory passed", "");
+  if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0) fail("a workspace off 256 bytes passed", "");
+  const int64_t offset = float_index(workspace);
+  if ((__int128)offset * 4 + bytes > (__int128)(offset / 256 + 1) * 256 * 4)
+    fail("a workspace running past its allocation passed", "");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
   FuzzedDataProvider data(bytes, size);
-  if (data.ConsumeBool())
-    fuzz_sgemm(data);
-  else
-    fuzz_rowmean(data);
+  switch (data.ConsumeIntegralInRange<int>(0, 2)) {
+    case 0: fuzz_sgemm(data); break;
+    case 1: fuzz_rowmean(data); break;
+    default: fuzz_workspace(data); break;
+  }
   return 0;
 }
