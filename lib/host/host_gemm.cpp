@@ -193,8 +193,9 @@ class HostWorker {
  private:
   HostWorker() = default;
   Status compute_tile(HostJob &job, int64_t tile, DeviceSlot &c_slot, fg_sgemm_algo_t *ran);
-  Status stage_operand(const Region &region, Residence where, int64_t key, DeviceSlot (&slots)[2], int *last,
-                       HostJob &job, const float **data, int64_t *ld);
+  Status stage_operand(const Region &region, Residence where, int64_t key, std::vector<DeviceSlot> &slots,
+                       bool cached, int64_t *last, HostJob &job, const float **data, int64_t *ld);
+  Status ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats);
   Status upload(const Region &region, Residence where, float *dst, HostJob &job);
   Status download(HostJob &job, int64_t tile, DeviceSlot &c_slot);
   Status drain();
@@ -204,10 +205,14 @@ class HostWorker {
   Context *context_ = nullptr;
   std::unique_ptr<Context> own_context_;
   cudaStream_t upload_stream_ = nullptr, download_stream_ = nullptr;
-  DeviceSlot a_slots_[2], b_slots_[2], c_slots_[2];
+  // Two slots each for A panels and C tiles; for B panels two, or one per panel of the product when they
+  // all fit in the device's free memory (b_cached_), so that B crosses the bus once, not once per row of
+  // tiles.
+  std::vector<DeviceSlot> a_slots_, b_slots_, c_slots_;
+  bool b_cached_ = false;
   RingChunk ring_[ring_chunks];
   int ring_next_ = 0;
-  int last_a_ = 0, last_b_ = 0;
+  int64_t last_a_ = 0, last_b_ = 0;
 };
 
 namespace {
@@ -217,17 +222,30 @@ Status create_event(cudaEvent_t *event) {
   return Status::success();
 }
 
-Status ensure_device_buffer(DeviceSlot &slot, size_t floats) {
-  if (slot.floats >= floats) return Status::success();
-  if (slot.data != nullptr) FG_CUDA_CHECK(cudaFree(slot.data));
-  slot.data = nullptr;
-  slot.floats = 0;
-  FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&slot.data), floats * sizeof(float)));
-  slot.floats = floats;
+}  // namespace
+
+// Buffers are allocated and freed in the upload stream's order, so that neither a larger problem nor a
+// handle's end synchronizes the device.
+Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats) {
+  while (slots.size() < count) {
+    DeviceSlot slot;
+    FG_RETURN_IF_ERROR(create_event(&slot.ready));
+    const Status released = create_event(&slot.released);
+    if (!released.ok()) (void)cudaEventDestroy(slot.ready);
+    FG_RETURN_IF_ERROR(released);
+    slots.push_back(slot);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    DeviceSlot &slot = slots[i];
+    if (slot.floats >= floats) continue;
+    if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
+    slot.data = nullptr;
+    slot.floats = 0;
+    FG_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&slot.data), floats * sizeof(float), upload_stream_));
+    slot.floats = floats;
+  }
   return Status::success();
 }
-
-}  // namespace
 
 Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWorker> *out) {
   std::unique_ptr<HostWorker> worker(new HostWorker());
@@ -242,11 +260,6 @@ Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWork
   }
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->upload_stream_, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
-  for (DeviceSlot *slots : {worker->a_slots_, worker->b_slots_, worker->c_slots_})
-    for (int i = 0; i < 2; ++i) {
-      FG_RETURN_IF_ERROR(create_event(&slots[i].ready));
-      FG_RETURN_IF_ERROR(create_event(&slots[i].released));
-    }
   for (RingChunk &chunk : worker->ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   *out = std::move(worker);
   return Status::success();
@@ -256,11 +269,11 @@ HostWorker::~HostWorker() {
   // Nothing is in flight between calls; failures here mean a lost device and have no one to go to.
   DeviceGuard guard;
   (void)guard.enter(device_);
-  for (DeviceSlot *slots : {a_slots_, b_slots_, c_slots_})
-    for (int i = 0; i < 2; ++i) {
-      if (slots[i].data != nullptr) (void)cudaFree(slots[i].data);
-      if (slots[i].ready != nullptr) (void)cudaEventDestroy(slots[i].ready);
-      if (slots[i].released != nullptr) (void)cudaEventDestroy(slots[i].released);
+  for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
+    for (DeviceSlot &slot : *slots) {
+      if (slot.data != nullptr) (void)cudaFreeAsync(slot.data, upload_stream_);
+      (void)cudaEventDestroy(slot.ready);
+      (void)cudaEventDestroy(slot.released);
     }
   for (RingChunk &chunk : ring_) {
     if (chunk.data != nullptr) (void)cudaFreeHost(chunk.data);
@@ -275,12 +288,18 @@ Status HostWorker::prepare(const HostJob &job) {
   const HostTiling &t = job.tiling;
   const Residence a = job.a_on(device_), b = job.b_on(device_),
                   c = job.c_on(device_);
-  if (job.product && a != Residence::in_place)
-    for (DeviceSlot &slot : a_slots_) FG_RETURN_IF_ERROR(ensure_device_buffer(slot, t.tile_m * t.tile_k));
-  if (job.product && b != Residence::in_place)
-    for (DeviceSlot &slot : b_slots_) FG_RETURN_IF_ERROR(ensure_device_buffer(slot, t.tile_k * t.tile_n));
-  if (c != Residence::in_place)
-    for (DeviceSlot &slot : c_slots_) FG_RETURN_IF_ERROR(ensure_device_buffer(slot, t.tile_m * t.tile_n));
+  if (job.product && a != Residence::in_place) FG_RETURN_IF_ERROR(ensure_slots(a_slots_, 2, t.tile_m * t.tile_k));
+  if (c != Residence::in_place) FG_RETURN_IF_ERROR(ensure_slots(c_slots_, 2, t.tile_m * t.tile_n));
+  b_cached_ = false;
+  if (job.product && b != Residence::in_place) {
+    const size_t panels = static_cast<size_t>(job.tiles_n * job.chunks), panel_floats = t.tile_k * t.tile_n;
+    const size_t held = b_slots_.size() >= panels ? 0 : (panels - b_slots_.size()) * panel_floats * sizeof(float);
+    size_t free_bytes = 0, total_bytes = 0;
+    FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    b_cached_ = job.tiles_m > 1 && panels > 2 && held <= free_bytes / 2;
+    FG_RETURN_IF_ERROR(ensure_slots(b_slots_, b_cached_ ? panels : 2, panel_floats));
+  }
+  FG_CUDA_CHECK(cudaStreamSynchronize(upload_stream_));  // the allocations, before any stream uses them
   const bool pageable = c == Residence::pageable ||
                         (job.product && (a == Residence::pageable || b == Residence::pageable));
   if (pageable && ring_[0].data == nullptr)
@@ -316,16 +335,16 @@ Status HostWorker::upload(const Region &region, Residence where, float *dst, Hos
 
 // Puts the operand's panel where the product can read it: in place, or in the slot that already holds it,
 // or uploaded into the slot the previous step did not use (after the products that read it are done).
-Status HostWorker::stage_operand(const Region &region, Residence where, int64_t key, DeviceSlot (&slots)[2],
-                                 int *last, HostJob &job, const float **data, int64_t *ld) {
+Status HostWorker::stage_operand(const Region &region, Residence where, int64_t key, std::vector<DeviceSlot> &slots,
+                                 bool cached, int64_t *last, HostJob &job, const float **data, int64_t *ld) {
   if (where == Residence::in_place) {
     *data = region.data;
     *ld = region.ld;
     return Status::success();
   }
-  int index = slots[0].key == key ? 0 : (slots[1].key == key ? 1 : -1);
-  if (index < 0) {
-    index = 1 - *last;
+  int64_t index = cached ? key : (slots[0].key == key ? 0 : (slots[1].key == key ? 1 : -1));
+  if (index < 0 || slots[index].key != key) {
+    if (index < 0) index = 1 - *last;
     DeviceSlot &slot = slots[index];
     slot.key = -1;
     FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, slot.released, 0));
@@ -380,9 +399,9 @@ Status HostWorker::compute_tile(HostJob &job, int64_t tile, DeviceSlot &c_slot, 
       const float *a_data = nullptr, *b_data = nullptr;
       int64_t a_ld = 0, b_ld = 0;
       FG_RETURN_IF_ERROR(stage_operand(a_region(p.a, row, rows, k0, depth), a_where, tile_row * job.chunks + chunk,
-                                       a_slots_, &last_a_, job, &a_data, &a_ld));
+                                       a_slots_, false, &last_a_, job, &a_data, &a_ld));
       FG_RETURN_IF_ERROR(stage_operand(b_region(p.b, k0, depth, col, cols), b_where, tile_col * job.chunks + chunk,
-                                       b_slots_, &last_b_, job, &b_data, &b_ld));
+                                       b_slots_, b_cached_, &last_b_, job, &b_data, &b_ld));
       part.k = depth;
       part.a = GemmOperand{a_data, a_ld, 0, p.a.transposed};
       part.b = GemmOperand{b_data, b_ld, 0, p.b.transposed};
@@ -451,8 +470,8 @@ Status HostWorker::drain() {
 }
 
 Status HostWorker::work(HostJob &job, fg_sgemm_algo_t *ran) {
-  for (DeviceSlot *slots : {a_slots_, b_slots_, c_slots_})
-    for (int i = 0; i < 2; ++i) slots[i].key = -1;
+  for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
+    for (DeviceSlot &slot : *slots) slot.key = -1;
   // A tile is downloaded once the next one's products are enqueued, so that the host packs and unpacks
   // while the device computes.
   int64_t pending_tile = -1;

@@ -140,6 +140,16 @@ TEST_CASE("host: every layout, transpose and beta, pageable operands, many tiles
                           Memory::pageable, Memory::pageable, ++seed);
 }
 
+TEST_CASE("host: one row of tiles, where B's panels take turns in two slots", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);  // 20 x 150 x 83: 1 x 5 tiles of 3 k chunks; B panels are not all kept
+  uint64_t seed = 150;
+  for (fg_op_t transb : {FG_OP_N, FG_OP_T})
+    for (Memory b : {Memory::pageable, Memory::pinned})
+      check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_T, transb, 20, 150, 83, 0.5f, 1.5f),
+                      Memory::pageable, b, Memory::pageable, ++seed);
+}
+
 TEST_CASE("host: leading dimensions beyond the minimum, and misaligned pointers", "[host]") {
   Handle handle;
   const TileLimit limit(24);
