@@ -123,7 +123,8 @@ void reject_sgemm_options(const Options &options) {
                                                       {options.suite, "--suite"},
                                                       {!options.trans.empty(), "--trans"},
                                                       {!options.layouts.empty(), "--layout"},
-                                                      {options.batch.has_value(), "--batch"}};
+                                                      {options.batch.has_value(), "--batch"},
+                                                      {!options.host_memory.empty(), "--host or --pinned"}};
   for (const auto &[given, name] : sgemm_only) {
     if (given) throw UsageError(std::string(name) + " is an sgemm option");
   }
