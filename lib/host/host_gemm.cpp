@@ -502,12 +502,14 @@ int64_t host_tile_limit_from_environment() {
 }
 
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit) {
-  const int64_t edge = tile_limit > 0 ? tile_limit : default_tile_edge;
+  // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
+  const int64_t limit = std::min(tile_limit, max_tile_k);
+  const int64_t edge = limit > 0 ? limit : default_tile_edge;
   HostTiling tiling;
   tiling.tile_m = std::min(m, edge);
   tiling.tile_n = std::min(n, edge);
   if (k == 0) return tiling;
-  tiling.tile_k = std::min(k, tile_limit > 0 ? tile_limit : max_tile_k);
+  tiling.tile_k = std::min(k, limit > 0 ? limit : max_tile_k);
   const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
   const auto bytes = [&](int64_t depth) {
     return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *

@@ -49,6 +49,11 @@ TEST_CASE("host tiling: the same arguments give the same grid; the knob caps eve
   CHECK(knob.tile_m == 32);
   CHECK(knob.tile_n == 32);
   CHECK(knob.tile_k == 32);
+  // A knob beyond the longest line a staging chunk holds is capped there.
+  const HostTiling huge_knob = choose_host_tiling(1 << 23, 1 << 23, 1 << 23, 80 * kGiB, int64_t(1) << 40);
+  CHECK(huge_knob.tile_m == 65536);
+  CHECK(huge_knob.tile_n == 65536);
+  CHECK(huge_knob.tile_k <= 65536);
 }
 
 TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else ignored", "[host_tiling]") {
