@@ -194,7 +194,7 @@ TEST_CASE("host: alpha == 0 and k == 0 scale C, in tiles, without reading A and 
     }
 }
 
-TEST_CASE("host: the default tiling on a product of several tiles, with a forced algorithm", "[host]") {
+TEST_CASE("host: the default tiling on a product of several tiles, with a forced algorithm", "[host][host_large]") {
   Handle handle;
   uint64_t seed = 500;
   // 4100 x 4500 is 2 x 2 default tiles, three of them partial.
