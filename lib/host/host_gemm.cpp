@@ -29,7 +29,7 @@ constexpr size_t max_staging_bytes = size_t(6) << 30;
 constexpr size_t ring_chunk_floats = size_t(4) << 20;
 constexpr int ring_chunks = 4;
 // Below this many bytes one thread packs a chunk: starting helpers would cost more than they save.
-constexpr size_t parallel_copy_bytes = size_t(4) << 20;
+constexpr size_t parallel_copy_bytes = size_t(2) << 20;
 constexpr int max_copy_threads = 8;
 
 // Where an operand lives, as seen from one worker's device.
