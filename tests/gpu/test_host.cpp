@@ -197,7 +197,7 @@ TEST_CASE("host: alpha == 0 and k == 0 scale C, in tiles, without reading A and 
 TEST_CASE("host: the default tiling on a product of several tiles, with a forced algorithm", "[host][host_large]") {
   Handle handle;
   uint64_t seed = 500;
-  // 4100 x 4500 is 2 x 2 default tiles, three of them partial.
+  // 4100 x 4500 is 5 x 5 tiles of 1024, the last row and column partial.
   check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 4100, 4500, 300, 1.0f, 0.5f),
                   Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_PIPELINED));

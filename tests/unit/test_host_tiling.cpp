@@ -17,15 +17,23 @@ size_t staging_bytes(const HostTiling &t) {
 }
 }  // namespace
 
-TEST_CASE("host tiling: 4096-square tiles, k whole while the panels fit", "[host_tiling]") {
+TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k whole while the panels fit",
+          "[host_tiling]") {
   const HostTiling big = choose_host_tiling(16384, 16384, 16384, 80 * kGiB, 0);
   CHECK(big.tile_m == 4096);
   CHECK(big.tile_n == 4096);
   CHECK(big.tile_k == 16384);
+  const HostTiling middle = choose_host_tiling(8192, 6000, 4096, 80 * kGiB, 0);
+  CHECK(middle.tile_m == 2048);
+  CHECK(middle.tile_n == 2048);
+  CHECK(middle.tile_k == 4096);
   const HostTiling small = choose_host_tiling(100, 3000, 50, 80 * kGiB, 0);
   CHECK(small.tile_m == 100);
-  CHECK(small.tile_n == 3000);
+  CHECK(small.tile_n == 1024);
   CHECK(small.tile_k == 50);
+  const HostTiling tiny = choose_host_tiling(300, 200, 10, 80 * kGiB, 0);
+  CHECK(tiny.tile_m == 300);
+  CHECK(tiny.tile_n == 200);
   CHECK(choose_host_tiling(10, 10, 0, 80 * kGiB, 0).tile_k == 0);  // C := beta * C has no k
 }
 
