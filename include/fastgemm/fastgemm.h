@@ -193,12 +193,12 @@ FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
 /* fg_sgemm for operands that may live anywhere: pageable or pinned host memory, managed memory, or device
    memory (of any device); none needs to fit on a device. C is computed in tiles (1024 to 4096 on a side,
    the largest that cut C's longer side in four; k in chunks only where a panel would not fit) on the
-   handle's devices (fg_set_devices; by default the handle's own device), A and B panels and C tiles staged through device
-   buffers and, for pageable memory, a small ring of pinned buffers, with copies in both directions
-   overlapped with the products; device memory of a worker's device is used in place. The staging buffers
-   are allocated on the first call that needs them and kept by the handle: up to a quarter of each device's
-   memory, at most 6 GiB, plus, where B's panels fit in half the free memory, one slot per panel so that B
-   crosses the bus once, and 64 MiB of pinned host memory per device.
+   handle's devices (fg_set_devices; by default the handle's own device), A and B panels and C tiles
+   staged through device buffers and, for pageable memory, a small ring of pinned buffers, with copies in
+   both directions overlapped with the products; device memory of a worker's device is used in place. The
+   staging buffers are allocated on the first call that needs them and kept by the handle: up to a quarter
+   of each device's memory, at most 6 GiB, plus, where B's panels fit in half the free memory, one slot per
+   panel so that B crosses the bus once, and 64 MiB of pinned host memory per device.
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers
