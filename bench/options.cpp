@@ -79,7 +79,8 @@ const ValueOption *find_value_option(const std::string &name) {
 }
 
 bool is_flag(const std::string &arg) {
-  return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite" || arg == "--hot";
+  return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite" || arg == "--hot" || arg == "--host" ||
+         arg == "--pinned";
 }
 
 void apply_flag(Options &options, const std::string &arg) {
@@ -90,6 +91,11 @@ void apply_flag(Options &options, const std::string &arg) {
   } else if (arg == "--hot") {
     options.cold = false;
     options.hot = true;
+  } else if (arg == "--host" || arg == "--pinned") {
+    const std::string memory = arg == "--host" ? "pageable" : "pinned";
+    if (!options.host_memory.empty() && options.host_memory != memory)
+      throw UsageError("--host and --pinned exclude each other");
+    options.host_memory = memory;
   } else {
     options.help = true;
   }
@@ -173,6 +179,9 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1).
   --trans LIST        NN, NT, TN, TT: whether op(A) and op(B) transpose (default NN)
   --layout LIST       row or col (default row)
   --batch N           N products per call, through fg_sgemm_strided_batched (default 1: fg_sgemm)
+  --host              operands in pageable host memory, through fg_sgemm_host, each problem also run
+                      device-resident through fg_sgemm, so that the rows show the share of its speed
+  --pinned            the same with operands in pinned host memory (cudaMallocHost)
   Rates are GFLOP/s = 2 m n k batch / time; "% of peak" is of SMs x FP32 lanes per SM x clock x 2.
 
 rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.

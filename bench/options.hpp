@@ -26,6 +26,9 @@ struct Options {
   std::vector<int64_t> sizes;       // --sizes
   std::vector<std::string> shapes;  // --shape entries, unparsed
   bool suite = false;
+  // sgemm --host / --pinned: operands in pageable / pinned host memory, through fg_sgemm_host; empty:
+  // device memory, through fg_sgemm.
+  std::string host_memory;
   std::vector<std::string> trans;    // --trans entries
   std::vector<std::string> layouts;  // --layout entries
   std::optional<int64_t> batch;

@@ -1,6 +1,9 @@
-// sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches.
+// sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches; with --host
+// or --pinned, through fg_sgemm_host on operands in host memory, beside the same problem on the device.
 #include <array>
 #include <climits>
+#include <cstring>
+#include <memory>
 
 #include "gpu.hpp"
 #include "ops.hpp"
@@ -109,6 +112,80 @@ class SgemmWorkload : public Workload {
   DeviceBuffer reference_;
 };
 
+// Host memory of one operand: pageable (new[]) or pinned (cudaMallocHost).
+class HostBuffer {
+ public:
+  HostBuffer(size_t bytes, bool pinned) : pinned_(pinned) {
+    if (pinned) {
+      void *data = nullptr;
+      check_cuda(cudaMallocHost(&data, bytes), "cudaMallocHost");
+      data_ = static_cast<float *>(data);
+    } else {
+      owned_.reset(new float[bytes / sizeof(float)]);
+      data_ = owned_.get();
+    }
+  }
+  ~HostBuffer() {
+    if (pinned_) (void)cudaFreeHost(data_);
+  }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  float *get() const { return data_; }
+
+ private:
+  bool pinned_;
+  std::unique_ptr<float[]> owned_;
+  float *data_ = nullptr;
+};
+
+// Operands in host memory: the output through fg_sgemm_host, the reference device-resident (cuBLAS, as
+// for every case), compared on the device after C is copied there.
+class HostSgemmWorkload : public Workload {
+ public:
+  explicit HostSgemmWorkload(const GemmShape &shape)
+      : shape_(shape),
+        ld_(leading_dimensions(shape)),
+        a_(float_bytes(shape.m * shape.k)),
+        b_(float_bytes(shape.k * shape.n)),
+        reference_(float_bytes(shape.m * shape.n)),
+        copied_c_(float_bytes(shape.m * shape.n)),
+        a_host_(a_.bytes(), shape.memory == "pinned"),
+        b_host_(b_.bytes(), shape.memory == "pinned"),
+        c_host_(reference_.bytes(), shape.memory == "pinned") {
+    fill_uniform(a_.as<float>(), shape.m * shape.k, kSeedA);
+    fill_uniform(b_.as<float>(), shape.k * shape.n, kSeedB);
+    check_cuda(cudaMemcpy(a_host_.get(), a_.get(), a_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check_cuda(cudaMemcpy(b_host_.get(), b_.get(), b_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+
+  fg_status_t run(fg_handle_t handle, Target target) override {
+    const GemmShape &s = shape_;
+    if (target == Target::reference)
+      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a, b_.as<float>(),
+                      ld_.b, 0.0f, reference_.as<float>(), ld_.c);
+    return fg_sgemm_host(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_host_.get(), ld_.a, b_host_.get(),
+                         ld_.b, 0.0f, c_host_.get(), ld_.c);
+  }
+
+  void poison_output() override { std::memset(c_host_.get(), 0xFF, reference_.bytes()); }
+
+  double relative_error() const override {
+    check_cuda(cudaMemcpy(copied_c_.get(), c_host_.get(), copied_c_.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    return bench::relative_error(copied_c_.as<float>(), reference_.as<float>(), shape_.m * shape_.n);
+  }
+
+ private:
+  GemmShape shape_;
+  LeadingDimensions ld_;
+  DeviceBuffer a_;
+  DeviceBuffer b_;
+  DeviceBuffer reference_;
+  DeviceBuffer copied_c_;
+  HostBuffer a_host_;
+  HostBuffer b_host_;
+  HostBuffer c_host_;
+};
+
 class SgemmCase : public BenchCase {
  public:
   explicit SgemmCase(const GemmShape &shape) : shape_(shape) {}
@@ -118,6 +195,7 @@ class SgemmCase : public BenchCase {
     std::string text = format("%s %s  M N K = %5lld %5lld %5lld", layout_name(s.layout), trans_name(s).c_str(),
                               static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k));
     if (s.batch > 1) text += format(", batch %lld", static_cast<long long>(s.batch));
+    if (s.memory != "device") text += ", " + s.memory + " host";
     return text;
   }
 
@@ -127,7 +205,8 @@ class SgemmCase : public BenchCase {
             integer_field("m", shape_.m),
             integer_field("n", shape_.n),
             integer_field("k", shape_.k),
-            integer_field("batch", shape_.batch)};
+            integer_field("batch", shape_.batch),
+            text_field("memory", shape_.memory)};
   }
 
   double work_per_call() const override {
@@ -137,7 +216,10 @@ class SgemmCase : public BenchCase {
 
   double tolerance() const override { return bench::tolerance<float>(shape_.k); }
 
-  std::unique_ptr<Workload> allocate() const override { return std::make_unique<SgemmWorkload>(shape_); }
+  std::unique_ptr<Workload> allocate() const override {
+    if (shape_.memory != "device") return std::make_unique<HostSgemmWorkload>(shape_);
+    return std::make_unique<SgemmWorkload>(shape_);
+  }
 
  private:
   GemmShape shape_;
@@ -237,7 +319,13 @@ Plan make_sgemm_plan(const Options &options) {
   plan.metric = {"sgemm", "GFLOPS", "gflops", Ceiling::fp32_peak, "peak", "percent_of_peak"};
   plan.family = sgemm_algos();
   plan.algos = resolve_algos(options.algos, plan.family);
+  if (!options.host_memory.empty() && options.batch) throw UsageError("--host and --pinned take no --batch");
   for (const GemmShape &s : options.suite ? suite_shapes(options) : requested_shapes(options)) {
+    if (!options.host_memory.empty() && s.batch == 1) {
+      GemmShape on_host = s;
+      on_host.memory = options.host_memory;
+      plan.cases.push_back(std::make_unique<SgemmCase>(on_host));
+    }
     plan.cases.push_back(std::make_unique<SgemmCase>(s));
   }
   return plan;

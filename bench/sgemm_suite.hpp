@@ -4,6 +4,7 @@
 #include <fastgemm/fastgemm.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -16,6 +17,7 @@ struct GemmShape {
   fg_layout_t layout = FG_ROW_MAJOR;
   fg_op_t transa = FG_OP_N;
   fg_op_t transb = FG_OP_N;
+  std::string memory = "device";  // or "pageable", "pinned": host operands, through fg_sgemm_host
 };
 
 // The squares 128 ... 16384 of the classic sweep.

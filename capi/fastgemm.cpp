@@ -6,17 +6,20 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "capi/trace.hpp"
 #include "capi/validate.hpp"
 #include "core/check.hpp"
 #include "core/context.hpp"
+#include "host/host_gemm.hpp"
 #include "rowmean/registry.hpp"
 #include "sgemm/registry.hpp"
 
 struct fg_context {
   std::unique_ptr<fastgemm::detail::Context> context;
   fg_rowmean_algo_t last_rowmean_algo = FG_ROWMEAN_AUTO;
+  std::unique_ptr<fastgemm::detail::HostGemm> host;  // fg_sgemm_host's state, made on first use
 };
 
 namespace fastgemm::capi {
@@ -192,6 +195,11 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
   });
 }
 
+detail::HostGemm &host_engine(fg_handle_t handle) {
+  if (!handle->host) handle->host = std::make_unique<detail::HostGemm>(*handle->context);
+  return *handle->host;
+}
+
 }  // namespace
 }  // namespace fastgemm::capi
 
@@ -244,7 +252,7 @@ fg_status_t fg_create(fg_handle_t *handle) {
     Context *context = nullptr;
     FG_RETURN_IF_ERROR(Context::create(&context));
     std::unique_ptr<Context> owned(context);
-    *handle = new fg_context{std::move(owned)};
+    *handle = new fg_context{std::move(owned), FG_ROWMEAN_AUTO, nullptr};
     return Status::success();
   });
 }
@@ -393,6 +401,57 @@ fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_
                   static_cast<long long>(ldc), static_cast<long long>(stride_c), static_cast<long long>(batch_count),
                   selected_sgemm_algo(handle));
   return sgemm_entry(trace, handle, args);
+}
+
+fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n,
+                          int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                          float *C, int64_t ldc) {
+  const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
+  CallTrace trace("fg_sgemm_host",
+                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
+                  "B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s",
+                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
+                  static_cast<long long>(lda), static_cast<const void *>(B), static_cast<long long>(ldb), beta,
+                  static_cast<void *>(C), static_cast<long long>(ldc), selected_sgemm_algo(handle));
+  return with_handle(trace, handle, [&](Context &context) -> Status {
+    fastgemm::detail::GemmProblem problem;
+    GemmWork work = GemmWork::nothing;
+    FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
+    fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+    if (work != GemmWork::nothing) {
+      const fastgemm::detail::HostTileOps ops{fastgemm::detail::run_sgemm, fastgemm::detail::scale_c};
+      FG_RETURN_IF_ERROR(using_workspace(context, [&] {
+        return host_engine(handle).run(problem, work == GemmWork::product, context.sgemm_algo, ops, &ran);
+      }));
+    }
+    context.last_sgemm_algo = ran;
+    trace.set_algorithm(fg_sgemm_algo_name(ran));
+    return Status::success();
+  });
+}
+
+fg_status_t fg_set_devices(fg_handle_t handle, const int *devices, int count) {
+  CallTrace trace("fg_set_devices", "handle=%p, devices=%p, count=%d", static_cast<void *>(handle),
+                  static_cast<const void *>(devices), count);
+  return with_handle(trace, handle, [&](Context &) { return host_engine(handle).set_devices(devices, count); });
+}
+
+fg_status_t fg_get_devices(fg_handle_t handle, int *devices, int capacity, int *count) {
+  CallTrace trace("fg_get_devices", "handle=%p, devices=%p, capacity=%d", static_cast<void *>(handle),
+                  static_cast<void *>(devices), capacity);
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (count == nullptr) return null_argument("count");
+    if (capacity < 0)
+      return Status::failure(StatusCode::invalid_value, "capacity = " + std::to_string(capacity) + " must be >= 0");
+    if (capacity > 0 && devices == nullptr) return null_argument("devices (with capacity > 0)");
+    const std::vector<int> &list = host_engine(handle).devices();
+    const int listed = static_cast<int>(list.size());
+    for (int i = 0; i < listed && i < capacity; ++i) devices[i] = list[i];
+    *count = listed;
+    return Status::success();
+  });
 }
 
 fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {

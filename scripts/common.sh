@@ -6,7 +6,7 @@ fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
 # The README names the same lists (a test checks it).
 build_packages=(cmake ninja-build pkg-config g++)
-test_packages=(catch2 gfortran python3 clang libclang-rt-dev clang-format)
+test_packages=(catch2 gfortran python3 clang libclang-rt-dev clang-format libblas-dev libblas-test)
 
 have_catch2() {
   local dir
@@ -25,6 +25,9 @@ package_present() {
     clang) command -v clang++ ;;
     # libFuzzer's runtime: clang prints a bare file name when it has none.
     libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;
+    # The system BLAS with CBLAS's header, and netlib's test programs, where Debian puts them.
+    libblas-dev) compgen -G "/usr/include/*/cblas.h" || [ -f /usr/include/cblas.h ] ;;
+    libblas-test) compgen -G "/usr/lib/*/blas/xscblat3" ;;
     *) command -v "$1" ;;
   esac >/dev/null
 }

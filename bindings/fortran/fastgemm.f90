@@ -202,6 +202,42 @@ module fastgemm
       integer(c_int64_t), value :: ldc, stride_c, batch_count
     end function fg_sgemm_strided_batched
 
+    ! a, b and c may be host arrays (c_loc of an ordinary Fortran array), pinned, managed or device memory.
+    function fg_sgemm_host(handle, layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) &
+        bind(C, name="fg_sgemm_host") result(status)
+      import :: c_int, c_int64_t, c_float, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), value :: layout, transa, transb
+      integer(c_int64_t), value :: m, n, k
+      real(c_float), value :: alpha
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: lda
+      type(c_ptr), value :: b
+      integer(c_int64_t), value :: ldb
+      real(c_float), value :: beta
+      type(c_ptr), value :: c
+      integer(c_int64_t), value :: ldc
+    end function fg_sgemm_host
+
+    ! devices: count ordinals; count 0 returns to the handle's own device.
+    function fg_set_devices(handle, devices, count) bind(C, name="fg_set_devices") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), dimension(*), intent(in) :: devices
+      integer(c_int), value :: count
+    end function fg_set_devices
+
+    function fg_get_devices(handle, devices, capacity, count) bind(C, name="fg_get_devices") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), dimension(*), intent(out) :: devices
+      integer(c_int), value :: capacity
+      integer(c_int), intent(out) :: count
+    end function fg_get_devices
+
     function fg_set_sgemm_algo(handle, algo) bind(C, name="fg_set_sgemm_algo") result(status)
       import :: c_int, c_ptr
       integer(c_int) :: status

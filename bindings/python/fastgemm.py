@@ -122,6 +122,10 @@ _PROTOTYPES = {
     "fg_get_sgemm_algo": (_int, [_pointer, _int_out]),
     "fg_get_last_sgemm_algo": (_int, [_pointer, _int_out]),
     "fg_sgemm_algo_name": (_string, [_int]),
+    "fg_sgemm_host": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
+                             _float, _pointer, _i64]),
+    "fg_set_devices": (_int, [_pointer, _int_out, _int]),
+    "fg_get_devices": (_int, [_pointer, ctypes.POINTER(ctypes.c_int), _int, _int_out]),
     "fg_rowmean_matvec": (_int, [_pointer, _int, _pointer, _pointer, _pointer, _i64, _i64, _i64]),
     "fg_set_rowmean_algo": (_int, [_pointer, _int]),
     "fg_get_rowmean_algo": (_int, [_pointer, _int_out]),
@@ -241,6 +245,14 @@ def _address(array):
         return interface["data"][0]
     raise TypeError(f"fastgemm: a {type(array).__name__} is no device array: pass a CuPy array, a PyTorch tensor, "
                     "an object with __cuda_array_interface__, or a device address as an int")
+
+
+def _any_address(array):
+    """The address of host memory (a numpy array, anything with __array_interface__) or of a device array."""
+    interface = getattr(array, "__array_interface__", None)
+    if interface is not None:
+        return interface["data"][0]
+    return _address(array)
 
 
 def _stream_address(stream):
@@ -419,6 +431,27 @@ class Handle:
         check(library().fg_sgemm_strided_batched(self._handle, layout, transa, transb, m, n, k, alpha,
                                                  _address(A), lda, stride_a, _address(B), ldb, stride_b, beta,
                                                  _address(C), ldc, stride_c, batch_count))
+
+    def sgemm_host(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
+        """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm_host: operands anywhere (numpy arrays, device
+        arrays, addresses as ints), of any size; returns once C is written."""
+        check(library().fg_sgemm_host(self._handle, layout, transa, transb, m, n, k, alpha, _any_address(A), lda,
+                                      _any_address(B), ldb, beta, _any_address(C), ldc))
+
+    @property
+    def devices(self):
+        """The device ordinals sgemm_host spreads its tiles over (the handle's own device by default)."""
+        count = ctypes.c_int()
+        check(library().fg_get_devices(self._handle, None, 0, ctypes.byref(count)))
+        ordinals = (ctypes.c_int * max(1, count.value))()
+        check(library().fg_get_devices(self._handle, ordinals, count.value, ctypes.byref(count)))
+        return [ordinals[i] for i in range(count.value)]
+
+    @devices.setter
+    def devices(self, ordinals):
+        ordinals = [int(ordinal) for ordinal in (ordinals or [])]
+        array = (ctypes.c_int * len(ordinals))(*ordinals) if ordinals else None
+        check(library().fg_set_devices(self._handle, array, len(ordinals)))
 
     def rowmean_matvec(self, dtype, input, matrix, output, L, M, N):
         """output (L x N) = matrix (L x L) times the row means of input (N x L x M), as fg_rowmean_matvec."""

@@ -196,6 +196,43 @@ FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *a
 FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Operands in host memory, any size                                                               */
+/* ---------------------------------------------------------------------------------------------- */
+/* fg_sgemm for operands that may live anywhere: pageable or pinned host memory, managed memory, or device
+   memory (of any device); none needs to fit on a device. C is computed in tiles (1024 to 4096 on a side,
+   the largest that cut C's longer side in four; k in chunks only where a panel would not fit) on the
+   handle's devices (fg_set_devices; by default the handle's own device), A and B panels and C tiles
+   staged through device buffers and, for pageable memory, a small ring of pinned buffers, with copies in
+   both directions overlapped with the products; device memory of a worker's device is used in place. The
+   staging buffers are allocated on the first call that needs them and kept by the handle: up to a quarter
+   of each device's memory, at most 6 GiB, plus, where B's panels fit in half the free memory, one slot per
+   panel so that B crosses the bus once, and 64 MiB of pinned host memory per device.
+   Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
+   call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
+   pointer accepted; nothing is written to C before every argument has been checked and the buffers
+   allocated. Each element's k order is fixed by the problem alone: for one algorithm and device model, C
+   is bitwise the same for any number of devices and any order in which they take tiles (with a single
+   device, operands in its memory are read in place, which can change the bits only where the algorithm's
+   choice depends on their alignment or leading dimension). The environment variable FASTGEMM_HOST_TILE
+   (a positive integer; a testing aid) caps the tile edges and k chunk, forcing many small tiles.
+   Returns as fg_sgemm does; a failure of the device after tiles were written (FG_STATUS_CUDA_ERROR) may
+   leave part of C written. */
+FG_API fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
+                                 int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B,
+                                 int64_t ldb, float beta, float *C, int64_t ldc);
+
+/* Selects the devices fg_sgemm_host spreads its tiles over: `count` distinct valid ordinals; NULL, 0
+   returns to the handle's own device. The caller's current device is never changed. Returns
+   FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE (naming the entry) for an ordinal
+   that is no device or is listed twice, a negative count, or NULL with count > 0. */
+FG_API fg_status_t fg_set_devices(fg_handle_t handle, const int *devices, int count);
+
+/* Stores the number of fg_sgemm_host's devices in *count and the first min(capacity, *count) ordinals in
+   devices (which may be NULL when capacity is 0). Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL count, a negative capacity, or NULL devices with capacity > 0. */
+FG_API fg_status_t fg_get_devices(fg_handle_t handle, int *devices, int capacity, int *count);
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Row mean, then matrix-vector product                                                            */
 /* ---------------------------------------------------------------------------------------------- */
 typedef enum fg_dtype_t { FG_F32 = 0, FG_F64 = 1 } fg_dtype_t;

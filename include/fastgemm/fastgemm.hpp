@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fastgemm/fastgemm.h"
 
@@ -109,6 +110,24 @@ class Handle {
                              int64_t batch_count) {
     check(fg_sgemm_strided_batched(handle_, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
                                    beta, C, ldc, stride_c, batch_count));
+  }
+
+  // As fg_sgemm_host: operands anywhere, of any size; returns once C is written.
+  void sgemm_host(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    check(fg_sgemm_host(handle_, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+  }
+
+  // The devices sgemm_host uses, as fg_set_devices / fg_get_devices; an empty list means the handle's own.
+  void set_devices(const std::vector<int> &devices) {
+    check(fg_set_devices(handle_, devices.empty() ? nullptr : devices.data(), static_cast<int>(devices.size())));
+  }
+  std::vector<int> devices() const {
+    int count = 0;
+    check(fg_get_devices(handle_, nullptr, 0, &count));
+    std::vector<int> ordinals(static_cast<size_t>(count));
+    check(fg_get_devices(handle_, ordinals.data(), count, &count));
+    return ordinals;
   }
 
   // As fg_rowmean_matvec, the element type taken from the pointers.

@@ -104,10 +104,22 @@ Status DeviceGuard::enter(const DeviceInfo &device) {
   return Status::success();
 }
 
+Status DeviceGuard::enter(int ordinal) {
+  FG_RETURN_IF_ERROR(driver().loaded);
+  CUcontext context = nullptr;
+  FG_RETURN_IF_ERROR(driver_status(driver().primary_ctx_retain(&context, ordinal), "cuDevicePrimaryCtxRetain"));
+  retained_ = ordinal;
+  DeviceInfo device;
+  device.ordinal = ordinal;
+  device.primary_context = context;
+  return enter(device);
+}
+
 DeviceGuard::~DeviceGuard() {
   // Popping what enter() pushed cannot fail while it is on top; the call's status is decided already.
   CUcontext popped = nullptr;
   if (pushed_) (void)driver().ctx_pop_current(&popped);
+  if (retained_ >= 0) (void)driver().primary_ctx_release(retained_);
 }
 
 Status query_pointer(const void *pointer, PointerAttributes *attributes) {

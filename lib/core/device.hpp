@@ -37,9 +37,13 @@ class DeviceGuard {
   DeviceGuard &operator=(const DeviceGuard &) = delete;
   ~DeviceGuard();
   Status enter(const DeviceInfo &device);
+  // For a device the caller named by its ordinal (fg_set_devices): its primary context, retained while
+  // the guard lives.
+  Status enter(int ordinal);
 
  private:
   bool pushed_ = false;
+  int retained_ = -1;
 };
 
 // What the driver knows of an address, in one query.

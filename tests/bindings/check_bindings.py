@@ -32,7 +32,8 @@ def fail(message):
 
 
 def c_kind(declaration):
-    """The kind of a C parameter or return type: "int64_t m" -> "int64", "fg_sgemm_algo_t *algo" -> "int out"."""
+    """The kind of a C parameter or return type: "int64_t m" -> "int64", "fg_sgemm_algo_t *algo" and
+    "const int *devices" -> "int out"."""
     text = re.sub(r"\bconst\b", "", declaration).strip()
     stars = text.count("*")
     base = text.replace("*", " ").split()[0]
@@ -46,7 +47,7 @@ def c_kind(declaration):
         return "pointer out"
     if base == "size_t":
         return "size out"
-    return "int out" if re.fullmatch(r"fg_\w+_t", base) else "pointer"
+    return "int out" if base == "int" or re.fullmatch(r"fg_\w+_t", base) else "pointer"
 
 
 def parse_header(text):
@@ -75,7 +76,7 @@ def parse_fortran(text):
             continue
         arguments, c_name, result = match.groups()
         kinds = {}
-        declarations = re.findall(r"^\s*(\w+\(\w+\))\s*((?:,\s*[\w()]+)*)\s*::\s*(.*)$", body, re.M)
+        declarations = re.findall(r"^\s*(\w+\(\w+\))\s*((?:,\s*[\w()*]+)*)\s*::\s*(.*)$", body, re.M)
         for type_text, attributes, names in declarations:
             kind = FORTRAN_KINDS.get(type_text.lower(), type_text)
             if "value" not in attributes.lower():

@@ -41,6 +41,9 @@ file(GLOB shared_library "${prefix}/lib/libfastgemm.so")
 if((KIND STREQUAL "shared" AND NOT shared_library) OR (KIND STREQUAL "static" AND shared_library))
   message(FATAL_ERROR "a ${KIND} install, but libfastgemm.so is ${shared_library}")
 endif()
+if(NOT EXISTS "${prefix}/lib/libfastgemm_blas.so")
+  message(FATAL_ERROR "the ${KIND} install has no lib/libfastgemm_blas.so, the drop-in BLAS")
+endif()
 
 # The installed bench.
 set(bench "${prefix}/bin/fastgemm-bench")

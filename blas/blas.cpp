@@ -1,0 +1,305 @@
+// libfastgemm_blas: the reference BLAS's sgemm_ and CBLAS's cblas_sgemm over fastgemm, for programs that
+// are not changed (LD_PRELOAD, or linked ahead of the system BLAS). Large products run on the GPU through
+// fg_sgemm_host (fg_sgemm when every operand is device memory); small ones, and every one when no GPU is
+// usable, go to the next definition of the same function in the process: the system BLAS.
+//
+// Environment:
+//   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU; unset: the
+//                            default rule below
+//   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
+// (FASTGEMM_MATH and FASTGEMM_HOST_TILE are read by the library itself.)
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <cuda_runtime_api.h>
+
+#include "fastgemm/fastgemm.h"
+
+#define FASTGEMM_BLAS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// The default rule: the GPU takes products of at least 2 * 512^3 flops whose every dimension is at least
+// 128. Below 512^3 a multi-threaded CPU BLAS finishes within about a millisecond (OpenBLAS runs 0.2
+// TFLOPS on the H100 machine's 16 cores), about what the GPU path's synchronization, pinned staging and
+// transfers cost; a dimension under 128 makes the product thin, with fewer than about 20 flops per byte
+// that crosses PCIe, where the copies alone take longer than the CPU's product.
+constexpr double default_min_flops = 2.0 * 512 * 512 * 512;
+constexpr int64_t default_min_dimension = 128;
+
+using FortranSgemm = void (*)(const char *, const char *, const int *, const int *, const int *, const float *,
+                              const float *, const int *, const float *, const int *, const float *, float *,
+                              const int *, size_t, size_t);
+using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *,
+                            int);
+using FortranXerbla = void (*)(const char *, const int *, size_t);
+using CblasXerbla = void (*)(int, const char *, const char *, ...);
+
+enum CblasValue { row_major = 101, col_major = 102, no_trans = 111, trans = 112, conj_trans = 113 };
+
+struct Settings {
+  double min_flops = default_min_flops;
+  bool default_rule = true;
+  bool log = false;
+};
+
+const Settings &settings() {
+  static const Settings read = [] {
+    Settings s;
+    const char *log = std::getenv("FASTGEMM_LOG");
+    s.log = log != nullptr && std::strcmp(log, "1") == 0;
+    const char *text = std::getenv("FASTGEMM_BLAS_MIN_FLOPS");
+    if (text != nullptr && *text != '\0') {
+      char *end = nullptr;
+      const double value = std::strtod(text, &end);
+      if (*end == '\0' && value >= 0.0) {
+        s.min_flops = value;
+        s.default_rule = false;
+      } else if (s.log) {
+        std::fprintf(stderr, "fastgemm_blas: FASTGEMM_BLAS_MIN_FLOPS=%s is no number >= 0; the default rule applies\n",
+                     text);
+      }
+    }
+    return s;
+  }();
+  return read;
+}
+
+template <typename Function>
+Function next_definition(const char *name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+template <typename Function>
+Function program_definition(const char *name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
+
+// Once any thread has found no usable GPU, every later call goes to the CPU.
+std::atomic<bool> g_no_gpu{false};
+
+// One handle per calling thread, made on its first large call. A thread that ends destroys its handle;
+// the main thread's is left to the process's end, when the driver releases everything, so that exit
+// neither calls into a CUDA runtime being torn down nor waits for work of other threads.
+class ThreadHandle {
+ public:
+  ~ThreadHandle() {
+    if (handle_ != nullptr && gettid() != getpid()) (void)fg_destroy(handle_);
+  }
+  fg_handle_t get() {
+    if (tried_ || g_no_gpu.load(std::memory_order_relaxed)) return handle_;
+    tried_ = true;
+    fg_handle_t handle = nullptr;
+    const fg_status_t status = fg_create(&handle);
+    if (status == FG_STATUS_SUCCESS) {
+      handle_ = handle;
+    } else {
+      if (status == FG_STATUS_NO_DEVICE) g_no_gpu.store(true);
+      if (settings().log)
+        std::fprintf(stderr, "fastgemm_blas: no GPU for this thread (%s: %s); SGEMM runs on the CPU\n",
+                     fg_status_name(status), fg_last_error_message());
+    }
+    return handle_;
+  }
+
+ private:
+  fg_handle_t handle_ = nullptr;
+  bool tried_ = false;
+};
+
+thread_local ThreadHandle t_handle;
+
+bool wants_gpu(int64_t m, int64_t n, int64_t k) {
+  const Settings &s = settings();
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (flops < s.min_flops) return false;
+  return !s.default_rule || std::min({m, n, k}) >= default_min_dimension;
+}
+
+bool on_device(const void *pointer, int device) {
+  cudaPointerAttributes attributes = {};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice && attributes.device == device;
+}
+
+// A validated product with k > 0 and alpha != 0, in the CBLAS values. Returns whether the GPU computed C;
+// false means C is untouched and the CPU must compute it.
+bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (!wants_gpu(m, n, k)) return false;
+  const fg_handle_t handle = t_handle.get();
+  if (handle == nullptr) return false;
+  const auto fl = static_cast<fg_layout_t>(layout);
+  const auto ta = static_cast<fg_op_t>(transa), tb = static_cast<fg_op_t>(transb);
+  int device = -1;
+  const bool all_device =
+      cudaGetDevice(&device) == cudaSuccess && on_device(A, device) && on_device(B, device) && on_device(C, device);
+  fg_status_t status = FG_STATUS_SUCCESS;
+  cudaStream_t stream = nullptr;
+  if (all_device) {
+    status = fg_sgemm(handle, fl, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (status == FG_STATUS_SUCCESS && fg_get_stream(handle, &stream) == FG_STATUS_SUCCESS &&
+        cudaStreamSynchronize(stream) != cudaSuccess)
+      status = FG_STATUS_CUDA_ERROR;
+  } else {
+    status = fg_sgemm_host(handle, fl, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+  if (settings().log)
+    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s\n", caller,
+                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+                 all_device ? "fg_sgemm" : "fg_sgemm_host", fg_status_name(status));
+  if (status == FG_STATUS_SUCCESS) return true;
+  // Failures found before any tile ran leave C untouched, and with beta == 0 C is never read: the CPU can
+  // still compute it. Otherwise C may be partly written, and no result would be right.
+  const bool untouched = status == FG_STATUS_NO_DEVICE || status == FG_STATUS_ALLOC_FAILED ||
+                         status == FG_STATUS_NOT_SUPPORTED || status == FG_STATUS_INVALID_VALUE;
+  if (untouched || beta == 0.0f) return false;
+  std::fprintf(stderr, "fastgemm_blas: %s failed on the GPU after writing part of C (%s: %s); stopping\n", caller,
+               fg_status_name(status), fg_last_error_message());
+  std::abort();
+}
+
+// The last resort when the process holds no other SGEMM: column-major, the reference's arithmetic order.
+void plain_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0.0f;
+      for (int64_t l = 0; l < k; ++l)
+        sum += (a_trans ? A[i * lda + l] : A[l * lda + i]) * (b_trans ? B[l * ldb + j] : B[j * ldb + l]);
+      float &c = C[j * ldc + i];
+      c = beta == 0.0f ? alpha * sum : alpha * sum + beta * c;
+    }
+}
+
+bool fortran_trans(char value, bool *transposed) {
+  switch (value) {
+    case 'N':
+    case 'n': *transposed = false; return true;
+    case 'T':
+    case 't':
+    case 'C':
+    case 'c': *transposed = true; return true;
+  }
+  return false;
+}
+
+// The reference SGEMM's checks, in its order; 0 when the arguments are good, else the position of the
+// first bad one.
+int sgemm_argument_error(char transa, char transb, int m, int n, int k, int lda, int ldb, int ldc) {
+  bool a_trans = false, b_trans = false;
+  if (!fortran_trans(transa, &a_trans)) return 1;
+  if (!fortran_trans(transb, &b_trans)) return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < std::max(1, a_trans ? k : m)) return 8;
+  if (ldb < std::max(1, b_trans ? n : k)) return 10;
+  if (ldc < std::max(1, m)) return 13;
+  return 0;
+}
+
+void report_fortran_error(int info) {
+  if (const auto xerbla = program_definition<FortranXerbla>("xerbla_")) {
+    xerbla("SGEMM ", &info, 6);
+    return;
+  }
+  std::fprintf(stderr, " ** On entry to SGEMM  parameter number %2d had an illegal value\n", info);
+  std::exit(EXIT_FAILURE);
+}
+
+void report_cblas_error(int info, const char *message, int value) {
+  if (const auto xerbla = program_definition<CblasXerbla>("cblas_xerbla")) {
+    xerbla(info, "cblas_sgemm", message, value);
+    return;
+  }
+  std::fprintf(stderr, "Parameter %d to routine cblas_sgemm was incorrect\n", info);
+  std::fprintf(stderr, message, value);
+  std::exit(-1);
+}
+
+}  // namespace
+
+FASTGEMM_BLAS_EXPORT void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                                 const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
+                                 const float *beta, float *C, const int *ldc, size_t transa_length,
+                                 size_t transb_length) {
+  const int info = sgemm_argument_error(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
+  if (info != 0) {
+    report_fortran_error(info);
+    return;
+  }
+  if (*m == 0 || *n == 0 || ((*alpha == 0.0f || *k == 0) && *beta == 1.0f)) return;
+  bool a_trans = false, b_trans = false;
+  (void)fortran_trans(*transa, &a_trans);
+  (void)fortran_trans(*transb, &b_trans);
+  if (*k > 0 && *alpha != 0.0f &&
+      run_on_gpu("sgemm_", col_major, a_trans ? trans : no_trans, b_trans ? trans : no_trans, *m, *n, *k, *alpha, A,
+                 *lda, B, *ldb, *beta, C, *ldc))
+    return;
+  static const FortranSgemm next = next_definition<FortranSgemm>("sgemm_");
+  if (settings().log)
+    std::fprintf(stderr, "fastgemm_blas: sgemm_ m=%d n=%d k=%d on the CPU (%s)\n", *m, *n, *k,
+                 next != nullptr ? "next sgemm_" : "fastgemm_blas's own loop");
+  if (next != nullptr) {
+    next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, transa_length, transb_length);
+    return;
+  }
+  plain_sgemm(a_trans, b_trans, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+}
+
+FASTGEMM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                                      const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+  const auto valid_trans = [](int op) { return op == no_trans || op == trans || op == conj_trans; };
+  if (layout != row_major && layout != col_major) {
+    report_cblas_error(1, "Illegal layout setting, %d\n", layout);
+    return;
+  }
+  if (!valid_trans(transa)) {
+    report_cblas_error(2, "Illegal TransA setting, %d\n", transa);
+    return;
+  }
+  if (!valid_trans(transb)) {
+    report_cblas_error(3, "Illegal TransB setting, %d\n", transb);
+    return;
+  }
+  // The reference turns a row-major call into the column-major SGEMM of the swapped operands and reports
+  // that call's argument positions, plus one for the layout.
+  const bool row = layout == row_major;
+  const char fortran_transa = (row ? transb : transa) == no_trans ? 'N' : 'T';
+  const char fortran_transb = (row ? transa : transb) == no_trans ? 'N' : 'T';
+  const int info = sgemm_argument_error(fortran_transa, fortran_transb, row ? n : m, row ? m : n, k, row ? ldb : lda,
+                                        row ? lda : ldb, ldc);
+  if (info != 0) {
+    report_cblas_error(info + 1, "", 0);
+    return;
+  }
+  if (m == 0 || n == 0 || ((alpha == 0.0f || k == 0) && beta == 1.0f)) return;
+  if (k > 0 && alpha != 0.0f &&
+      run_on_gpu("cblas_sgemm", layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
+  static const CblasSgemm next = next_definition<CblasSgemm>("cblas_sgemm");
+  if (settings().log)
+    std::fprintf(stderr, "fastgemm_blas: cblas_sgemm m=%d n=%d k=%d on the CPU (%s)\n", m, n, k,
+                 next != nullptr ? "next cblas_sgemm" : "column-major sgemm_");
+  if (next != nullptr) {
+    next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  const int fm = row ? n : m, fn = row ? m : n;
+  sgemm_(&fortran_transa, &fortran_transb, &fm, &fn, &k, &alpha, row ? B : A, row ? &ldb : &lda, row ? A : B,
+         row ? &lda : &ldb, &beta, C, &ldc, 1, 1);
+}

@@ -1,0 +1,78 @@
+// fg_sgemm_host's engine: a product whose operands may live anywhere (pageable, pinned, managed or device
+// memory, of any size) computed tile by tile of C on one or more devices. A and B panels and C tiles are
+// staged through device buffers and, for pageable memory, through a small ring of pinned chunks; copies
+// in both directions run on their own streams beside the products. Device memory of a worker's device is
+// used in place.
+//
+// Bitwise reproducibility: the tile grid (tile edges and k chunks) is a function of the problem and of the
+// devices' total memory only, every tile is computed by the same algorithm path whichever device takes
+// it, and the k chunks of a tile are summed in a fixed order. So C is the same for any tile schedule and
+// any number of devices of one model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "core/context.hpp"
+#include "core/problem.hpp"
+#include "core/status.hpp"
+#include "fastgemm/fastgemm.h"
+
+namespace fastgemm::detail {
+
+// The tile grid of one product: C in tiles of tile_m x tile_n, k in chunks of tile_k.
+struct HostTiling {
+  int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+};
+
+// The largest tile edge the environment asks for (FASTGEMM_HOST_TILE, a testing knob that forces many
+// small tiles), or 0 when it asks for none.
+int64_t host_tile_limit_from_environment();
+
+// The grid for an m x n x k product (k == 0 for a C := beta * C call) on devices whose smallest total
+// memory is `device_bytes`. Pure: the same arguments give the same grid.
+HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit);
+
+// How a tile is computed: the handle's SGEMM path, given by the caller so that this folder depends on no
+// other operation. `product` runs a canonical problem with `algo` on the context's stream and stores what
+// ran; `scale` enqueues C := beta * C.
+struct HostTileOps {
+  std::function<Status(const GemmProblem &, Context &, fg_sgemm_algo_t algo, fg_sgemm_algo_t *ran)> product;
+  std::function<Status(const GemmProblem &, cudaStream_t)> scale;
+};
+
+class HostWorker;
+
+// The per-handle state of fg_sgemm_host: the device list and one worker per device, whose buffers are
+// allocated on first use and kept for later calls.
+class HostGemm {
+ public:
+  explicit HostGemm(Context &primary);
+  ~HostGemm();
+  HostGemm(const HostGemm &) = delete;
+  HostGemm &operator=(const HostGemm &) = delete;
+
+  // Ordinals must be valid and distinct, count >= 1; devices == NULL with count 0 returns to the
+  // handle's own device.
+  Status set_devices(const int *devices, int count);
+  const std::vector<int> &devices() const { return devices_; }
+
+  // problem as validate_sgemm gives it (canonical row-major, batch 1); `product` false means only
+  // C := beta * C (k == 0 or alpha == 0), A and B unread. Returns once C is written, the handle's stream
+  // synchronized first. *ran is the algorithm the tiles' products ran (AUTO when none ran).
+  Status run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
+             fg_sgemm_algo_t *ran);
+
+ private:
+  Status ensure_workers();
+
+  Context &primary_;
+  std::vector<int> devices_;
+  std::vector<std::unique_ptr<HostWorker>> workers_;
+};
+
+}  // namespace fastgemm::detail

@@ -1,0 +1,301 @@
+// fg_sgemm_host: operands in pageable, pinned, managed or device memory, every layout and transpose,
+// leading dimensions, scalars, misaligned pointers, and products cut into many tiles and k chunks
+// (FASTGEMM_HOST_TILE), against the double reference with C's window poisoned where beta == 0.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "fastgemm/fastgemm.hpp"
+#include "gpu/gemm_harness.hpp"
+
+using namespace fgtest;
+
+namespace {
+
+enum class Memory { pageable, pinned, managed, device };
+
+const char *memory_name(Memory memory) {
+  switch (memory) {
+    case Memory::pageable: return "pageable";
+    case Memory::pinned: return "pinned";
+    case Memory::managed: return "managed";
+    case Memory::device: return "device";
+  }
+  return "?";
+}
+
+// An operand's allocation of the given kind, filled from and read back to host vectors.
+class Operand {
+ public:
+  Operand(Memory memory, size_t count) : memory_(memory), count_(count) {
+    const size_t bytes = count * sizeof(float);
+    switch (memory) {
+      case Memory::pageable:
+        pageable_.resize(count);
+        data_ = pageable_.data();
+        break;
+      case Memory::pinned: REQUIRE_CUDA_OK(cudaMallocHost(reinterpret_cast<void **>(&data_), bytes)); break;
+      case Memory::managed: REQUIRE_CUDA_OK(cudaMallocManaged(reinterpret_cast<void **>(&data_), bytes)); break;
+      case Memory::device: REQUIRE_CUDA_OK(cudaMalloc(reinterpret_cast<void **>(&data_), bytes)); break;
+    }
+  }
+  ~Operand() {
+    if (memory_ == Memory::pinned) (void)cudaFreeHost(data_);
+    if (memory_ == Memory::managed || memory_ == Memory::device) (void)cudaFree(data_);
+  }
+  Operand(const Operand &) = delete;
+  Operand &operator=(const Operand &) = delete;
+
+  float *data() const { return data_; }
+  void set(const std::vector<float> &values) {
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    REQUIRE_CUDA_OK(cudaMemcpy(data_, values.data(), count_ * sizeof(float), cudaMemcpyDefault));
+  }
+  std::vector<float> get() const {
+    std::vector<float> values(count_);
+    REQUIRE_CUDA_OK(cudaMemcpy(values.data(), data_, count_ * sizeof(float), cudaMemcpyDefault));
+    return values;
+  }
+
+ private:
+  Memory memory_;
+  size_t count_;
+  std::vector<float> pageable_;
+  float *data_ = nullptr;
+};
+
+// Sets FASTGEMM_HOST_TILE for its lifetime: the host path reads it on every call.
+class TileLimit {
+ public:
+  explicit TileLimit(int edge) {
+    if (edge > 0) setenv("FASTGEMM_HOST_TILE", std::to_string(edge).c_str(), 1);
+  }
+  ~TileLimit() { unsetenv("FASTGEMM_HOST_TILE"); }
+};
+
+bool same_bits_where(const std::vector<float> &x, const std::vector<float> &y, const std::vector<char> &mask,
+                     bool inside) {
+  for (size_t i = 0; i < x.size(); ++i)
+    if (static_cast<bool>(mask[i]) == inside && std::memcmp(&x[i], &y[i], sizeof(float)) != 0) return false;
+  return true;
+}
+
+// Runs gc through fg_sgemm_host with each operand in the given memory; returns C's whole allocation.
+std::vector<float> check_host_case(fg_handle_t handle, const GemmCase &raw, Memory a_memory, Memory b_memory,
+                                   Memory c_memory, uint64_t seed) {
+  const GemmCase gc = raw.resolved();
+  INFO(gc.describe() << " A " << memory_name(a_memory) << ", B " << memory_name(b_memory) << ", C "
+                     << memory_name(c_memory));
+  std::vector<float> a(gc.a_elements()), b(gc.b_elements()), c(gc.c_elements());
+  fill_uniform(a, seed * 3 + 1);
+  fill_uniform(b, seed * 3 + 2);
+  fill_uniform(c, seed * 3 + 3);
+  const std::vector<char> window = c_window_mask(gc);
+  if (gc.beta == 0.0f)
+    for (size_t i = 0; i < c.size(); ++i)
+      if (window[i]) c[i] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<double> reference = reference_gemm(gc, a, b, c);
+
+  Operand a_operand(a_memory, a.size()), b_operand(b_memory, b.size()), c_operand(c_memory, c.size());
+  a_operand.set(a);
+  b_operand.set(b);
+  c_operand.set(c);
+  const fg_status_t status = fg_sgemm_host(handle, gc.layout, gc.transa, gc.transb, gc.m, gc.n, gc.k, gc.alpha,
+                                           gc.null_ab ? nullptr : a_operand.data() + gc.offset_a, gc.lda,
+                                           gc.null_ab ? nullptr : b_operand.data() + gc.offset_b, gc.ldb, gc.beta,
+                                           c_operand.data() + gc.offset_c, gc.ldc);
+  INFO("status " << fg_status_name(status) << ": " << fg_last_error_message());
+  REQUIRE(status == FG_STATUS_SUCCESS);
+  // Synchronous: C is complete without any synchronization by the caller (a pageable C is read at once).
+  const std::vector<float> result = c_operand.get();
+  CHECK(same_bits_where(result, c, window, false));
+  const double error = relative_error(result, reference, &window);
+  INFO("relative error " << error);
+  CHECK(error <= gemm_tolerance(gc.k));
+  return result;
+}
+
+GemmCase make_case(fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                   float beta) {
+  GemmCase gc;
+  gc.layout = layout, gc.transa = transa, gc.transb = transb;
+  gc.m = m, gc.n = n, gc.k = k, gc.alpha = alpha, gc.beta = beta;
+  return gc;
+}
+
+}  // namespace
+
+TEST_CASE("host: every layout, transpose and beta, pageable operands, many tiles", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);  // 67 x 45 x 83 becomes 3 x 2 tiles of 3 k chunks each
+  uint64_t seed = 100;
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR})
+    for (fg_op_t transa : {FG_OP_N, FG_OP_T, FG_OP_C})
+      for (fg_op_t transb : {FG_OP_N, FG_OP_T})
+        for (float beta : {0.0f, 1.0f, -0.75f})
+          check_host_case(handle.get(), make_case(layout, transa, transb, 67, 45, 83, 1.25f, beta), Memory::pageable,
+                          Memory::pageable, Memory::pageable, ++seed);
+}
+
+TEST_CASE("host: one row of tiles, where B's panels take turns in two slots", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);  // 20 x 150 x 83: 1 x 5 tiles of 3 k chunks; B panels are not all kept
+  uint64_t seed = 150;
+  for (fg_op_t transb : {FG_OP_N, FG_OP_T})
+    for (Memory b : {Memory::pageable, Memory::pinned})
+      check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_T, transb, 20, 150, 83, 0.5f, 1.5f), Memory::pageable,
+                      b, Memory::pageable, ++seed);
+}
+
+TEST_CASE("host: leading dimensions beyond the minimum, and misaligned pointers", "[host]") {
+  Handle handle;
+  const TileLimit limit(24);
+  uint64_t seed = 200;
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR})
+    for (fg_op_t transa : {FG_OP_N, FG_OP_T})
+      for (fg_op_t transb : {FG_OP_N, FG_OP_T})
+        for (int offset : {0, 1, 3}) {
+          GemmCase gc = make_case(layout, transa, transb, 50, 61, 47, -0.5f, 0.25f).resolved();
+          gc.lda += 5, gc.ldb += 2, gc.ldc += 7;
+          gc.offset_a = offset, gc.offset_b = (offset * 2) % 4, gc.offset_c = offset;
+          check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
+          check_host_case(handle.get(), gc, Memory::device, Memory::managed, Memory::pinned, ++seed);
+        }
+}
+
+TEST_CASE("host: every mix of pageable, pinned, managed and device operands", "[host]") {
+  Handle handle;
+  const TileLimit limit(40);
+  const Memory kinds[] = {Memory::pageable, Memory::pinned, Memory::managed, Memory::device};
+  uint64_t seed = 300;
+  for (Memory a : kinds)
+    for (Memory b : kinds)
+      for (Memory c : kinds)
+        for (float beta : {0.0f, 0.5f})
+          check_host_case(handle.get(), make_case(FG_COL_MAJOR, FG_OP_N, FG_OP_T, 90, 70, 100, 0.75f, beta), a, b, c,
+                          ++seed);
+}
+
+TEST_CASE("host: alpha == 0 and k == 0 scale C, in tiles, without reading A and B", "[host]") {
+  Handle handle;
+  const TileLimit limit(16);
+  uint64_t seed = 400;
+  for (Memory c : {Memory::pageable, Memory::pinned, Memory::device})
+    for (float beta : {0.0f, 2.0f}) {
+      GemmCase zero_alpha = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 40, 33, 20, 0.0f, beta);
+      zero_alpha.null_ab = true;
+      check_host_case(handle.get(), zero_alpha, Memory::pageable, Memory::pageable, c, ++seed);
+      GemmCase zero_k = make_case(FG_COL_MAJOR, FG_OP_T, FG_OP_N, 40, 33, 0, 1.0f, beta);
+      zero_k.null_ab = true;
+      check_host_case(handle.get(), zero_k, Memory::pageable, Memory::pageable, c, ++seed);
+    }
+}
+
+TEST_CASE("host: the default tiling on a product of several tiles, with a forced algorithm", "[host][host_large]") {
+  Handle handle;
+  uint64_t seed = 500;
+  // 4100 x 4500 is 5 x 5 tiles of 1024, the last row and column partial.
+  check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 4100, 4500, 300, 1.0f, 0.5f),
+                  Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_PIPELINED));
+  const TileLimit limit(128);
+  check_host_case(handle.get(), make_case(FG_COL_MAJOR, FG_OP_T, FG_OP_N, 300, 260, 530, 1.0f, 0.0f), Memory::pageable,
+                  Memory::pinned, Memory::pageable, ++seed);
+  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+  REQUIRE_FG_OK(fg_get_last_sgemm_algo(handle.get(), &ran));
+  CHECK(ran == FG_SGEMM_PIPELINED);
+}
+
+TEST_CASE("host: bitwise the same C whatever the memory of host operands, run after run", "[host]") {
+  Handle handle;
+  const TileLimit limit(64);
+  const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_T, FG_OP_N, 150, 130, 200, 1.0f, 0.0f);
+  const std::vector<float> pageable =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
+  const std::vector<float> pinned =
+      check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 7);
+  const std::vector<float> again =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
+  CHECK(std::memcmp(pageable.data(), pinned.data(), pageable.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(pageable.data(), again.data(), pageable.size() * sizeof(float)) == 0);
+  // The device list of one device, given explicitly, is the default one.
+  int device = -1;
+  REQUIRE_CUDA_OK(cudaGetDevice(&device));
+  REQUIRE_FG_OK(fg_set_devices(handle.get(), &device, 1));
+  const std::vector<float> listed =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
+  CHECK(std::memcmp(pageable.data(), listed.data(), pageable.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("host: devices are listed, checked, and the caller's device is left alone", "[host]") {
+  Handle handle;
+  int current = -1, available = 0;
+  REQUIRE_CUDA_OK(cudaGetDevice(&current));
+  REQUIRE_CUDA_OK(cudaGetDeviceCount(&available));
+  int listed[4] = {-1, -1, -1, -1};
+  int count = 0;
+  REQUIRE_FG_OK(fg_get_devices(handle.get(), listed, 4, &count));
+  CHECK(count == 1);
+  CHECK(listed[0] == current);
+  const int twice[2] = {current, current};
+  CHECK(fg_set_devices(handle.get(), twice, 2) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("devices[1]") != std::string::npos);
+  const int missing = available;
+  CHECK(fg_set_devices(handle.get(), &missing, 1) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_set_devices(handle.get(), nullptr, 1) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_get_devices(handle.get(), nullptr, 1, &count) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_get_devices(handle.get(), listed, 4, nullptr) == FG_STATUS_INVALID_VALUE);
+  REQUIRE_FG_OK(fg_get_devices(handle.get(), nullptr, 0, &count));
+  CHECK(count == 1);  // the refused lists changed nothing
+
+  std::vector<int> all(static_cast<size_t>(available));
+  for (int i = 0; i < available; ++i) all[static_cast<size_t>(i)] = available - 1 - i;
+  REQUIRE_FG_OK(fg_set_devices(handle.get(), all.data(), available));
+  REQUIRE_FG_OK(fg_get_devices(handle.get(), listed, 4, &count));
+  CHECK(count == available);
+  CHECK(listed[0] == available - 1);
+  const TileLimit limit(32);
+  check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 100, 90, 70, 1.0f, 0.5f), Memory::pageable,
+                  Memory::device, Memory::pageable, 9);
+  int after = -1;
+  REQUIRE_CUDA_OK(cudaGetDevice(&after));
+  CHECK(after == current);
+  REQUIRE_FG_OK(fg_set_devices(handle.get(), nullptr, 0));
+  REQUIRE_FG_OK(fg_get_devices(handle.get(), listed, 4, &count));
+  CHECK(count == 1);
+  CHECK(listed[0] == current);
+}
+
+TEST_CASE("host: bad arguments are refused before C is touched, NULL pointers named", "[host]") {
+  Handle handle;
+  std::vector<float> a(64, 1.0f), b(64, 2.0f), c(64, 3.0f);
+  CHECK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 8, 8, 8, 1.0f, a.data(), 7, b.data(), 8, 0.0f,
+                      c.data(), 8) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).rfind("fg_sgemm_host: lda = 7", 0) == 0);
+  CHECK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 8, 8, 8, 1.0f, a.data(), 8, nullptr, 8, 0.0f,
+                      c.data(), 8) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("B is NULL") != std::string::npos);
+  CHECK(fg_sgemm_host(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 8, 8, 8, 1.0f, a.data(), 8, b.data(), 8, 0.0f, c.data(),
+                      8) == FG_STATUS_INVALID_HANDLE);
+  for (float value : c) CHECK(value == 3.0f);
+}
+
+TEST_CASE("host: the C++ wrapper", "[host][cpp]") {
+  fastgemm::Handle handle;
+  const TileLimit limit(16);
+  const int64_t m = 33, n = 21, k = 40;
+  std::vector<float> a(m * k), b(k * n), c(m * n, std::numeric_limits<float>::quiet_NaN());
+  fill_uniform(a, 11);
+  fill_uniform(b, 12);
+  GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, 0.0f).resolved();
+  const std::vector<double> reference = reference_gemm(gc, a, b, c);
+  handle.sgemm_host(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+  CHECK(relative_error(c, reference) <= gemm_tolerance(k));
+  CHECK(handle.devices().size() == 1);
+  CHECK_THROWS_AS(handle.set_devices({-1}), fastgemm::Error);
+}

@@ -1,0 +1,85 @@
+// fg_sgemm_host's tile grid: a pure function of the problem, the devices' memory and the testing knob,
+// so that every device and every run cuts a product the same way.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "fastgemm/fastgemm.h"
+#include "host/host_gemm.hpp"
+
+using fastgemm::detail::choose_host_tiling;
+using fastgemm::detail::HostTiling;
+
+namespace {
+constexpr size_t kGiB = size_t(1) << 30;
+size_t staging_bytes(const HostTiling &t) {
+  return static_cast<size_t>(2 * (t.tile_m + t.tile_n) * t.tile_k + 2 * t.tile_m * t.tile_n) * sizeof(float);
+}
+}  // namespace
+
+TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k whole while the panels fit",
+          "[host_tiling]") {
+  const HostTiling big = choose_host_tiling(16384, 16384, 16384, 80 * kGiB, 0);
+  CHECK(big.tile_m == 4096);
+  CHECK(big.tile_n == 4096);
+  CHECK(big.tile_k == 16384);
+  const HostTiling middle = choose_host_tiling(8192, 6000, 4096, 80 * kGiB, 0);
+  CHECK(middle.tile_m == 2048);
+  CHECK(middle.tile_n == 2048);
+  CHECK(middle.tile_k == 4096);
+  const HostTiling small = choose_host_tiling(100, 3000, 50, 80 * kGiB, 0);
+  CHECK(small.tile_m == 100);
+  CHECK(small.tile_n == 1024);
+  CHECK(small.tile_k == 50);
+  const HostTiling tiny = choose_host_tiling(300, 200, 10, 80 * kGiB, 0);
+  CHECK(tiny.tile_m == 300);
+  CHECK(tiny.tile_n == 200);
+  CHECK(choose_host_tiling(10, 10, 0, 80 * kGiB, 0).tile_k == 0);  // C := beta * C has no k
+}
+
+TEST_CASE("host tiling: k is chunked to fit a quarter of the device, at most 6 GiB", "[host_tiling]") {
+  const HostTiling deep = choose_host_tiling(8192, 8192, 1 << 20, 80 * kGiB, 0);
+  CHECK(deep.tile_k <= 65536);
+  CHECK(staging_bytes(deep) <= 6 * kGiB);
+  const HostTiling small_device = choose_host_tiling(8192, 8192, 1 << 20, 4 * kGiB, 0);
+  CHECK(staging_bytes(small_device) <= kGiB);
+  CHECK(small_device.tile_k >= 256);
+  CHECK(small_device.tile_k < deep.tile_k);
+}
+
+TEST_CASE("host tiling: the same arguments give the same grid; the knob caps every edge", "[host_tiling]") {
+  const HostTiling first = choose_host_tiling(5000, 7000, 9000, 24 * kGiB, 0);
+  const HostTiling second = choose_host_tiling(5000, 7000, 9000, 24 * kGiB, 0);
+  CHECK(first.tile_m == second.tile_m);
+  CHECK(first.tile_n == second.tile_n);
+  CHECK(first.tile_k == second.tile_k);
+  const HostTiling knob = choose_host_tiling(5000, 7000, 9000, 24 * kGiB, 32);
+  CHECK(knob.tile_m == 32);
+  CHECK(knob.tile_n == 32);
+  CHECK(knob.tile_k == 32);
+  // A knob beyond the longest line a staging chunk holds is capped there.
+  const HostTiling huge_knob = choose_host_tiling(1 << 23, 1 << 23, 1 << 23, 80 * kGiB, int64_t(1) << 40);
+  CHECK(huge_knob.tile_m == 65536);
+  CHECK(huge_knob.tile_n == 65536);
+  CHECK(huge_knob.tile_k <= 65536);
+}
+
+TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else ignored", "[host_tiling]") {
+  setenv("FASTGEMM_HOST_TILE", "48", 1);
+  CHECK(fastgemm::detail::host_tile_limit_from_environment() == 48);
+  for (const char *bad : {"", "0", "-3", "12x", "abc"}) {
+    setenv("FASTGEMM_HOST_TILE", bad, 1);
+    CHECK(fastgemm::detail::host_tile_limit_from_environment() == 0);
+  }
+  unsetenv("FASTGEMM_HOST_TILE");
+  CHECK(fastgemm::detail::host_tile_limit_from_environment() == 0);
+}
+
+TEST_CASE("host entry points refuse a NULL handle without a device", "[host_tiling]") {
+  float value = 0.0f;
+  CHECK(fg_sgemm_host(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f, &value, 1) ==
+        FG_STATUS_INVALID_HANDLE);
+  int count = 0;
+  CHECK(fg_set_devices(nullptr, nullptr, 0) == FG_STATUS_INVALID_HANDLE);
+  CHECK(fg_get_devices(nullptr, nullptr, 0, &count) == FG_STATUS_INVALID_HANDLE);
+}
