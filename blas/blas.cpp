@@ -158,9 +158,10 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
     status = fg_sgemm_host(handle, fl, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
   if (settings().log)
-    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s\n", caller,
+    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s%s%s\n", caller,
                  static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-                 all_device ? "fg_sgemm" : "fg_sgemm_host", fg_status_name(status));
+                 all_device ? "fg_sgemm" : "fg_sgemm_host", fg_status_name(status),
+                 status == FG_STATUS_SUCCESS ? "" : ": ", status == FG_STATUS_SUCCESS ? "" : fg_last_error_message());
   if (status == FG_STATUS_SUCCESS) return true;
   // Failures found before any tile ran leave C untouched, and with beta == 0 C is never read: the CPU can
   // still compute it. Otherwise C may be partly written, and no result would be right.
