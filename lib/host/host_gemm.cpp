@@ -472,6 +472,9 @@ Status HostWorker::drain() {
 Status HostWorker::work(HostJob &job, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
     for (DeviceSlot &slot : *slots) slot.key = -1;
+  // The slot each operand used last belongs to the last call, whose B panels may each have had one of many
+  // slots: a call that takes turns in two slots starts from the first.
+  last_a_ = last_b_ = 0;
   // A tile is downloaded once the next one's products are enqueued, so that the host packs and unpacks
   // while the device computes.
   int64_t pending_tile = -1;

@@ -152,6 +152,20 @@ TEST_CASE("host: one row of tiles, where B's panels take turns in two slots", "[
                       b, Memory::pageable, ++seed);
 }
 
+TEST_CASE("host: a call whose B panels take turns in two slots after one that kept every panel", "[host]") {
+  Handle handle;
+  const TileLimit limit(16);
+  uint64_t seed = 170;
+  // 64 x 64 x 16: 4 x 4 tiles, every B panel kept in a slot of its own (the last one used is the fourth);
+  // then 1 x 65 x 1: one row of 5 tiles, B's panels taking turns in two slots.
+  for (int round = 0; round < 2; ++round) {
+    check_host_case(handle.get(), make_case(FG_COL_MAJOR, FG_OP_N, FG_OP_N, 64, 64, 16, 1.0f, 0.0f), Memory::pageable,
+                    Memory::pageable, Memory::pageable, ++seed);
+    check_host_case(handle.get(), make_case(FG_COL_MAJOR, FG_OP_N, FG_OP_N, 1, 65, 1, 1.0f, 1.0f), Memory::pageable,
+                    Memory::pageable, Memory::pageable, ++seed);
+  }
+}
+
 TEST_CASE("host: leading dimensions beyond the minimum, and misaligned pointers", "[host]") {
   Handle handle;
   const TileLimit limit(24);
