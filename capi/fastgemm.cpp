@@ -179,6 +179,29 @@ const char *selected_sgemm_algo(fg_handle_t handle) {
   return handle != nullptr ? fg_sgemm_algo_name(handle->context->sgemm_algo) : "-";
 }
 
+// The trace of an fg_sgemm-shaped call: its arguments as the caller gave them (strides and batch_count
+// for the batched entry point).
+CallTrace sgemm_trace(const char *function, fg_handle_t handle, const SgemmArgs &a) {
+  if (!a.batched)
+    return CallTrace(function,
+                     "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
+                     "B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s",
+                     static_cast<void *>(handle), a.layout, a.transa, a.transb, static_cast<long long>(a.m),
+                     static_cast<long long>(a.n), static_cast<long long>(a.k), a.alpha, static_cast<const void *>(a.A),
+                     static_cast<long long>(a.lda), static_cast<const void *>(a.B), static_cast<long long>(a.ldb),
+                     a.beta, static_cast<void *>(a.C), static_cast<long long>(a.ldc), selected_sgemm_algo(handle));
+  return CallTrace(function,
+                   "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
+                   "stride_a=%lld, B=%p, ldb=%lld, stride_b=%lld, beta=%g, C=%p, ldc=%lld, stride_c=%lld, "
+                   "batch_count=%lld, algo=%s",
+                   static_cast<void *>(handle), a.layout, a.transa, a.transb, static_cast<long long>(a.m),
+                   static_cast<long long>(a.n), static_cast<long long>(a.k), a.alpha, static_cast<const void *>(a.A),
+                   static_cast<long long>(a.lda), static_cast<long long>(a.stride_a), static_cast<const void *>(a.B),
+                   static_cast<long long>(a.ldb), static_cast<long long>(a.stride_b), a.beta, static_cast<void *>(a.C),
+                   static_cast<long long>(a.ldc), static_cast<long long>(a.stride_c),
+                   static_cast<long long>(a.batch_count), selected_sgemm_algo(handle));
+}
+
 fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &args) noexcept {
   return with_handle(trace, handle, [&](Context &context) -> Status {
     detail::GemmProblem problem;
@@ -374,13 +397,7 @@ fg_status_t fg_sgemm(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_
                      int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc) {
   const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
-  CallTrace trace("fg_sgemm",
-                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
-                  "B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s",
-                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
-                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
-                  static_cast<long long>(lda), static_cast<const void *>(B), static_cast<long long>(ldb), beta,
-                  static_cast<void *>(C), static_cast<long long>(ldc), selected_sgemm_algo(handle));
+  CallTrace trace = sgemm_trace("fg_sgemm", handle, args);
   return sgemm_entry(trace, handle, args);
 }
 
@@ -390,16 +407,7 @@ fg_status_t fg_sgemm_strided_batched(fg_handle_t handle, fg_layout_t layout, fg_
                                      int64_t stride_c, int64_t batch_count) {
   const SgemmArgs args{layout, transa, transb,   m,    n, k,   alpha,    A,           lda, stride_a,
                        B,      ldb,    stride_b, beta, C, ldc, stride_c, batch_count, true};
-  CallTrace trace("fg_sgemm_strided_batched",
-                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
-                  "stride_a=%lld, B=%p, ldb=%lld, stride_b=%lld, beta=%g, C=%p, ldc=%lld, stride_c=%lld, "
-                  "batch_count=%lld, algo=%s",
-                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
-                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
-                  static_cast<long long>(lda), static_cast<long long>(stride_a), static_cast<const void *>(B),
-                  static_cast<long long>(ldb), static_cast<long long>(stride_b), beta, static_cast<void *>(C),
-                  static_cast<long long>(ldc), static_cast<long long>(stride_c), static_cast<long long>(batch_count),
-                  selected_sgemm_algo(handle));
+  CallTrace trace = sgemm_trace("fg_sgemm_strided_batched", handle, args);
   return sgemm_entry(trace, handle, args);
 }
 
@@ -407,13 +415,7 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
                           int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                           float *C, int64_t ldc) {
   const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
-  CallTrace trace("fg_sgemm_host",
-                  "handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, lda=%lld, "
-                  "B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s",
-                  static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
-                  static_cast<long long>(n), static_cast<long long>(k), alpha, static_cast<const void *>(A),
-                  static_cast<long long>(lda), static_cast<const void *>(B), static_cast<long long>(ldb), beta,
-                  static_cast<void *>(C), static_cast<long long>(ldc), selected_sgemm_algo(handle));
+  CallTrace trace = sgemm_trace("fg_sgemm_host", handle, args);
   return with_handle(trace, handle, [&](Context &context) -> Status {
     fastgemm::detail::GemmProblem problem;
     GemmWork work = GemmWork::nothing;
