@@ -7,7 +7,7 @@
 //   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU; unset: the
 //                            default rule below
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
-// (FASTGEMM_MATH and FASTGEMM_HOST_TILE are read by the library itself.)
+// (FASTGEMM_HOST_TILE is read by the library itself.)
 #include <dlfcn.h>
 #include <unistd.h>
 
