@@ -58,8 +58,9 @@ enum class GemmWork {
   product,  // the full product
 };
 
-// Checks every rule of API.md's SGEMM section, and that C shares no element with A or B. On success *problem holds the
-// canonical row-major problem (the layout resolved by swapping A and B) and *work what is left to do.
+// Checks every rule of fg_sgemm's contract (include/fastgemm/fastgemm.h), and that C shares no element with A or B. On
+// success *problem holds the canonical row-major problem (the layout resolved by swapping A and B) and *work what is
+// left to do.
 Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, detail::GemmProblem *problem,
                       GemmWork *work);
 
@@ -70,8 +71,8 @@ struct RowmeanArgs {
   int64_t L, M, N;
 };
 
-// Checks every rule of API.md's rowmean section, pointers aligned to their element included. *empty is set when L or N
-// is 0 (nothing to do).
+// Checks every rule of fg_rowmean_matvec's contract (the header), pointers aligned to their element included. *empty is
+// set when L or N is 0 (nothing to do).
 Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect, detail::RowmeanProblem *problem,
                         bool *empty);
 
