@@ -3,6 +3,8 @@
 // point runs its body inside guarded().
 #include "fastgemm/fastgemm.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -207,6 +209,7 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     detail::GemmProblem problem;
     GemmWork work = GemmWork::nothing;
     FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
+    problem.math = context.math_mode;
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
     if (work == GemmWork::product)
@@ -216,6 +219,21 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
   });
+}
+
+bool is_math_mode(int value) { return value == FG_MATH_FP32 || value == FG_MATH_FP32_EMULATED; }
+
+// FASTGEMM_MATH, read by each fg_create: unset means FG_MATH_FP32; anything but a mode's name is refused.
+Status math_mode_from_environment(fg_math_mode_t *mode) {
+  const char *value = std::getenv("FASTGEMM_MATH");
+  if (value == nullptr) return Status::success();
+  for (fg_math_mode_t candidate : {FG_MATH_FP32, FG_MATH_FP32_EMULATED})
+    if (std::strcmp(value, fg_math_mode_name(candidate)) == 0) {
+      *mode = candidate;
+      return Status::success();
+    }
+  return Status::failure(StatusCode::invalid_value, "FASTGEMM_MATH = \"" + std::string(value).substr(0, 64) +
+                                                        "\" is no math mode (fp32 or fp32_emulated)");
 }
 
 detail::HostGemm &host_engine(fg_handle_t handle) {
@@ -273,8 +291,11 @@ fg_status_t fg_create(fg_handle_t *handle) {
     if (handle == nullptr) return null_argument("handle");
     *handle = nullptr;
     Context *context = nullptr;
+    fg_math_mode_t math_mode = FG_MATH_FP32;
+    FG_RETURN_IF_ERROR(math_mode_from_environment(&math_mode));
     FG_RETURN_IF_ERROR(Context::create(&context));
     std::unique_ptr<Context> owned(context);
+    owned->math_mode = math_mode;
     *handle = new fg_context{std::move(owned), FG_ROWMEAN_AUTO, nullptr};
     return Status::success();
   });
@@ -348,6 +369,7 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
         GemmWork work = GemmWork::nothing;
         FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
         if (work != GemmWork::product) continue;
+        problem.math = context.math_mode;
         size_t needed = 0;
         const Status status =
             fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed);
@@ -420,6 +442,7 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
     fastgemm::detail::GemmProblem problem;
     GemmWork work = GemmWork::nothing;
     FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
+    problem.math = context.math_mode;
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work != GemmWork::nothing) {
       const fastgemm::detail::HostTileOps ops{fastgemm::detail::run_sgemm, fastgemm::detail::scale_c};
@@ -454,6 +477,36 @@ fg_status_t fg_get_devices(fg_handle_t handle, int *devices, int capacity, int *
     *count = listed;
     return Status::success();
   });
+}
+
+fg_status_t fg_set_math_mode(fg_handle_t handle, fg_math_mode_t mode) {
+  CallTrace trace("fg_set_math_mode", "handle=%p, mode=%d", static_cast<void *>(handle), static_cast<int>(mode));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (!is_math_mode(static_cast<int>(mode)))
+      return Status::failure(StatusCode::invalid_value,
+                             "mode = " + std::to_string(static_cast<int>(mode)) + " is no fg_math_mode_t");
+    handle->context->math_mode = mode;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_math_mode(fg_handle_t handle, fg_math_mode_t *mode) {
+  CallTrace trace("fg_get_math_mode", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (mode == nullptr) return null_argument("mode");
+    *mode = handle->context->math_mode;
+    return Status::success();
+  });
+}
+
+const char *fg_math_mode_name(fg_math_mode_t mode) {
+  switch (mode) {
+    case FG_MATH_FP32: return "fp32";
+    case FG_MATH_FP32_EMULATED: return "fp32_emulated";
+  }
+  return "unknown";
 }
 
 fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {

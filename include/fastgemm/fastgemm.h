@@ -93,7 +93,9 @@ typedef struct fg_context *fg_handle_t;
    Returns FG_STATUS_SUCCESS and sets *handle; FG_STATUS_INVALID_VALUE if handle is NULL;
    FG_STATUS_NO_DEVICE when there is no usable device or driver (*handle is set to NULL);
    FG_STATUS_ALLOC_FAILED or FG_STATUS_CUDA_ERROR otherwise. The driver's stub library (a toolkit installed
-   without a driver) counts as no driver. A handle is used by one thread at a time;
+   without a driver) counts as no driver. The handle's math mode is FG_MATH_FP32, or what the environment
+   variable FASTGEMM_MATH says ("fp32" or "fp32_emulated", read by each fg_create); any other value of it
+   makes fg_create return FG_STATUS_INVALID_VALUE naming FASTGEMM_MATH. A handle is used by one thread at a time;
    different handles are independent and may run concurrently from different threads. */
 FG_API fg_status_t fg_create(fg_handle_t *handle);
 
@@ -174,7 +176,8 @@ typedef enum fg_sgemm_algo_t {
   FG_SGEMM_PIPELINED = 6,     /* 64x128 warp-tiled blocks, cp.async pipeline 4 k-tiles deep, any alignment */
   FG_SGEMM_SMALL_TILE = 7,    /* 16x32 tiles of one warp, 8 k-tiles in flight: for tiny problems */
   FG_SGEMM_SPLIT_K = 8,       /* pipelined with k split over blocks and summed: small C, long k */
-  /* 9..99: further kernels of the project's own, added as they land */
+  FG_SGEMM_OZAKI_INT8 = 9,    /* emulated FP32: exact INT8 tensor-core products of residues (Ozaki scheme II) */
+  /* 10..99: further kernels of the project's own, added as they land */
   FG_SGEMM_CUBLAS = 100 /* cuBLAS with FP32 math (TF32 off), for comparison */
 } fg_sgemm_algo_t;
 
@@ -196,6 +199,38 @@ FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *a
 
 /* Returns the algorithm's short static name, e.g. "double_buffer"; "unknown" for any other value. */
 FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Math mode                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum fg_math_mode_t {
+  FG_MATH_FP32 = 0,         /* default: IEEE FP32 products and sums (FFMA); no tensor cores */
+  FG_MATH_FP32_EMULATED = 1 /* FP32 accuracy from tensor-core products of split operands (see below) */
+} fg_math_mode_t;
+
+/* Sets the math mode of the handle's later fg_sgemm* calls (fg_sgemm_host included). In FG_MATH_FP32,
+   FG_SGEMM_AUTO never uses tensor cores. In FG_MATH_FP32_EMULATED, FG_SGEMM_AUTO runs an emulating
+   algorithm (FG_SGEMM_OZAKI_INT8) where it is faster and its accuracy holds for the operands at hand, and a
+   plain FP32 algorithm elsewhere. To tell, it looks at the operands first: such a call waits for that look
+   (it synchronizes the handle's stream, so it is not asynchronous), and a call on a stream being captured
+   into a CUDA graph, where nothing can be looked at, runs plain FP32. A forced algorithm runs whatever the
+   mode.
+   The accuracy contract of FG_MATH_FP32_EMULATED: on fastgemm's accuracy suite (`fastgemm-bench accuracy`),
+   for every input distribution and size in it, the normwise relative error ||C - R||_F / ||R||_F and the
+   median elementwise error |C - R|_ij / (|A||B|)_ij are no larger than those of cuBLAS FP32 on the same
+   inputs, and the largest elementwise error is at most twice cuBLAS's; R is the exact product. NaN and Inf
+   in A or B give the NaN/Inf pattern FP32 arithmetic gives. Results are bitwise reproducible, as in
+   FG_MATH_FP32.
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
+   fg_math_mode_t. */
+FG_API fg_status_t fg_set_math_mode(fg_handle_t handle, fg_math_mode_t mode);
+
+/* Stores the handle's math mode in *mode. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL mode. */
+FG_API fg_status_t fg_get_math_mode(fg_handle_t handle, fg_math_mode_t *mode);
+
+/* Returns "fp32" or "fp32_emulated"; "unknown" for any other value. The string is static. */
+FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Operands in host memory, any size                                                               */

@@ -19,9 +19,11 @@ struct GemmOperand {
 };
 
 // C := alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, row-major, batch products.
-// beta == 0 means C is written without being read.
+// beta == 0 means C is written without being read. `math` is the handle's math mode: the accuracy asked for,
+// which decides the algorithms AUTO may choose.
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
+  fg_math_mode_t math = FG_MATH_FP32;
   float alpha = 1.0f, beta = 0.0f;
   GemmOperand a, b;
   float *c = nullptr;

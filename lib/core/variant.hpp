@@ -24,7 +24,10 @@ struct Variant {
   Status (*can_implement)(const Problem &, const DeviceInfo &);
   // The bytes run() asks Context::workspace() for on this problem and device; 0 when it asks for none.
   size_t (*workspace_bytes)(const Problem &, const DeviceInfo &);
-  // Enqueues the problem on the context's stream; never synchronizes. Only for a problem can_implement accepts.
+  // Enqueues the problem on the context's stream. Only for a problem can_implement accepts. A variant whose
+  // ability depends on the operands' values, which can_implement cannot see, may look at them first (it may
+  // then synchronize the stream) and return not_supported having written nothing of the problem's output:
+  // AUTO then runs the next variant of its preference. Any other variant never synchronizes.
   Status (*run)(const Problem &, Context &);
 };
 
@@ -144,14 +147,32 @@ Status selected_workspace_bytes(const Variant<Problem, Id> *const (&table)[Count
   return Status::success();
 }
 
-// Runs the selected variant on the problem and stores its id in *ran.
+// Runs the selected variant on the problem and stores its id in *ran. AUTO's choice that declines the operands
+// at run time (not_supported from run) is followed by the next of AUTO's preference that can run the problem.
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                     const Problem &problem, Context &context, Id *ran) {
   const Variant<Problem, Id> *variant = nullptr;
   FG_RETURN_IF_ERROR(
       select_variant(table, selected, auto_preference, problem, context.device(), &variant, context.workspace_limit()));
-  FG_RETURN_IF_ERROR(variant->run(problem, context));
+  Status status = variant->run(problem, context);
+  if (selected == static_cast<Id>(0) && status.code == StatusCode::not_supported) {
+    bool after_declined = false;
+    for (Id id : auto_preference(problem, context.device())) {
+      if (!after_declined) {
+        after_declined = id == variant->id;
+        continue;
+      }
+      const Variant<Problem, Id> *next = find_variant(table, id);
+      if (next == nullptr || !next->can_implement(problem, context.device()).ok() ||
+          next->workspace_bytes(problem, context.device()) > context.workspace_limit())
+        continue;
+      variant = next;
+      status = variant->run(problem, context);
+      if (status.code != StatusCode::not_supported) break;
+    }
+  }
+  FG_RETURN_IF_ERROR(status);
   *ran = variant->id;
   return Status::success();
 }

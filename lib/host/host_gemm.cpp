@@ -372,6 +372,7 @@ Status HostWorker::compute_tile(HostJob &job, int64_t tile, DeviceSlot &c_slot, 
   part.n = cols;
   part.alpha = p.alpha;
   part.beta = p.beta;
+  part.math = p.math;
   const Residence c_where = job.c_on(device_);
   float *user_c = p.c + row * p.ldc + col;
   if (c_where == Residence::in_place) {
