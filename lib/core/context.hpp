@@ -70,6 +70,8 @@ class Context {
   // that stream is being captured, it is kept until the handle is destroyed instead.
   Status free_after_last_use(void *memory);
   Status allocate(size_t bytes, void **out);
+  // Whether `memory` came from cudaMalloc (see allocate()); it is then no longer listed.
+  bool forget_plain_allocation(void *memory);
   Status capturing(bool *active);
   Status create_cublas();
 
@@ -88,6 +90,7 @@ class Context {
   void *caller_memory_ = nullptr;  // the caller's workspace (fg_set_workspace)
   size_t caller_bytes_ = 0;
   std::vector<void *> freed_at_destroy_;
+  std::vector<void *> plain_allocations_;  // workspace memory from cudaMalloc rather than the stream-ordered pool
 
   cudaEvent_t last_use_ = nullptr;  // recorded after each call that used the workspace or cuBLAS
   bool recorded_ = false;
