@@ -46,6 +46,10 @@ __global__ void largest_error_kernel(const float *result, const float *reference
   if (mismatch) atomicOr(unmatched, 1u);
 }
 
+// Each warp writes its two sums to its own slots of `sums` (squared errors, then squared exact values, warp by
+// warp): the host adds them in a fixed order, so that the normwise error is the same, bit for bit, on the same
+// data. (Atomic additions would sum in the order the warps finish, and two equal results could then compare
+// as unequal.)
 __global__ void error_measures_kernel(const float *result, const double *exact, const double *absolute, int64_t count,
                                       double *elementwise, double *sums, unsigned long long *nonfinite) {
   double squared_error = 0, squared_exact = 0;
@@ -70,8 +74,9 @@ __global__ void error_measures_kernel(const float *result, const double *exact, 
     local_nonfinite += __shfl_down_sync(0xFFFFFFFFu, local_nonfinite, offset);
   }
   if (threadIdx.x % 32 == 0) {
-    atomicAdd(&sums[0], squared_error);
-    atomicAdd(&sums[1], squared_exact);
+    const int64_t warp = first_index() / 32;
+    sums[2 * warp] = squared_error;
+    sums[2 * warp + 1] = squared_exact;
     atomicAdd(nonfinite, local_nonfinite);
   }
 }
@@ -100,17 +105,25 @@ double largest_error_over_absolute(const float *result, const float *reference, 
 }
 
 ErrorMeasures measure_errors(const float *result, const double *exact, const double *absolute, int64_t count) {
+  const unsigned int blocks = blocks_for(count);
+  const size_t warps = static_cast<size_t>(blocks) * kThreads / 32;
   DeviceBuffer elementwise(static_cast<size_t>(count) * sizeof(double));
-  DeviceBuffer scratch(2 * sizeof(double) + sizeof(unsigned long long));
+  DeviceBuffer scratch(2 * warps * sizeof(double) + sizeof(unsigned long long));
   check_cuda(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), 0), "cudaMemsetAsync");
   auto *sums = scratch.as<double>();
-  auto *nonfinite = reinterpret_cast<unsigned long long *>(sums + 2);
-  launch("error_measures_kernel", error_measures_kernel, blocks_for(count), result, exact, absolute, count,
+  auto *nonfinite = reinterpret_cast<unsigned long long *>(sums + 2 * warps);
+  launch("error_measures_kernel", error_measures_kernel, blocks, result, exact, absolute, count,
          elementwise.as<double>(), sums, nonfinite);
-  double host_sums[2] = {0, 0};
+  std::vector<double> warp_sums(2 * warps);
   unsigned long long host_nonfinite = 0;
-  check_cuda(cudaMemcpy(host_sums, sums, sizeof(host_sums), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check_cuda(cudaMemcpy(warp_sums.data(), sums, warp_sums.size() * sizeof(double), cudaMemcpyDeviceToHost),
+             "cudaMemcpy");
   check_cuda(cudaMemcpy(&host_nonfinite, nonfinite, sizeof(host_nonfinite), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  double host_sums[2] = {0, 0};
+  for (size_t warp = 0; warp < warps; ++warp) {
+    host_sums[0] += warp_sums[2 * warp];
+    host_sums[1] += warp_sums[2 * warp + 1];
+  }
   std::vector<double> values(static_cast<size_t>(count));
   check_cuda(cudaMemcpy(values.data(), elementwise.get(), elementwise.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
 

@@ -17,7 +17,8 @@ double largest_error_over_absolute(const float *result, const float *reference, 
 // The accuracy contract's measures of a result against the exact product (exact, absolute = |A||B|, both in
 // double): the normwise ||result - exact||_F / ||exact||_F, and the median and largest of
 // |result - exact|_i / absolute_i (0 / 0 counted as 0, x / 0 as +Inf; a NaN or infinite result element as
-// +Inf); nonfinite counts the result's NaN and infinite elements. Waits for the device.
+// +Inf); nonfinite counts the result's NaN and infinite elements. The same data give bitwise the same figures,
+// so that equal results compare as equal. Waits for the device.
 struct ErrorMeasures {
   double normwise = 0;
   double median = 0;
