@@ -5,31 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 
+#include "launch.cuh"
 #include "text.hpp"
 
 namespace bench {
 namespace {
-
-constexpr int kThreads = 256;
-// Fill and check kernels walk their arrays in a grid-stride loop; this many blocks keep any GPU busy.
-constexpr int64_t kMaxBlocks = 4096;
-
-unsigned int blocks_for(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned int>(std::max<int64_t>(1, std::min(blocks, kMaxBlocks)));
-}
-
-// cudaLaunchKernelEx returns this launch's own error, never a stale one left by an earlier call.
-template <typename... KernelParams, typename... Args>
-void launch(const char *name, void (*kernel)(KernelParams...), unsigned int blocks, Args &&...args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
-  config.stream = 0;
-  check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name);
-}
 
 __device__ uint64_t splitmix64(uint64_t state) {
   uint64_t z = state;

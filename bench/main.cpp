@@ -91,10 +91,11 @@ int main(int argc, char **argv) {
   bench::Options options;
   bench::Plan plan;
   bench::OverheadPlan overhead;
+  bench::AccuracyPlan accuracy;
   try {
     options = bench::parse_options(argc, argv);
     if (options.help) {
-      std::fputs(bench::usage_text(), stdout);
+      std::fputs(bench::usage_text().c_str(), stdout);
       return 0;
     }
     if (options.list) {
@@ -104,6 +105,8 @@ int main(int argc, char **argv) {
     }
     if (options.command == "overhead") {
       overhead = bench::make_overhead_plan(options);
+    } else if (options.command == "accuracy") {
+      accuracy = bench::make_accuracy_plan(options);
     } else {
       plan = options.command == "sgemm" ? bench::make_sgemm_plan(options) : bench::make_rowmean_plan(options);
     }
@@ -120,8 +123,13 @@ int main(int argc, char **argv) {
                  fg_last_error_message());
     return kExitFailure;
   }
-  const int status = options.command == "overhead" ? bench::run_overhead(overhead, options, handle)
-                                                   : bench::run_plan(plan, options, handle);
+  int status = 0;
+  if (options.command == "overhead")
+    status = bench::run_overhead(overhead, options, handle);
+  else if (options.command == "accuracy")
+    status = bench::run_accuracy(accuracy, options, handle);
+  else
+    status = bench::run_plan(plan, options, handle);
   const fg_status_t destroyed = fg_destroy(handle);
   if (destroyed != FG_STATUS_SUCCESS) {
     std::fprintf(stderr, "fastgemm-bench: fg_destroy returned %s: %s\n", fg_status_name(destroyed),

@@ -1,10 +1,12 @@
-// The two ops the bench measures: each turns the command line into a Plan.
+// What the bench measures: sgemm and rowmean turn the command line into a Plan for the runner; overhead and
+// accuracy into plans of their own.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "distributions.hpp"
 #include "options.hpp"
 #include "runner.hpp"
 
@@ -27,5 +29,18 @@ struct OverheadPlan {
 OverheadPlan make_overhead_plan(const Options &options);
 // Prints the table, writes the requested reports; returns the exit status (0, or 1 after a failure).
 int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t handle);
+
+// `fastgemm-bench accuracy`: each depth with each distribution, through each fastgemm algorithm (ids) in the
+// emulated mode, beside cuBLAS FP32.
+struct AccuracyPlan {
+  std::vector<int64_t> depths;
+  std::vector<Distribution> distributions;
+  std::vector<int> algos;
+};
+// Throws UsageError.
+AccuracyPlan make_accuracy_plan(const Options &options);
+// Prints the rows and the summary, writes the requested reports; returns the exit status: 0 when every
+// fastgemm row met the contract (or declined a problem), 1 otherwise.
+int run_accuracy(const AccuracyPlan &plan, const Options &options, fg_handle_t handle);
 
 }  // namespace bench

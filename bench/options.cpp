@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "distributions.hpp"
 #include "text.hpp"
 
 namespace bench {
@@ -47,6 +48,20 @@ const ValueOption kValueOptions[] = {
        for (const std::string &entry : split(v, ',')) o.sizes.push_back(parse_positive(entry, "--sizes entry"));
      }},
     {"--shape", [](Options &o, const std::string &v) { append(o.shapes, v); }},
+    {"--math",
+     [](Options &o, const std::string &v) {
+       for (fg_math_mode_t mode : {FG_MATH_FP32, FG_MATH_FP32_EMULATED})
+         if (v == fg_math_mode_name(mode)) {
+           o.math = mode;
+           return;
+         }
+       throw UsageError("--math '" + v + "' is not fp32 or fp32_emulated");
+     }},
+    {"--dist", [](Options &o, const std::string &v) { append(o.distributions, v); }},
+    {"--k",
+     [](Options &o, const std::string &v) {
+       for (const std::string &entry : split(v, ',')) o.depths.push_back(parse_positive(entry, "--k entry"));
+     }},
     {"--trans", [](Options &o, const std::string &v) { append(o.trans, v); }},
     {"--layout", [](Options &o, const std::string &v) { append(o.layouts, v); }},
     {"--batch", [](Options &o, const std::string &v) { o.batch = parse_positive(v, "--batch"); }},
@@ -101,6 +116,10 @@ void apply_flag(Options &options, const std::string &arg) {
   }
 }
 
+void note_given(Options &options, const std::string &name) {
+  if (std::find(options.given.begin(), options.given.end(), name) == options.given.end()) options.given.push_back(name);
+}
+
 }  // namespace
 
 int64_t parse_positive(const std::string &text, const std::string &what) { return parse_integer(text, what, 1); }
@@ -121,12 +140,13 @@ Options parse_options(int argc, char **argv) {
     const std::string &arg = args[i];
     if (is_flag(arg)) {
       apply_flag(options, arg);
+      note_given(options, arg);
       continue;
     }
     if (arg.empty() || arg[0] != '-') {
       if (!options.command.empty()) throw UsageError("unexpected argument '" + arg + "'");
-      if (arg != "sgemm" && arg != "rowmean" && arg != "overhead") {
-        throw UsageError("unknown command '" + arg + "' (sgemm, rowmean or overhead)");
+      if (arg != "sgemm" && arg != "rowmean" && arg != "overhead" && arg != "accuracy") {
+        throw UsageError("unknown command '" + arg + "' (sgemm, rowmean, overhead or accuracy)");
       }
       options.command = arg;
       continue;
@@ -137,6 +157,7 @@ Options parse_options(int argc, char **argv) {
     if (option == nullptr) {
       throw UsageError(is_flag(name) ? name + " takes no value" : "unknown option '" + name + "'");
     }
+    note_given(options, name);
     if (equals != std::string::npos) {
       option->apply(options, arg.substr(equals + 1));
     } else if (i + 1 < args.size()) {
@@ -146,19 +167,45 @@ Options parse_options(int argc, char **argv) {
     }
   }
   if (!options.help && !options.list && options.command.empty()) {
-    throw UsageError("missing command: sgemm, rowmean or overhead");
+    throw UsageError("missing command: sgemm, rowmean, overhead or accuracy");
   }
   return options;
 }
 
-const char *usage_text() {
-  return R"(fastgemm-bench: measure fastgemm's algorithms beside cuBLAS on this GPU.
+namespace {
+
+// The distributions, one per line: "  name  description", the descriptions wrapped under each other.
+std::string distribution_lines(const char *indent) {
+  std::string lines;
+  for (const DistributionInfo &info : distributions()) {
+    std::string line = std::string(indent) + format("%-17s", info.name);
+    const size_t column = line.size();
+    for (const std::string &word : split(info.description, ' ')) {
+      if (line.size() + 1 + word.size() > 110 && line.size() > column) {
+        lines += line + "\n";
+        line = std::string(column, ' ');
+      } else if (line.size() > column) {
+        line += ' ';
+      }
+      line += word;
+    }
+    lines += line + "\n";
+  }
+  return lines;
+}
+
+}  // namespace
+
+const std::string &usage_text() {
+  static const std::string text =
+      R"(fastgemm-bench: measure fastgemm's algorithms beside cuBLAS on this GPU.
 
 Usage:
   fastgemm-bench sgemm   [--sizes LIST | --shape MxNxK ... | --suite] [--trans LIST] [--layout LIST]
-                         [--batch N] [--algo LIST] [common options]
+                         [--batch N] [--math fp32|fp32_emulated] [--dist NAME] [--algo LIST] [common options]
   fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [--algo LIST] [common options]
   fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--csv FILE] [--json FILE]
+  fastgemm-bench accuracy [--k LIST] [--dist LIST] [--algo LIST] [--device N] [--csv FILE] [--json FILE]
   fastgemm-bench --list
   fastgemm-bench --help
 
@@ -168,7 +215,7 @@ cublasSgemm or cublasSgemmStridedBatched on the legacy default stream, FP32 math
 links cuBLAS instead of fastgemm calls it; fastgemm's own cublas algorithm is timed beside it. Lists are comma separated; a list option may also be
 repeated.
 
-sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1).
+sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1) unless --dist says otherwise.
   --sizes LIST        square problems n x n x n
                       (default 128,256,384,512,768,1024,1536,2048,3072,4096,6144,8192,12288,16384)
   --shape MxNxK       one problem (op(A) is MxK, op(B) KxN); with --sizes, both run
@@ -182,6 +229,12 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1).
   --host              operands in pageable host memory, through fg_sgemm_host, each problem also run
                       device-resident through fg_sgemm, so that the rows show the share of its speed
   --pinned            the same with operands in pinned host memory (cudaMallocHost)
+  --math MODE         the math mode of fastgemm's handle: fp32, or fp32_emulated (FP32 accuracy from
+                      tensor-core products, FG_MATH_FP32_EMULATED); default: the handle's own, fp32 unless
+                      FASTGEMM_MATH says otherwise. cuBLAS called directly stays FP32 (TF32 off) and remains
+                      the ratios' base; the table's heading and every CSV and JSON row carry the mode
+  --dist NAME         the distribution of A's and B's elements, one of accuracy's below (default uniform),
+                      to time the products on wide-range inputs
   Rates are GFLOP/s = 2 m n k batch / time; "% of peak" is of SMs x FP32 lanes per SM x clock x 2.
 
 rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.
@@ -201,6 +254,25 @@ query, the three on a problem's operands, cudaGetDevice, cublasSetStream, an emp
 Each figure is the median over --repeats loops (default 101) of 200 calls, the calls of a problem taking
 turns loop by loop.
 
+accuracy: the accuracy contract of the emulated FP32 mode (FG_MATH_FP32_EMULATED), measured. For each k
+and distribution, C = A B with m = n = 1024 (row-major), computed by cuBLAS FP32 (cublasSgemm, default
+math, TF32 off) and by fastgemm on a handle in fp32_emulated: AUTO, and each emulating algorithm the
+build carries, forced (one that declines a problem, FG_STATUS_NOT_SUPPORTED, is reported so, no failure).
+Each result C is compared with the exact product R: the normwise ||C - R||_F / ||R||_F, and the median
+and largest of |C - R|_ij / (|A||B|)_ij; NaN and Inf elements are counted (and make the normwise Inf).
+R and |A||B| are cublasDgemm products of the inputs widened to double: each product of two floats is
+exact in double (24 + 24 significant bits of 53), and the sums' rounding, at most k 2^-53 (|A||B|)_ij
+(7e-12 relative at k = 65536), lies over four orders of magnitude under FP32's unit roundoff (6e-8).
+Every fastgemm row gets its ratios to cuBLAS's three figures and a verdict: met when the normwise and the
+median error are no larger than cuBLAS's, the largest at most twice cuBLAS's, and it has no more NaN/Inf
+elements; missed otherwise. A summary line counts the cases and the verdicts. Seeds are fixed: a build
+and GPU give the same figures run after run.
+  --k LIST            the reduction lengths (default 256,1024,4096,16384,65536)
+  --dist LIST         the input distributions (default all, in this order):
+)" + distribution_lines("                        ") +
+      R"(  --algo LIST         the fastgemm algorithms to run in fp32_emulated, names as --list prints them, or all
+                      (default auto and the emulating algorithms carried)
+
 Common options:
   --algo LIST         algorithm names as --list prints them, or all (default auto); cuBLAS always runs
   --mode cold|hot|both
@@ -216,11 +288,14 @@ Common options:
   -h, --help          print this text, then exit
   --version           print the versions of fastgemm-bench, libfastgemm, the CUDA runtime and the driver
 
-Checking: each algorithm writes into an output filled with NaN, and its result is compared with cuBLAS's:
-relative error ||C - C_cublas||_F / ||C_cublas||_F. The tolerance is 84 unit roundoffs (1e-5 in f32,
-1.9e-14 in f64) for reductions up to 256 long, growing with the square root of the reduction length
-(k for sgemm, M + L for rowmean). A failed check is marked and is not timed. An algorithm that cannot run
-a problem (FG_STATUS_NOT_SUPPORTED) is reported as such and is not a failure.
+Checking: each algorithm writes into an output filled with NaN, and its result is compared with cuBLAS's.
+For sgemm the error is max_ij |C - C_cublas|_ij / (|A||B|)_ij, |A||B| from cublasDgemm of the operands'
+magnitudes widened to double: the scale of the rounding any FP32 product (emulated or not) makes in each
+element, whatever the inputs' range and the sums' cancellation. For rowmean it is the relative error
+||C - C_cublas||_F / ||C_cublas||_F. The tolerance is 84 unit roundoffs (1e-5 in f32, 1.9e-14 in f64)
+for reductions up to 256 long, growing with the square root of the reduction length (k for sgemm, M + L
+for rowmean). A failed check is marked and is not timed. An algorithm that cannot run a problem
+(FG_STATUS_NOT_SUPPORTED) is reported as such and is not a failure.
 
 Timing: each call is timed on its own between two CUDA events, after an L2 flush: a read-only sweep over
 twice L2's size, which leaves L2 holding only clean lines of the flush buffer, so no call finds its
@@ -241,10 +316,11 @@ progress line on stderr when it is a terminal.
 
 Exit status:
   0  every check passed and every call succeeded
-  1  a check failed, or a CUDA or fastgemm call failed
+  1  a check failed, or a CUDA or fastgemm call failed; for accuracy, a row missed the contract
   2  the command line is wrong
   3  no CUDA device (the bench needs a GPU to measure anything)
 )";
+  return text;
 }
 
 }  // namespace bench

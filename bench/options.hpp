@@ -19,7 +19,8 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;  // "sgemm", "rowmean" or "overhead"; empty with --help or --list
+  std::string command;             // "sgemm", "rowmean", "overhead" or "accuracy"; empty with --help or --list
+  std::vector<std::string> given;  // the options on the command line, by name ("--k"), each once
   bool help = false;
   bool list = false;
   std::vector<std::string> algos;   // names as given, each may be "all"; empty: auto
@@ -33,6 +34,9 @@ struct Options {
   std::vector<std::string> layouts;  // --layout entries
   std::optional<int64_t> batch;
   std::optional<std::string> dtype;
+  std::optional<fg_math_mode_t> math;      // sgemm --math
+  std::vector<std::string> distributions;  // --dist names, unparsed
+  std::vector<int64_t> depths;             // accuracy --k
   TimingPolicy timing;
   bool cold = true;  // --mode: the timing modes to run, cold (after an L2 flush) and hot (back to back)
   bool hot = false;
@@ -45,7 +49,7 @@ struct Options {
 // Throws UsageError.
 Options parse_options(int argc, char **argv);
 
-const char *usage_text();
+const std::string &usage_text();
 
 // "4096" -> 4096; anything but a whole number >= 1 is a UsageError naming what.
 int64_t parse_positive(const std::string &text, const std::string &what);

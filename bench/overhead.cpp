@@ -262,7 +262,8 @@ std::vector<Field> entry_fields(const Entry &entry) {
 
 OverheadPlan make_overhead_plan(const Options &options) {
   if (!options.algos.empty() || !options.sizes.empty() || options.suite || !options.trans.empty() ||
-      !options.layouts.empty() || options.dtype || options.hot) {
+      !options.layouts.empty() || options.dtype || options.hot || options.math || !options.distributions.empty() ||
+      !options.depths.empty()) {
     throw UsageError("overhead takes --shape, --batch, --repeats, --device, --csv and --json only");
   }
   OverheadPlan plan;
@@ -311,6 +312,9 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
     try {
       check_fastgemm(fg_set_sgemm_algo(forced_cublas, FG_SGEMM_CUBLAS), "fg_set_sgemm_algo");
       check_fastgemm(fg_set_sgemm_algo(handle, FG_SGEMM_AUTO), "fg_set_sgemm_algo");
+      // The FP32 calls the table compares, whatever FASTGEMM_MATH says.
+      for (fg_handle_t each : {handle, forced_cublas})
+        check_fastgemm(fg_set_math_mode(each, FG_MATH_FP32), "fg_set_math_mode");
       Overhead overhead(handle, forced_cublas, plan.loops);
       for (const std::array<int64_t, 4> &shape : plan.shapes) {
         overhead.add_problem({shape[0], shape[1], shape[2], shape[3]});

@@ -25,6 +25,7 @@ std::string percent(double value) { return std::isfinite(value) ? format("%.1f%%
 std::vector<Field> row_fields(const Row &row, const Metric &metric) {
   std::vector<Field> fields = {text_field("op", metric.op), text_field("algo", row.algo), text_field("ran", row.ran),
                                text_field("mode", row.mode)};
+  if (!row.math.empty()) fields.push_back(text_field("math", row.math));
   fields.insert(fields.end(), row.fields.begin(), row.fields.end());
   const std::vector<Field> measured = {
       text_field("status", outcome_name(row.outcome)),
@@ -115,6 +116,10 @@ std::vector<std::string> heading(const RunInfo &run) {
              cuda_version_string(device.runtime_version).c_str(), run.fastgemm_version.c_str()),
       "Timing: " + run.timing,
   };
+  if (!run.math.empty()) {
+    lines.push_back("Math mode of fastgemm's calls: " + run.math +
+                    "; cuBLAS called directly, the ratios' base, runs FP32 (TF32 off)");
+  }
   if (run.metric.ceiling == Ceiling::read_bandwidth) {
     lines.push_back(format("Read bandwidth: %.1f GB/s (float4 read-only sweeps over %s, timed as above)",
                            run.read_bandwidth_gb_per_s, byte_size(static_cast<double>(run.read_sweep_bytes)).c_str()));
@@ -129,15 +134,17 @@ std::string table_line(const Row &row, const Metric &metric, size_t algo_width) 
     case Outcome::not_supported: return line + ", not supported: " + row.message;
     case Outcome::error: return line + ", ERROR: " + row.message;
     case Outcome::check_failed:
-      return line + format(", CHECK FAILED: rel err %.2e > tolerance %.2e", row.rel_error, row.tolerance);
+      return line +
+             format(", CHECK FAILED: %s %.2e > tolerance %.2e", metric.error_label, row.rel_error, row.tolerance);
     case Outcome::ok: break;
   }
-  line += format(", Time = min %s median %s max %s ms, %.1f %s, %s of cuBLAS, %s of %s, rel err %.1e",
+  line += format(", Time = min %s median %s max %s ms, %.1f %s, %s of cuBLAS, %s of %s, %s %.1e",
                  milliseconds(row.timing.min_ms).c_str(), milliseconds(row.timing.median_ms).c_str(),
                  milliseconds(row.timing.max_ms).c_str(), row.rate, metric.rate_unit,
                  percent(100 * row.ratio_to_cublas).c_str(), percent(row.percent_of_ceiling).c_str(),
-                 metric.ceiling_label, row.rel_error);
+                 metric.ceiling_label, metric.error_label, row.rel_error);
   if (!row.ran.empty() && row.ran != row.algo) line += " (ran " + row.ran + ")";
+  if (!row.math.empty() && row.math != "fp32") line += " [" + row.math + "]";
   return line;
 }
 

@@ -16,12 +16,13 @@ namespace bench {
 enum class Ceiling { fp32_peak, read_bandwidth };
 
 struct Metric {
-  const char *op;             // "sgemm"
-  const char *rate_unit;      // in the table: "GFLOPS"
-  const char *rate_key;       // column: "gflops"
-  Ceiling ceiling;            // what "% of" compares with
-  const char *ceiling_label;  // in the table: "peak"
-  const char *ceiling_key;    // column: "percent_of_peak"
+  const char *op;                       // "sgemm"
+  const char *rate_unit;                // in the table: "GFLOPS"
+  const char *rate_key;                 // column: "gflops"
+  Ceiling ceiling;                      // what "% of" compares with
+  const char *ceiling_label;            // in the table: "peak"
+  const char *ceiling_key;              // column: "percent_of_peak"
+  const char *error_label = "rel err";  // in the table: what rel_error measures
 };
 
 // One named value of a row or of the run. A number is stored formatted; an empty number has no value
@@ -43,6 +44,7 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 struct Row {
   std::string algo;
   std::string ran;            // the algorithm AUTO chose, where the ABI tells
+  std::string math;           // the math mode the call ran in, where the op has one: "fp32", "fp32_emulated"
   std::string mode;           // "cold" or "hot": how it was timed
   std::string problem;        // as the table shows it
   std::vector<Field> fields;  // the problem's columns
@@ -65,6 +67,7 @@ struct RunInfo {
   std::string fastgemm_version;
   std::string command;
   std::string timing;
+  std::string math;  // the fastgemm handle's math mode, where the op has one
 
   double ceiling() const { return metric.ceiling == Ceiling::fp32_peak ? device.peak_gflops : read_bandwidth_gb_per_s; }
 };

@@ -121,7 +121,8 @@ void reject_sgemm_options(const Options &options) {
   const std::pair<bool, const char *> sgemm_only[] = {
       {!options.sizes.empty(), "--sizes"},    {options.suite, "--suite"},
       {!options.trans.empty(), "--trans"},    {!options.layouts.empty(), "--layout"},
-      {options.batch.has_value(), "--batch"}, {!options.host_memory.empty(), "--host or --pinned"}};
+      {options.batch.has_value(), "--batch"}, {!options.host_memory.empty(), "--host or --pinned"},
+      {options.math.has_value(), "--math"},   {!options.distributions.empty(), "--dist"}};
   for (const auto &[given, name] : sgemm_only) {
     if (given) throw UsageError(std::string(name) + " is an sgemm option");
   }
@@ -148,6 +149,7 @@ const AlgoFamily &rowmean_algos() {
 
 Plan make_rowmean_plan(const Options &options) {
   reject_sgemm_options(options);
+  if (!options.depths.empty()) throw UsageError("--k is an accuracy option");
   const fg_dtype_t default_dtype = parse_dtype(options.dtype.value_or("f32"));
   Plan plan;
   plan.metric = {"rowmean", "GB/s", "gb_per_s", Ceiling::read_bandwidth, "read bandwidth", "percent_of_read_bandwidth"};

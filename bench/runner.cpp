@@ -71,6 +71,7 @@ bool Runner::run_case(const BenchCase &bench_case, size_t index) {
   base.problem = bench_case.describe();
   base.fields = bench_case.fields();
   base.tolerance = bench_case.tolerance();
+  base.math = run_.math;
   baseline_median_ms_[0] = baseline_median_ms_[1] = kNoValue;
 
   progress_.show(position + " cuBLAS reference for " + base.problem);
@@ -81,6 +82,7 @@ bool Runner::run_case(const BenchCase &bench_case, size_t index) {
     for (int algo : plan_.algos) {
       Row row = base;
       row.algo = plan_.family.name(algo);
+      if (algo == kDirectVendorId && !row.math.empty()) row.math = "fp32";
       row.mode = mode_name(modes_.front());
       row.outcome = Outcome::error;
       row.message = std::string("no cuBLAS reference: ") + error.what();
@@ -108,6 +110,8 @@ std::vector<Row> Runner::measure(Row row, Workload &workload, int algo) {
   row.algo = plan_.family.name(algo);
   row.mode = mode_name(modes_.front());
   const bool direct = algo == kDirectVendorId;
+  // cuBLAS called directly knows no fastgemm math mode: it runs FP32.
+  if (direct && !row.math.empty()) row.math = "fp32";
   const auto call = [&] {
     if (direct) {
       workload.run_direct_vendor();
@@ -212,6 +216,8 @@ int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
   run.device = query_device(ordinal);
   run.fastgemm_version = version_string(fg_version());
   run.command = options.command_line;
+  if (plan.math) check_fastgemm(fg_set_math_mode(handle, *plan.math), "fg_set_math_mode");
+  if (plan.family.math_mode_name != nullptr) run.math = plan.family.math_mode_name(handle);
   Timer timer(run.device, options.timing);
   std::vector<std::string> timings;
   if (options.cold) timings.push_back(timer.describe());

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct AlgoFamily {
   // Whether the op's workloads call the vendor library directly (Workload::run_direct_vendor): that call,
   // under id kDirectVendorId, is then what every ratio is taken to.
   bool has_direct_vendor = false;
+  // The handle's math mode by name, for ops the mode applies to; null for the others. Throws BenchError.
+  const char *(*math_mode_name)(fg_handle_t handle) = nullptr;
 };
 
 constexpr int kDirectVendorId = -1;
@@ -91,6 +94,7 @@ struct Plan {
   AlgoFamily family{};
   std::vector<int> algos;  // the baseline first
   std::vector<std::unique_ptr<BenchCase>> cases;
+  std::optional<fg_math_mode_t> math;  // set on the handle before anything runs; unset: the handle's own
 };
 
 // Runs the plan on the current device with handle, prints the table, writes the requested reports.

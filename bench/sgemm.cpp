@@ -1,15 +1,16 @@
 // sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches; with --host
 // or --pinned, through fg_sgemm_host on operands in host memory, beside the same problem on the device.
 #include <array>
-#include <climits>
 #include <cstring>
 #include <memory>
 
+#include "distributions.hpp"
+#include "error_measures.hpp"
 #include "gpu.hpp"
 #include "ops.hpp"
+#include "products.hpp"
 #include "sgemm_suite.hpp"
 #include "text.hpp"
-#include "vendor.hpp"
 
 namespace bench {
 namespace {
@@ -17,20 +18,6 @@ namespace {
 // Distinct seeds keep A and B different matrices.
 constexpr uint64_t kSeedA = 0xA;
 constexpr uint64_t kSeedB = 0xB;
-
-struct LeadingDimensions {
-  int64_t a;
-  int64_t b;
-  int64_t c;
-};
-
-// Dense operands: each leading dimension is the smallest the contract allows.
-LeadingDimensions leading_dimensions(const GemmShape &s) {
-  const bool ta = s.transa != FG_OP_N;
-  const bool tb = s.transb != FG_OP_N;
-  if (s.layout == FG_ROW_MAJOR) return {ta ? s.m : s.k, tb ? s.k : s.n, s.n};
-  return {ta ? s.k : s.m, tb ? s.n : s.k, s.m};
-}
 
 std::string trans_name(const GemmShape &s) {
   return std::string(s.transa == FG_OP_N ? "N" : "T") + (s.transb == FG_OP_N ? "N" : "T");
@@ -40,76 +27,71 @@ const char *layout_name(fg_layout_t layout) { return layout == FG_ROW_MAJOR ? "r
 
 size_t float_bytes(int64_t count) { return static_cast<size_t>(count) * sizeof(float); }
 
-// cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T. The
-// classic 32-bit entry points, as most programs call them; the bench's problems all fit an int.
-void direct_cublas_sgemm(const GemmShape &s, const LeadingDimensions &ld, const float *a, const float *b, float *c) {
-  if (s.m > INT_MAX || s.n > INT_MAX || s.k > INT_MAX || s.batch > INT_MAX) {
-    throw BenchError("the direct cuBLAS call takes sizes up to INT_MAX");
-  }
-  const bool row_major = s.layout == FG_ROW_MAJOR;
-  const float *first = row_major ? b : a;
-  const float *second = row_major ? a : b;
-  const fg_op_t first_op = row_major ? s.transb : s.transa;
-  const fg_op_t second_op = row_major ? s.transa : s.transb;
-  const int rows = static_cast<int>(row_major ? s.n : s.m), cols = static_cast<int>(row_major ? s.m : s.n);
-  const int first_ld = static_cast<int>(row_major ? ld.b : ld.a);
-  const int second_ld = static_cast<int>(row_major ? ld.a : ld.b);
-  const auto op = [](fg_op_t t) { return t == FG_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T; };
-  const float alpha = 1.0f, beta = 0.0f;
-  cublasHandle_t handle = vendor_blas().get();
-  if (s.batch == 1) {
-    check_cublas(cublasSgemm(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k), &alpha, first,
-                             first_ld, second, second_ld, &beta, c, static_cast<int>(ld.c)),
-                 "cublasSgemm");
-    return;
-  }
-  const long long first_stride = row_major ? s.k * s.n : s.m * s.k;
-  const long long second_stride = row_major ? s.m * s.k : s.k * s.n;
-  check_cublas(cublasSgemmStridedBatched(handle, op(first_op), op(second_op), rows, cols, static_cast<int>(s.k), &alpha,
-                                         first, first_ld, first_stride, second, second_ld, second_stride, &beta, c,
-                                         static_cast<int>(ld.c), s.m * s.n, static_cast<int>(s.batch)),
-               "cublasSgemmStridedBatched");
+OperandLayout operand_layout(const GemmShape &s, bool is_a) {
+  const LeadingDimensions ld = leading_dimensions(s);
+  OperandLayout layout;
+  layout.is_a = is_a;
+  layout.rows = is_a ? s.m : s.k;
+  layout.cols = is_a ? s.k : s.n;
+  layout.batch = s.batch;
+  layout.row_major = s.layout == FG_ROW_MAJOR;
+  layout.transposed = (is_a ? s.transa : s.transb) != FG_OP_N;
+  layout.ld = is_a ? ld.a : ld.b;
+  layout.stride = layout.rows * layout.cols;
+  layout.depth = s.k;
+  return layout;
 }
+
+// A and B of the distribution on the device, and |A||B| in double, which the result check divides by.
+struct Operands {
+  Operands(const GemmShape &shape, Distribution distribution)
+      : a(float_bytes(a_elements(shape))),
+        b(float_bytes(b_elements(shape))),
+        absolute(static_cast<size_t>(c_elements(shape)) * sizeof(double)) {
+    fill_distribution(a.as<float>(), operand_layout(shape, true), distribution, kSeedA);
+    fill_distribution(b.as<float>(), operand_layout(shape, false), distribution, kSeedB);
+    double_products(shape, a.as<float>(), b.as<float>(), nullptr, absolute.as<double>());
+  }
+  DeviceBuffer a;
+  DeviceBuffer b;
+  DeviceBuffer absolute;
+};
 
 class SgemmWorkload : public Workload {
  public:
-  explicit SgemmWorkload(const GemmShape &shape)
+  SgemmWorkload(const GemmShape &shape, Distribution distribution)
       : shape_(shape),
         ld_(leading_dimensions(shape)),
-        a_(float_bytes(shape.m * shape.k * shape.batch)),
-        b_(float_bytes(shape.k * shape.n * shape.batch)),
-        c_(float_bytes(shape.m * shape.n * shape.batch)),
-        reference_(c_.bytes()) {
-    fill_uniform(a_.as<float>(), shape.m * shape.k * shape.batch, kSeedA);
-    fill_uniform(b_.as<float>(), shape.k * shape.n * shape.batch, kSeedB);
-  }
+        operands_(shape, distribution),
+        c_(float_bytes(c_elements(shape))),
+        reference_(c_.bytes()) {}
 
   fg_status_t run(fg_handle_t handle, Target target) override {
     const GemmShape &s = shape_;
+    const float *a = operands_.a.as<float>(), *b = operands_.b.as<float>();
     float *c = (target == Target::reference ? reference_ : c_).as<float>();
     if (s.batch == 1) {
-      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a, b_.as<float>(),
-                      ld_.b, 0.0f, c, ld_.c);
+      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a, ld_.a, b, ld_.b, 0.0f, c, ld_.c);
     }
-    return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a,
-                                    s.m * s.k, b_.as<float>(), ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n, s.batch);
+    return fg_sgemm_strided_batched(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a, ld_.a, s.m * s.k, b,
+                                    ld_.b, s.k * s.n, 0.0f, c, ld_.c, s.m * s.n, s.batch);
   }
 
   void run_direct_vendor() override {
-    direct_cublas_sgemm(shape_, ld_, a_.as<float>(), b_.as<float>(), c_.as<float>());
+    cublas_product(shape_, operands_.a.as<float>(), operands_.b.as<float>(), c_.as<float>());
   }
 
   void poison_output() override { poison(c_.get(), c_.bytes()); }
 
   double relative_error() const override {
-    return bench::relative_error(c_.as<float>(), reference_.as<float>(), shape_.m * shape_.n * shape_.batch);
+    return largest_error_over_absolute(c_.as<float>(), reference_.as<float>(), operands_.absolute.as<double>(),
+                                       c_elements(shape_));
   }
 
  private:
   GemmShape shape_;
   LeadingDimensions ld_;
-  DeviceBuffer a_;
-  DeviceBuffer b_;
+  Operands operands_;
   DeviceBuffer c_;
   DeviceBuffer reference_;
 };
@@ -144,27 +126,24 @@ class HostBuffer {
 // for every case), compared on the device after C is copied there.
 class HostSgemmWorkload : public Workload {
  public:
-  explicit HostSgemmWorkload(const GemmShape &shape)
+  HostSgemmWorkload(const GemmShape &shape, Distribution distribution)
       : shape_(shape),
         ld_(leading_dimensions(shape)),
-        a_(float_bytes(shape.m * shape.k)),
-        b_(float_bytes(shape.k * shape.n)),
-        reference_(float_bytes(shape.m * shape.n)),
-        copied_c_(float_bytes(shape.m * shape.n)),
-        a_host_(a_.bytes(), shape.memory == "pinned"),
-        b_host_(b_.bytes(), shape.memory == "pinned"),
+        operands_(shape, distribution),
+        reference_(float_bytes(c_elements(shape))),
+        copied_c_(reference_.bytes()),
+        a_host_(operands_.a.bytes(), shape.memory == "pinned"),
+        b_host_(operands_.b.bytes(), shape.memory == "pinned"),
         c_host_(reference_.bytes(), shape.memory == "pinned") {
-    fill_uniform(a_.as<float>(), shape.m * shape.k, kSeedA);
-    fill_uniform(b_.as<float>(), shape.k * shape.n, kSeedB);
-    check_cuda(cudaMemcpy(a_host_.get(), a_.get(), a_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    check_cuda(cudaMemcpy(b_host_.get(), b_.get(), b_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check_cuda(cudaMemcpy(a_host_.get(), operands_.a.get(), operands_.a.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check_cuda(cudaMemcpy(b_host_.get(), operands_.b.get(), operands_.b.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
   }
 
   fg_status_t run(fg_handle_t handle, Target target) override {
     const GemmShape &s = shape_;
     if (target == Target::reference)
-      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_.as<float>(), ld_.a, b_.as<float>(),
-                      ld_.b, 0.0f, reference_.as<float>(), ld_.c);
+      return fg_sgemm(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, operands_.a.as<float>(), ld_.a,
+                      operands_.b.as<float>(), ld_.b, 0.0f, reference_.as<float>(), ld_.c);
     return fg_sgemm_host(handle, s.layout, s.transa, s.transb, s.m, s.n, s.k, 1.0f, a_host_.get(), ld_.a, b_host_.get(),
                          ld_.b, 0.0f, c_host_.get(), ld_.c);
   }
@@ -172,7 +151,7 @@ class HostSgemmWorkload : public Workload {
   // The baseline of a host-memory problem is cuBLAS on device-resident copies of its operands: its ratio is
   // the share of the device-resident speed that fg_sgemm_host reaches.
   void run_direct_vendor() override {
-    direct_cublas_sgemm(shape_, ld_, a_.as<float>(), b_.as<float>(), copied_c_.as<float>());
+    cublas_product(shape_, operands_.a.as<float>(), operands_.b.as<float>(), copied_c_.as<float>());
     direct_ran_last_ = true;
   }
 
@@ -185,14 +164,14 @@ class HostSgemmWorkload : public Workload {
   double relative_error() const override {
     if (!direct_ran_last_)
       check_cuda(cudaMemcpy(copied_c_.get(), c_host_.get(), copied_c_.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
-    return bench::relative_error(copied_c_.as<float>(), reference_.as<float>(), shape_.m * shape_.n);
+    return largest_error_over_absolute(copied_c_.as<float>(), reference_.as<float>(), operands_.absolute.as<double>(),
+                                       c_elements(shape_));
   }
 
  private:
   GemmShape shape_;
   LeadingDimensions ld_;
-  DeviceBuffer a_;
-  DeviceBuffer b_;
+  Operands operands_;
   DeviceBuffer reference_;
   DeviceBuffer copied_c_;
   HostBuffer a_host_;
@@ -203,7 +182,7 @@ class HostSgemmWorkload : public Workload {
 
 class SgemmCase : public BenchCase {
  public:
-  explicit SgemmCase(const GemmShape &shape) : shape_(shape) {}
+  SgemmCase(const GemmShape &shape, Distribution distribution) : shape_(shape), distribution_(distribution) {}
 
   std::string describe() const override {
     const GemmShape &s = shape_;
@@ -211,6 +190,7 @@ class SgemmCase : public BenchCase {
                               static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k));
     if (s.batch > 1) text += format(", batch %lld", static_cast<long long>(s.batch));
     if (s.memory != "device") text += ", " + s.memory + " host";
+    if (distribution_ != Distribution::uniform) text += std::string(", ") + distribution_info(distribution_).name;
     return text;
   }
 
@@ -221,7 +201,8 @@ class SgemmCase : public BenchCase {
             integer_field("n", shape_.n),
             integer_field("k", shape_.k),
             integer_field("batch", shape_.batch),
-            text_field("memory", shape_.memory)};
+            text_field("memory", shape_.memory),
+            text_field("dist", distribution_info(distribution_).name)};
   }
 
   double work_per_call() const override {
@@ -232,12 +213,13 @@ class SgemmCase : public BenchCase {
   double tolerance() const override { return bench::tolerance<float>(shape_.k); }
 
   std::unique_ptr<Workload> allocate() const override {
-    if (shape_.memory != "device") return std::make_unique<HostSgemmWorkload>(shape_);
-    return std::make_unique<SgemmWorkload>(shape_);
+    if (shape_.memory != "device") return std::make_unique<HostSgemmWorkload>(shape_, distribution_);
+    return std::make_unique<SgemmWorkload>(shape_, distribution_);
   }
 
  private:
   GemmShape shape_;
+  Distribution distribution_;
 };
 
 GemmShape shape(int64_t m, int64_t n, int64_t k) {
@@ -324,14 +306,24 @@ const AlgoFamily &sgemm_algos() {
       "fg_get_last_sgemm_algo",
       FG_SGEMM_CUBLAS,
       true,
+      [](fg_handle_t handle) {
+        fg_math_mode_t mode = FG_MATH_FP32;
+        check_fastgemm(fg_get_math_mode(handle, &mode), "fg_get_math_mode");
+        return fg_math_mode_name(mode);
+      },
   };
   return family;
 }
 
 Plan make_sgemm_plan(const Options &options) {
   if (options.dtype) throw UsageError("--dtype is a rowmean option");
+  if (!options.depths.empty()) throw UsageError("--k is an accuracy option");
+  if (options.distributions.size() > 1) throw UsageError("sgemm takes one --dist");
+  const Distribution distribution =
+      options.distributions.empty() ? Distribution::uniform : parse_distribution(options.distributions.front());
   Plan plan;
-  plan.metric = {"sgemm", "GFLOPS", "gflops", Ceiling::fp32_peak, "peak", "percent_of_peak"};
+  plan.metric = {"sgemm", "GFLOPS", "gflops", Ceiling::fp32_peak, "peak", "percent_of_peak", "max err/(|A||B|)"};
+  plan.math = options.math;
   plan.family = sgemm_algos();
   plan.algos = resolve_algos(options.algos, plan.family);
   if (!options.host_memory.empty() && options.batch) throw UsageError("--host and --pinned take no --batch");
@@ -339,9 +331,9 @@ Plan make_sgemm_plan(const Options &options) {
     if (!options.host_memory.empty() && s.batch == 1) {
       GemmShape on_host = s;
       on_host.memory = options.host_memory;
-      plan.cases.push_back(std::make_unique<SgemmCase>(on_host));
+      plan.cases.push_back(std::make_unique<SgemmCase>(on_host, distribution));
     }
-    plan.cases.push_back(std::make_unique<SgemmCase>(s));
+    plan.cases.push_back(std::make_unique<SgemmCase>(s, distribution));
   }
   return plan;
 }

@@ -7,7 +7,8 @@
 //   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU; unset: the
 //                            default rule below
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
-// (FASTGEMM_HOST_TILE is read by the library itself.)
+// (FASTGEMM_HOST_TILE and FASTGEMM_MATH are read by the library itself; a FASTGEMM_MATH that names no mode
+// makes fg_create fail, and every call then runs on the CPU.)
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -85,8 +86,8 @@ Function program_definition(const char *name) {
   return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
 }
 
-// Once any thread has found no usable GPU, every later call goes to the CPU.
-std::atomic<bool> g_no_gpu{false};
+// Once any thread has found no usable GPU, or fastgemm refusing the environment, every later call goes to the CPU.
+std::atomic<bool> g_cpu_only{false};
 
 // One handle per calling thread, made on its first large call. A thread that ends destroys its handle;
 // the main thread's is left to the process's end, when the driver releases everything, so that exit
@@ -97,18 +98,24 @@ class ThreadHandle {
     if (handle_ != nullptr && gettid() != getpid()) (void)fg_destroy(handle_);
   }
   fg_handle_t get() {
-    if (tried_ || g_no_gpu.load(std::memory_order_relaxed)) return handle_;
+    if (tried_ || g_cpu_only.load(std::memory_order_relaxed)) return handle_;
     tried_ = true;
     fg_handle_t handle = nullptr;
     const fg_status_t status = fg_create(&handle);
     if (status == FG_STATUS_SUCCESS) {
       handle_ = handle;
-    } else {
-      if (status == FG_STATUS_NO_DEVICE) g_no_gpu.store(true);
-      if (settings().log)
-        std::fprintf(stderr, "fastgemm_blas: no GPU for this thread (%s: %s); SGEMM runs on the CPU\n",
-                     fg_status_name(status), fg_last_error_message());
+      return handle_;
     }
+    // No device, and an environment fastgemm refuses (FASTGEMM_MATH naming no mode), hold for every thread:
+    // the first to find them tells why, once. Other failures (memory, a CUDA error) are this thread's.
+    const bool whole_process = status == FG_STATUS_NO_DEVICE || status == FG_STATUS_INVALID_VALUE;
+    if (whole_process && g_cpu_only.exchange(true)) return handle_;
+    if (settings().log)
+      std::fprintf(stderr, "fastgemm_blas: %s (%s: %s); %s runs on the CPU\n",
+                   status == FG_STATUS_NO_DEVICE       ? "no GPU for this process"
+                   : status == FG_STATUS_INVALID_VALUE ? "fastgemm refuses the environment"
+                                                       : "no GPU for this thread",
+                   fg_status_name(status), fg_last_error_message(), whole_process ? "every SGEMM" : "its SGEMM");
     return handle_;
   }
 

@@ -59,7 +59,14 @@ module fastgemm
     enumerator :: FG_SGEMM_PIPELINED = 6
     enumerator :: FG_SGEMM_SMALL_TILE = 7
     enumerator :: FG_SGEMM_SPLIT_K = 8
+    enumerator :: FG_SGEMM_OZAKI_INT8 = 9
     enumerator :: FG_SGEMM_CUBLAS = 100
+  end enum
+
+  ! fg_math_mode_t
+  enum, bind(c)
+    enumerator :: FG_MATH_FP32 = 0
+    enumerator :: FG_MATH_FP32_EMULATED = 1
   end enum
 
   ! fg_dtype_t
@@ -265,6 +272,27 @@ module fastgemm
       integer(c_int), value :: algo
     end function fg_sgemm_algo_name_c
 
+    ! mode is FG_MATH_FP32 or FG_MATH_FP32_EMULATED: the math of later fg_sgemm* calls.
+    function fg_set_math_mode(handle, mode) bind(C, name="fg_set_math_mode") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), value :: mode
+    end function fg_set_math_mode
+
+    function fg_get_math_mode(handle, mode) bind(C, name="fg_get_math_mode") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), intent(out) :: mode
+    end function fg_get_math_mode
+
+    function fg_math_mode_name_c(mode) bind(C, name="fg_math_mode_name") result(name)
+      import :: c_int, c_ptr
+      type(c_ptr) :: name
+      integer(c_int), value :: mode
+    end function fg_math_mode_name_c
+
     ! input, matrix and output are device pointers to dtype elements.
     function fg_rowmean_matvec(handle, dtype, input, matrix, output, l, m, n) &
         bind(C, name="fg_rowmean_matvec") result(status)
@@ -332,6 +360,13 @@ contains
     character(len=:), allocatable :: name
     name = string_from_c(fg_sgemm_algo_name_c(algo))
   end function fg_sgemm_algo_name
+
+  ! "fp32" or "fp32_emulated"; "unknown" for any other value.
+  function fg_math_mode_name(mode) result(name)
+    integer(c_int), intent(in) :: mode
+    character(len=:), allocatable :: name
+    name = string_from_c(fg_math_mode_name_c(mode))
+  end function fg_math_mode_name
 
   ! "coalesced"; "unknown" for any other value.
   function fg_rowmean_algo_name(algo) result(name)

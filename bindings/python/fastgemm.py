@@ -26,9 +26,9 @@ import pathlib
 import weakref
 
 __all__ = [
-    "Status", "Layout", "Op", "SgemmAlgo", "DType", "RowmeanAlgo", "Error", "Handle", "check", "library",
-    "version", "status_name", "status_string", "last_error_message", "last_cuda_error", "sgemm_algo_name",
-    "rowmean_algo_name",
+    "Status", "Layout", "Op", "SgemmAlgo", "MathMode", "DType", "RowmeanAlgo", "Error", "Handle", "check",
+    "library", "version", "status_name", "status_string", "last_error_message", "last_cuda_error",
+    "sgemm_algo_name", "math_mode_name", "rowmean_algo_name",
 ]
 
 
@@ -69,7 +69,14 @@ class SgemmAlgo(enum.IntEnum):
     PIPELINED = 6
     SMALL_TILE = 7
     SPLIT_K = 8
+    OZAKI_INT8 = 9
     CUBLAS = 100
+
+
+class MathMode(enum.IntEnum):
+    """fg_math_mode_t: MathMode.FP32_EMULATED is FG_MATH_FP32_EMULATED."""
+    FP32 = 0
+    FP32_EMULATED = 1
 
 
 class DType(enum.IntEnum):
@@ -122,6 +129,9 @@ _PROTOTYPES = {
     "fg_get_sgemm_algo": (_int, [_pointer, _int_out]),
     "fg_get_last_sgemm_algo": (_int, [_pointer, _int_out]),
     "fg_sgemm_algo_name": (_string, [_int]),
+    "fg_set_math_mode": (_int, [_pointer, _int]),
+    "fg_get_math_mode": (_int, [_pointer, _int_out]),
+    "fg_math_mode_name": (_string, [_int]),
     "fg_sgemm_host": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
                              _float, _pointer, _i64]),
     "fg_set_devices": (_int, [_pointer, _int_out, _int]),
@@ -210,6 +220,11 @@ def last_cuda_error():
 def sgemm_algo_name(algo):
     """"double_buffer"; "unknown" for any other value."""
     return _text(library().fg_sgemm_algo_name(int(algo)))
+
+
+def math_mode_name(mode):
+    """"fp32" or "fp32_emulated"; "unknown" for any other value."""
+    return _text(library().fg_math_mode_name(int(mode)))
 
 
 def rowmean_algo_name(algo):
@@ -400,6 +415,19 @@ class Handle:
         algo = ctypes.c_int()
         check(library().fg_get_last_sgemm_algo(self._handle, ctypes.byref(algo)))
         return _as_enum(SgemmAlgo, algo.value)
+
+    @property
+    def math_mode(self):
+        """The MathMode of later sgemm calls: MathMode.FP32 by default, or what FASTGEMM_MATH said when the
+        handle was created. MathMode.FP32_EMULATED gives FP32 accuracy from tensor-core products where that
+        is faster (see fg_set_math_mode)."""
+        mode = ctypes.c_int()
+        check(library().fg_get_math_mode(self._handle, ctypes.byref(mode)))
+        return _as_enum(MathMode, mode.value)
+
+    @math_mode.setter
+    def math_mode(self, mode):
+        check(library().fg_set_math_mode(self._handle, int(mode)))
 
     @property
     def rowmean_algo(self):

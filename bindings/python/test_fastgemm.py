@@ -16,7 +16,7 @@ import unittest
 from unittest import mock
 
 import fastgemm
-from fastgemm import DType, Error, Layout, Op, RowmeanAlgo, SgemmAlgo, Status
+from fastgemm import DType, Error, Layout, MathMode, Op, RowmeanAlgo, SgemmAlgo, Status
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -60,11 +60,29 @@ class LibraryTest(unittest.TestCase):
 
     def test_algorithm_names(self):
         for algo in SgemmAlgo:
+            if algo is SgemmAlgo.OZAKI_INT8 and fastgemm.sgemm_algo_name(algo) == "unknown":
+                continue  # a build without it; the GPU tests check that it is then refused
             self.assertEqual(fastgemm.sgemm_algo_name(algo), algo.name.lower())
         for algo in RowmeanAlgo:
             self.assertEqual(fastgemm.rowmean_algo_name(algo), algo.name.lower())
         self.assertEqual(fastgemm.sgemm_algo_name(99), "unknown")
         self.assertEqual(fastgemm.rowmean_algo_name(99), "unknown")
+
+    def test_math_mode_names(self):
+        for mode in MathMode:
+            self.assertEqual(fastgemm.math_mode_name(mode), mode.name.lower())
+        self.assertEqual(fastgemm.math_mode_name(2), "unknown")
+        self.assertEqual(fastgemm.math_mode_name(-1), "unknown")
+
+    def test_math_variable_naming_no_mode(self):
+        # Refused before any device is looked for, so with or without a GPU.
+        for value in ("bogus", "FP32_EMULATED"):
+            with self.subTest(value), mock.patch.dict(os.environ, {"FASTGEMM_MATH": value}):
+                with self.assertRaises(Error) as caught:
+                    fastgemm.Handle()
+                self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+                self.assertTrue(caught.exception.message.startswith("fg_create: "), caught.exception.message)
+                self.assertIn("FASTGEMM_MATH", caught.exception.message)
 
     def test_null_handle(self):
         lib = fastgemm.library()
@@ -77,6 +95,8 @@ class LibraryTest(unittest.TestCase):
             "fg_set_sgemm_algo": (None, SgemmAlgo.NAIVE),
             "fg_get_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
             "fg_get_last_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
+            "fg_set_math_mode": (None, MathMode.FP32_EMULATED),
+            "fg_get_math_mode": (None, ctypes.byref(ctypes.c_int())),
             "fg_sgemm_host": (None, Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None, 4),
             "fg_set_devices": (None, None, 0),
             "fg_get_devices": (None, None, 0, ctypes.byref(ctypes.c_int())),
@@ -265,6 +285,54 @@ class Backend:
         self.handle.rowmean_algo = RowmeanAlgo.AUTO
         self.handle.rowmean_matvec(DType.F32, data, matrix, output, L, M, N)
         self.assertIsNot(self.handle.last_rowmean_algo, RowmeanAlgo.AUTO)
+
+    def test_math_mode(self):
+        with mock.patch.dict(os.environ):
+            os.environ.pop("FASTGEMM_MATH", None)
+            handle = fastgemm.Handle()
+        self.addCleanup(handle.close)
+        self.assertIs(handle.math_mode, MathMode.FP32)
+        handle.math_mode = MathMode.FP32_EMULATED
+        self.assertIs(handle.math_mode, MathMode.FP32_EMULATED)
+        with self.assertRaises(Error) as caught:
+            handle.math_mode = 2
+        self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+        self.assertIn("fg_set_math_mode: mode = 2", caught.exception.message)
+        self.assertIs(handle.math_mode, MathMode.FP32_EMULATED)
+        # In this mode AUTO runs an emulating algorithm or plain FP32, with FP32's accuracy either way.
+        m, n, k = 96, 80, 2048
+        a, b = self.random(m, k), self.random(k, n)
+        d_c = self.to_device(self.np.full((m, n), self.np.nan, "float32"))
+        handle.matmul(self.to_device(a), self.to_device(b), d_c)
+        self.assert_close(self.to_host(d_c), a.astype("f8") @ b, 1e-5)
+        self.assertIsNot(handle.last_sgemm_algo, SgemmAlgo.AUTO)
+        # Forced, the emulating algorithm is refused by a build without it, and otherwise runs the product or
+        # declines it.
+        if fastgemm.sgemm_algo_name(SgemmAlgo.OZAKI_INT8) == "unknown":
+            with self.assertRaises(Error) as caught:
+                handle.sgemm_algo = SgemmAlgo.OZAKI_INT8
+            self.assertIs(caught.exception.status, Status.NOT_SUPPORTED)
+        else:
+            handle.sgemm_algo = SgemmAlgo.OZAKI_INT8
+            d_c = self.to_device(self.np.full((m, n), self.np.nan, "float32"))
+            try:
+                handle.matmul(self.to_device(a), self.to_device(b), d_c)
+            except Error as error:
+                self.assertIs(error.status, Status.NOT_SUPPORTED)
+            else:
+                self.assert_close(self.to_host(d_c), a.astype("f8") @ b, 1e-5)
+                self.assertIs(handle.last_sgemm_algo, SgemmAlgo.OZAKI_INT8)
+
+    def test_math_variable(self):
+        with mock.patch.dict(os.environ, {"FASTGEMM_MATH": "fp32_emulated"}):
+            emulated = fastgemm.Handle()
+            os.environ["FASTGEMM_MATH"] = "fp32"
+            plain = fastgemm.Handle()
+        self.addCleanup(emulated.close)
+        self.addCleanup(plain.close)
+        # Read by each fg_create: a handle keeps the mode it was made with.
+        self.assertIs(emulated.math_mode, MathMode.FP32_EMULATED)
+        self.assertIs(plain.math_mode, MathMode.FP32)
 
     def test_stream(self):
         self.assertIsNone(self.handle.stream)

@@ -31,6 +31,9 @@ inline void check(fg_status_t status) {
   if (status != FG_STATUS_SUCCESS) throw Error(status, fg_last_error_message());
 }
 
+// "fp32" or "fp32_emulated", a static string (fg_math_mode_name); "unknown" for any other value.
+inline const char *math_mode_name(fg_math_mode_t mode) noexcept { return fg_math_mode_name(mode); }
+
 class Handle {
  public:
   // Binds to the calling thread's current device; throws Error (FG_STATUS_NO_DEVICE without a GPU).
@@ -85,6 +88,15 @@ class Handle {
     check(fg_get_last_sgemm_algo(handle_, &algo));
     return algo;
   }
+  // The math mode of later sgemm calls (fg_set_math_mode): FG_MATH_FP32, or FG_MATH_FP32_EMULATED for FP32
+  // accuracy from tensor-core products where that is faster.
+  void set_math_mode(fg_math_mode_t mode) { check(fg_set_math_mode(handle_, mode)); }
+  fg_math_mode_t math_mode() const {
+    fg_math_mode_t mode = FG_MATH_FP32;
+    check(fg_get_math_mode(handle_, &mode));
+    return mode;
+  }
+
   void set_rowmean_algo(fg_rowmean_algo_t algo) { check(fg_set_rowmean_algo(handle_, algo)); }
   fg_rowmean_algo_t rowmean_algo() const {
     fg_rowmean_algo_t algo = FG_ROWMEAN_AUTO;

@@ -1,7 +1,8 @@
 # Runs PROGRAM (with INPUT on stdin when given) in WORK_DIR with libfastgemm_blas.so (PRELOAD) preloaded and
-# FASTGEMM_LOG=1, and checks: exit status 0, every regex of EXPECT in the output, none of FORBID, and that
-# the library took the SGEMM calls (its log lines). With GPU_ALSO, when a GPU is usable, some calls must
-# have run on it; without one, all must have gone to the CPU.
+# FASTGEMM_LOG=1, and checks: exit status 0, every regex of EXPECT in the output, every regex of LOG_ONCE
+# exactly once in the library's log (stderr), none of LOG_NEVER there, and that the library took the SGEMM
+# calls (its log lines). With GPU_ALSO, when a GPU is usable, some calls must have run on it; without one,
+# all must have gone to the CPU.
 # Optional: DECK_SIZES (separated by spaces) replaces the input deck's values of N (a larger deck, so that
 # calls are tiled); ONLY_SGEMM turns every other routine of the deck off; ENV (NAME=VALUE, separated by spaces); FORTRAN_SOURCE, compiled
 # first with FORTRAN_COMPILER and linked to -lblas, is then the PROGRAM.
@@ -63,8 +64,20 @@ endif()
 if(NOT errors MATCHES "fastgemm_blas: (cblas_)?sgemm_?")
   list(APPEND problems "libfastgemm_blas.so took no SGEMM call (no log line)")
 endif()
+foreach(expected IN LISTS LOG_ONCE)
+  string(REGEX MATCHALL "${expected}" found "${errors}")
+  list(LENGTH found found_count)
+  if(NOT found_count EQUAL 1)
+    list(APPEND problems "the log has '${expected}' ${found_count} times, not once")
+  endif()
+endforeach()
+foreach(forbidden IN LISTS LOG_NEVER)
+  if(errors MATCHES "${forbidden}")
+    list(APPEND problems "the log has '${forbidden}'")
+  endif()
+endforeach()
 if(GPU_ALSO)
-  if(errors MATCHES "no GPU for this thread")
+  if(errors MATCHES "no GPU for this (thread|process)")
     if(errors MATCHES "on the GPU")
       list(APPEND problems "calls ran on the GPU although none was found")
     endif()

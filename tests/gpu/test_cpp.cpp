@@ -1,6 +1,10 @@
-// fastgemm.hpp on the GPU: the typed calls reach the right C entry points and compute.
+// fastgemm.hpp on the GPU: the typed calls reach the right C entry points and compute, in both math modes.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include "fastgemm/fastgemm.hpp"
 #include "gpu/gemm_harness.hpp"
@@ -51,4 +55,48 @@ TEST_CASE("C++: sgemm and typed rowmean_matvec through the wrapper", "[cpp]") {
   handle.set_rowmean_algo(FG_ROWMEAN_TWO_PASS);
   handle.rowmean_matvec(input_device.as<float>(), matrix_device.as<float>(), output_device.as<float>(), L, M, N);
   CHECK(handle.last_rowmean_algo() == FG_ROWMEAN_TWO_PASS);
+}
+
+TEST_CASE("C++: sgemm in the emulated math mode through the wrapper", "[cpp]") {
+  fastgemm::Handle handle;
+  handle.set_math_mode(FG_MATH_FP32_EMULATED);
+  const int64_t m = 192, n = 160, k = 1024;
+  std::vector<float> a(m * k), b(k * n), c(m * n, std::nanf(""));
+  fill_uniform(a, 11);
+  fill_uniform(b, 12);
+  GemmCase gc;
+  gc.m = m, gc.n = n, gc.k = k, gc.alpha = 1.5f;
+  gc = gc.resolved();
+  const std::vector<double> reference = reference_gemm(gc, a, b, c);
+  DeviceMemory a_device(a.size() * 4), b_device(b.size() * 4), c_device(c.size() * 4);
+  upload(a_device, a);
+  upload(b_device, b);
+  // AUTO in this mode runs an emulating algorithm or plain FP32, with FP32's accuracy either way; forced, the
+  // emulating algorithm runs or declines the problem (FG_STATUS_NOT_SUPPORTED).
+  for (const bool forced : {false, true}) {
+    INFO((forced ? "FG_SGEMM_OZAKI_INT8 forced" : "AUTO"));
+    if (forced) {
+      try {
+        handle.set_sgemm_algo(FG_SGEMM_OZAKI_INT8);
+      } catch (const fastgemm::Error &error) {
+        CHECK(error.status() == FG_STATUS_NOT_SUPPORTED);  // a build without it
+        CHECK(std::string(fg_sgemm_algo_name(FG_SGEMM_OZAKI_INT8)) == "unknown");
+        continue;
+      }
+    }
+    upload(c_device, c);
+    try {
+      handle.sgemm(FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.5f, a_device.as<float>(), k, b_device.as<float>(), n,
+                   0.0f, c_device.as<float>(), n);
+    } catch (const fastgemm::Error &error) {
+      CHECK(forced);
+      CHECK(error.status() == FG_STATUS_NOT_SUPPORTED);
+      continue;
+    }
+    CHECK(relative_error(download<float>(c_device, c.size()), reference) <= gemm_tolerance(k));
+    const fg_sgemm_algo_t ran = handle.last_sgemm_algo();
+    CHECK(ran != FG_SGEMM_AUTO);
+    if (forced) CHECK(ran == FG_SGEMM_OZAKI_INT8);
+  }
+  CHECK(handle.math_mode() == FG_MATH_FP32_EMULATED);
 }

@@ -57,3 +57,27 @@ TEST_CASE("C++: a Handle reports the device, or its absence, by exception", "[cp
   third = std::move(second);
   CHECK(third.sgemm_algo() == FG_SGEMM_NAIVE);
 }
+
+TEST_CASE("C++: the math mode through the wrapper", "[cpp]") {
+  CHECK(std::string(fastgemm::math_mode_name(FG_MATH_FP32)) == "fp32");
+  CHECK(std::string(fastgemm::math_mode_name(FG_MATH_FP32_EMULATED)) == "fp32_emulated");
+  CHECK(std::string(fastgemm::math_mode_name(static_cast<fg_math_mode_t>(5))) == "unknown");
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return;  // a Handle needs a device
+  fastgemm::Handle handle;
+  handle.set_math_mode(FG_MATH_FP32_EMULATED);
+  CHECK(handle.math_mode() == FG_MATH_FP32_EMULATED);
+  try {
+    handle.set_math_mode(static_cast<fg_math_mode_t>(5));
+    FAIL("an invalid math mode was accepted");
+  } catch (const fastgemm::Error &error) {
+    CHECK(error.status() == FG_STATUS_INVALID_VALUE);
+    CHECK(std::string(error.what()) == "fg_set_math_mode: mode = 5 is no fg_math_mode_t");
+  }
+  CHECK(handle.math_mode() == FG_MATH_FP32_EMULATED);
+  fastgemm::Handle moved(std::move(handle));
+  CHECK(moved.math_mode() == FG_MATH_FP32_EMULATED);
+  CHECK_THROWS_AS(handle.math_mode(), fastgemm::Error);  // the moved-from handle is NULL
+  moved.set_math_mode(FG_MATH_FP32);
+  CHECK(moved.math_mode() == FG_MATH_FP32);
+}
