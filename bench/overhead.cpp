@@ -119,6 +119,41 @@ class StreamBlas {
   cublasHandle_t handle_ = nullptr;
 };
 
+// A cuBLAS handle set up as fastgemm sets up its own: the legacy stream bound explicitly and a 32 MiB
+// workspace from the stream-ordered allocator, so that a difference between it and vendor_blas() is
+// cuBLAS's, not fastgemm's call path.
+class ConfiguredBlas {
+ public:
+  static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+  ConfiguredBlas() {
+    check_cublas(cublasCreate(&handle_), "cublasCreate");
+    try {
+      check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+      check_cuda(cudaMallocAsync(&workspace_, kWorkspaceBytes, nullptr), "cudaMallocAsync");
+      check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+      check_cublas(cublasSetStream(handle_, nullptr), "cublasSetStream");
+      check_cublas(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~ConfiguredBlas() { release(); }
+  ConfiguredBlas(const ConfiguredBlas &) = delete;
+  ConfiguredBlas &operator=(const ConfiguredBlas &) = delete;
+  cublasHandle_t handle() const { return handle_; }
+
+ private:
+  void release() {
+    if (handle_ != nullptr) (void)cublasDestroy(handle_);
+    if (workspace_ != nullptr) (void)cudaFreeAsync(workspace_, nullptr);
+    handle_ = nullptr;
+    workspace_ = nullptr;
+  }
+  cublasHandle_t handle_ = nullptr;
+  void *workspace_ = nullptr;
+};
+
 struct Cost {
   double host_us_median = 0;
   double host_us_min = 0;
@@ -190,11 +225,12 @@ class Overhead {
   // handle runs AUTO; forced_cublas, a second handle, FG_SGEMM_CUBLAS; on_stream, a third, FG_SGEMM_CUBLAS on
   // stream_blas's stream.
   Overhead(fg_handle_t handle, fg_handle_t forced_cublas, fg_handle_t on_stream, const StreamBlas &stream_blas,
-           int loops)
+           const ConfiguredBlas &configured_blas, int loops)
       : handle_(handle),
         forced_cublas_(forced_cublas),
         on_stream_(on_stream),
         stream_blas_(stream_blas),
+        configured_blas_(configured_blas),
         loops_(loops) {}
 
   void add_problem(const TinyShape &shape);
@@ -217,6 +253,7 @@ class Overhead {
   fg_handle_t forced_cublas_;
   fg_handle_t on_stream_;
   const StreamBlas &stream_blas_;
+  const ConfiguredBlas &configured_blas_;
   int loops_;
   std::vector<Entry> entries_;
 };
@@ -269,6 +306,19 @@ void Overhead::add_problem(const TinyShape &s) {
                    "cublasSgemmStridedBatched_64");
     }
   };
+  // cuBLAS direct again, through a handle set up as fastgemm's.
+  const auto configured_call = [&] {
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
+                               a.as<float>(), k, &beta, c.as<float>(), n),
+                   "cublasSgemm");
+    } else {
+      check_cublas(cublasSgemmStridedBatched(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+                                             b.as<float>(), n, s.k * s.n, a.as<float>(), k, s.m * s.k, &beta,
+                                             c.as<float>(), n, s.m * s.n, batch),
+                   "cublasSgemmStridedBatched");
+    }
+  };
   // The same products on a non-blocking stream of the program's, for both libraries.
   const auto stream_call = [&] {
     if (s.batch == 1) {
@@ -293,7 +343,7 @@ void Overhead::add_problem(const TinyShape &s) {
   const cudaStream_t stream = stream_blas_.stream();
   std::vector<Cost> costs = measure_costs(
       {direct_call, direct_64_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); },
-       stream_call, [&] { fastgemm_call(on_stream_); }, full_queries, id_queries},
+       stream_call, [&] { fastgemm_call(on_stream_); }, full_queries, id_queries, configured_call},
       loops_, true, {nullptr, nullptr, nullptr, nullptr, stream, stream});
   costs[6].device_us = costs[7].device_us = kNoValue;  // they enqueue nothing
   const char *batched = s.batch == 1 ? "" : "StridedBatched";
@@ -312,6 +362,8 @@ void Overhead::add_problem(const TinyShape &s) {
   check_fastgemm(fg_get_last_sgemm_algo(on_stream_, &ran), "fg_get_last_sgemm_algo");
   add({format("stream: fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[5],
        costs[5].host_us_median - stream_direct});
+  add({format("cuBLAS direct, set up as fastgemm's: cublasSgemm%s", batched), problem, "", costs[8],
+       costs[8].host_us_median - direct});
   add({"step: cuPointerGetAttributes, full, A B C", problem, "", costs[6]});
   add({"step: cuPointerGetAttributes, id, A B C", problem, "", costs[7]});
 }
@@ -441,6 +493,7 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
         "fastgemm's over cuBLAS direct on that stream.\n",
         plan.loops, kCallsPerLoop);
     StreamBlas stream_blas;
+    ConfiguredBlas configured_blas;
     fg_handle_t forced_cublas = nullptr, on_stream = nullptr;
     check_fastgemm(fg_create(&forced_cublas), "fg_create");
     std::vector<Entry> entries;
@@ -450,7 +503,7 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
       check_fastgemm(fg_set_sgemm_algo(on_stream, FG_SGEMM_CUBLAS), "fg_set_sgemm_algo");
       check_fastgemm(fg_set_stream(on_stream, stream_blas.stream()), "fg_set_stream");
       check_fastgemm(fg_set_sgemm_algo(handle, FG_SGEMM_AUTO), "fg_set_sgemm_algo");
-      Overhead overhead(handle, forced_cublas, on_stream, stream_blas, plan.loops);
+      Overhead overhead(handle, forced_cublas, on_stream, stream_blas, configured_blas, plan.loops);
       for (const std::array<int64_t, 4> &shape : plan.shapes) {
         overhead.add_problem({shape[0], shape[1], shape[2], shape[3]});
       }
