@@ -246,11 +246,14 @@ rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.
   read bandwidth, measured in the same run with a float4 read-only sweep over eight times L2.
 
 overhead: host microseconds per call, back to back without synchronizing, of fg_sgemm (AUTO and forced
-cublas) and of cuBLAS called directly (cublasSgemm, cublasSgemm_64, and cublasSgemm after a
-cublasSetStream), over tiny problems (default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in
-batches of 16); with the device time per call the same loop took, and the cost of the steps a call goes
-through (a traced no-op call, formatting an fg_sgemm trace line as every call did before, a pointer
-query, the three on a problem's operands, cudaGetDevice, cublasSetStream, an empty kernel launch).
+cublas) and of cuBLAS called directly (cublasSgemm, cublasSgemm_64, and cublasSgemm through a handle set
+up as fastgemm's), forced cublas and cublasSgemm also on a non-blocking stream, over tiny problems
+(default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in batches of 16); with the device time per
+call the same loop took, and the cost of the steps a call goes through (a traced no-op call, formatting
+an fg_sgemm trace line as every call did before, pointer queries: the runtime's, the driver's full one and
+its allocation-id one, also on a problem's three operands; cudaGetDevice, cuCtxGetCurrent,
+cublasSetStream, cudaStreamIsCapturing, cudaEventRecord on the legacy and on a non-blocking stream, an
+empty kernel launch).
 Each figure is the median over --repeats loops (default 101) of 200 calls, the calls of a problem taking
 turns loop by loop.
 

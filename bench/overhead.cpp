@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
+
 #include "gpu.hpp"
 #include "ops.hpp"
 #include "report.hpp"
@@ -38,6 +40,120 @@ std::string describe(const TinyShape &s) {
   return text;
 }
 
+// The driver functions fastgemm's call path uses, looked up as the library looks them up (it does not link
+// libcuda either).
+struct Driver {
+  CUresult (*pointer_get_attributes)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
+  CUresult (*ctx_get_current)(CUcontext *) = nullptr;
+};
+
+template <typename Function>
+void look_up(const char *symbol, Function *out) {
+  void *function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  check_cuda(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found),
+             "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess || function == nullptr) throw BenchError(format("no driver %s", symbol));
+  *out = reinterpret_cast<Function>(function);
+}
+
+const Driver &driver() {
+  static const Driver table = [] {
+    Driver d;
+    look_up("cuPointerGetAttributes", &d.pointer_get_attributes);
+    look_up("cuCtxGetCurrent", &d.ctx_get_current);
+    return d;
+  }();
+  return table;
+}
+
+// fastgemm's full query of a pointer: kind, device, managed, allocation range and id.
+void query_all_attributes(const void *pointer) {
+  unsigned long long values[6] = {};
+  CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void *slots[] = {&values[0], &values[1], &values[2], &values[3], &values[4], &values[5]};
+  if (driver().pointer_get_attributes(6, names, slots, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS)
+    throw BenchError("cuPointerGetAttributes failed");
+}
+
+// What fastgemm asks of a pointer whose allocation it has seen: the allocation's id alone.
+void query_buffer_id(const void *pointer) {
+  unsigned long long id = 0;
+  CUpointer_attribute name = CU_POINTER_ATTRIBUTE_BUFFER_ID;
+  void *slot = &id;
+  if (driver().pointer_get_attributes(1, &name, &slot, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS)
+    throw BenchError("cuPointerGetAttributes failed");
+}
+
+// A non-blocking stream with a cuBLAS handle bound to it: a program that runs its products on its own
+// stream.
+class StreamBlas {
+ public:
+  StreamBlas() {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    try {
+      check_cublas(cublasCreate(&handle_), "cublasCreate");
+      check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+      check_cublas(cublasSetStream(handle_, stream_), "cublasSetStream");
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~StreamBlas() { release(); }
+  StreamBlas(const StreamBlas &) = delete;
+  StreamBlas &operator=(const StreamBlas &) = delete;
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t handle() const { return handle_; }
+
+ private:
+  void release() {
+    if (handle_ != nullptr) (void)cublasDestroy(handle_);
+    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+    handle_ = nullptr;
+    stream_ = nullptr;
+  }
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t handle_ = nullptr;
+};
+
+// A cuBLAS handle set up as fastgemm sets up its own: the legacy stream bound explicitly and a 32 MiB
+// workspace from the stream-ordered allocator, so that a difference between it and vendor_blas() is
+// cuBLAS's, not fastgemm's call path.
+class ConfiguredBlas {
+ public:
+  static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+  ConfiguredBlas() {
+    check_cublas(cublasCreate(&handle_), "cublasCreate");
+    try {
+      check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+      check_cuda(cudaMallocAsync(&workspace_, kWorkspaceBytes, nullptr), "cudaMallocAsync");
+      check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+      check_cublas(cublasSetStream(handle_, nullptr), "cublasSetStream");
+      check_cublas(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~ConfiguredBlas() { release(); }
+  ConfiguredBlas(const ConfiguredBlas &) = delete;
+  ConfiguredBlas &operator=(const ConfiguredBlas &) = delete;
+  cublasHandle_t handle() const { return handle_; }
+
+ private:
+  void release() {
+    if (handle_ != nullptr) (void)cublasDestroy(handle_);
+    if (workspace_ != nullptr) (void)cudaFreeAsync(workspace_, nullptr);
+    handle_ = nullptr;
+    workspace_ = nullptr;
+  }
+  cublasHandle_t handle_ = nullptr;
+  void *workspace_ = nullptr;
+};
+
 struct Cost {
   double host_us_median = 0;
   double host_us_min = 0;
@@ -47,7 +163,9 @@ struct Cost {
 // Times each call in loops of kCallsPerLoop calls, the calls taking turns loop by loop so that a slow
 // spell of the machine hits them alike: host time per call from the loop's wall clock (the device is
 // synchronized after each loop, outside it), device time per call from events around the loop.
-std::vector<Cost> measure_costs(const std::vector<std::function<void()>> &calls, int loops, bool enqueues) {
+// `streams`, when given, names the stream each call enqueues on (the events go there); otherwise the legacy one.
+std::vector<Cost> measure_costs(const std::vector<std::function<void()>> &calls, int loops, bool enqueues,
+                                const std::vector<cudaStream_t> &streams = {}) {
   cudaEvent_t start = nullptr, stop = nullptr;
   check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
@@ -59,11 +177,12 @@ std::vector<Cost> measure_costs(const std::vector<std::function<void()>> &calls,
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     for (int loop = 0; loop < loops; ++loop) {
       for (size_t c = 0; c < calls.size(); ++c) {
-        if (enqueues) check_cuda(cudaEventRecord(start, 0), "cudaEventRecord");
+        const cudaStream_t stream = c < streams.size() ? streams[c] : nullptr;
+        if (enqueues) check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
         const auto begin = std::chrono::steady_clock::now();
         for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
         const auto end = std::chrono::steady_clock::now();
-        if (enqueues) check_cuda(cudaEventRecord(stop, 0), "cudaEventRecord");
+        if (enqueues) check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
         check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         host_us[c].push_back(std::chrono::duration<double, std::micro>(end - begin).count() / kCallsPerLoop);
         if (enqueues) {
@@ -103,9 +222,16 @@ struct Entry {
 
 class Overhead {
  public:
-  // handle runs AUTO; forced_cublas, a second handle, FG_SGEMM_CUBLAS.
-  Overhead(fg_handle_t handle, fg_handle_t forced_cublas, int loops)
-      : handle_(handle), forced_cublas_(forced_cublas), loops_(loops) {}
+  // handle runs AUTO; forced_cublas, a second handle, FG_SGEMM_CUBLAS; on_stream, a third, FG_SGEMM_CUBLAS on
+  // stream_blas's stream.
+  Overhead(fg_handle_t handle, fg_handle_t forced_cublas, fg_handle_t on_stream, const StreamBlas &stream_blas,
+           const ConfiguredBlas &configured_blas, int loops)
+      : handle_(handle),
+        forced_cublas_(forced_cublas),
+        on_stream_(on_stream),
+        stream_blas_(stream_blas),
+        configured_blas_(configured_blas),
+        loops_(loops) {}
 
   void add_problem(const TinyShape &shape);
   void add_steps();
@@ -125,6 +251,9 @@ class Overhead {
 
   fg_handle_t handle_;
   fg_handle_t forced_cublas_;
+  fg_handle_t on_stream_;
+  const StreamBlas &stream_blas_;
+  const ConfiguredBlas &configured_blas_;
   int loops_;
   std::vector<Entry> entries_;
 };
@@ -177,38 +306,66 @@ void Overhead::add_problem(const TinyShape &s) {
                    "cublasSgemmStridedBatched_64");
     }
   };
-  // What binding the stream before every product costs, though the stream is the same.
-  const auto rebinding_call = [&] {
-    check_cublas(cublasSetStream(blas, 0), "cublasSetStream");
-    direct_call();
-  };
-  // The driver queries a call makes of its three operands, on this problem's own allocations.
-  cudaPointerAttributes attributes = {};
-  const auto pointer_queries = [&] {
-    for (const void *pointer : {a.get(), b.get(), c.get()}) {
-      check_cuda(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes");
+  // cuBLAS direct again, through a handle set up as fastgemm's.
+  const auto configured_call = [&] {
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
+                               a.as<float>(), k, &beta, c.as<float>(), n),
+                   "cublasSgemm");
+    } else {
+      check_cublas(cublasSgemmStridedBatched(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+                                             b.as<float>(), n, s.k * s.n, a.as<float>(), k, s.m * s.k, &beta,
+                                             c.as<float>(), n, s.m * s.n, batch),
+                   "cublasSgemmStridedBatched");
     }
   };
-  std::vector<Cost> costs =
-      measure_costs({direct_call, direct_64_call, rebinding_call, [&] { fastgemm_call(forced_cublas_); },
-                     [&] { fastgemm_call(handle_); }, pointer_queries},
-                    loops_, true);
-  costs[5].device_us = kNoValue;  // it enqueues nothing
+  // The same products on a non-blocking stream of the program's, for both libraries.
+  const auto stream_call = [&] {
+    if (s.batch == 1) {
+      check_cublas(cublasSgemm(stream_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
+                               a.as<float>(), k, &beta, c.as<float>(), n),
+                   "cublasSgemm");
+    } else {
+      check_cublas(
+          cublasSgemmStridedBatched(stream_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
+                                    s.k * s.n, a.as<float>(), k, s.m * s.k, &beta, c.as<float>(), n, s.m * s.n, batch),
+          "cublasSgemmStridedBatched");
+    }
+  };
+  // The driver queries fastgemm makes of the three operands, on this problem's own allocations: the full
+  // one (an allocation not seen before) and the id alone (one it has seen).
+  const auto full_queries = [&] {
+    for (const void *pointer : {a.get(), b.get(), c.get()}) query_all_attributes(pointer);
+  };
+  const auto id_queries = [&] {
+    for (const void *pointer : {a.get(), b.get(), c.get()}) query_buffer_id(pointer);
+  };
+  const cudaStream_t stream = stream_blas_.stream();
+  std::vector<Cost> costs = measure_costs(
+      {direct_call, direct_64_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); },
+       stream_call, [&] { fastgemm_call(on_stream_); }, full_queries, id_queries, configured_call},
+      loops_, true, {nullptr, nullptr, nullptr, nullptr, stream, stream});
+  costs[6].device_us = costs[7].device_us = kNoValue;  // they enqueue nothing
   const char *batched = s.batch == 1 ? "" : "StridedBatched";
   const char *entry = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
-  const double direct = costs[0].host_us_median;
+  const double direct = costs[0].host_us_median, stream_direct = costs[4].host_us_median;
   add({format("cuBLAS direct: cublasSgemm%s", batched), problem, "", costs[0], 0.0});
   add({format("cuBLAS direct: cublasSgemm%s_64", batched), problem, "", costs[1], costs[1].host_us_median - direct});
-  add({format("cuBLAS direct: cublasSetStream + cublasSgemm%s", batched), problem, "", costs[2],
-       costs[2].host_us_median - direct});
   fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
   check_fastgemm(fg_get_last_sgemm_algo(forced_cublas_, &ran), "fg_get_last_sgemm_algo");
-  add({format("fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[3],
-       costs[3].host_us_median - direct});
+  add({format("fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[2],
+       costs[2].host_us_median - direct});
   check_fastgemm(fg_get_last_sgemm_algo(handle_, &ran), "fg_get_last_sgemm_algo");
-  add({format("fastgemm %s (auto)", entry), problem, fg_sgemm_algo_name(ran), costs[4],
-       costs[4].host_us_median - direct});
-  add({"step: cudaPointerGetAttributes on A, B, C", problem, "", costs[5]});
+  add({format("fastgemm %s (auto)", entry), problem, fg_sgemm_algo_name(ran), costs[3],
+       costs[3].host_us_median - direct});
+  add({format("stream: cuBLAS direct: cublasSgemm%s", batched), problem, "", costs[4], 0.0});
+  check_fastgemm(fg_get_last_sgemm_algo(on_stream_, &ran), "fg_get_last_sgemm_algo");
+  add({format("stream: fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[5],
+       costs[5].host_us_median - stream_direct});
+  add({format("cuBLAS direct, set up as fastgemm's: cublasSgemm%s", batched), problem, "", costs[8],
+       costs[8].host_us_median - direct});
+  add({"step: cuPointerGetAttributes, full, A B C", problem, "", costs[6]});
+  add({"step: cuPointerGetAttributes, id, A B C", problem, "", costs[7]});
 }
 
 // The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
@@ -229,21 +386,50 @@ void Overhead::add_steps() {
   fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
   cudaPointerAttributes attributes = {};
   int device = 0;
+  CUcontext context = nullptr;
   cublasHandle_t blas = vendor_blas().get();
   char line[320];
-  const std::vector<Cost> costs = measure_costs(
-      {[&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); },
-       [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); },
-       [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); },
-       [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); },
-       [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); }},
-      loops_, false);
+  cudaEvent_t event = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  const cudaStream_t stream = stream_blas_.stream();
+  std::vector<Cost> costs, enqueued;
+  try {
+    costs = measure_costs(
+        {[&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); },
+         [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); },
+         [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); },
+         [&] { query_all_attributes(buffer.get()); }, [&] { query_buffer_id(buffer.get()); },
+         [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); },
+         [&] {
+           if (driver().ctx_get_current(&context) != CUDA_SUCCESS) throw BenchError("cuCtxGetCurrent failed");
+         },
+         [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); },
+         [&] {
+           cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+           check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+         }},
+        loops_, false);
+    enqueued =
+        measure_costs({[&] { check_cuda(cudaEventRecord(event, nullptr), "cudaEventRecord"); },
+                       [&] { check_cuda(cudaEventRecord(event, stream), "cudaEventRecord"); }, launch_empty_kernel},
+                      loops_, true, {nullptr, stream, nullptr});
+  } catch (...) {
+    (void)cudaEventDestroy(event);
+    throw;
+  }
+  (void)cudaEventDestroy(event);
   add({"step: fg_get_sgemm_algo (traced no-op)", "-", "", costs[0]});
   add({"step: snprintf of an fg_sgemm trace line", "-", "", costs[1]});
   add({"step: cudaPointerGetAttributes", "-", "", costs[2]});
-  add({"step: cudaGetDevice", "-", "", costs[3]});
-  add({"step: cublasSetStream (same stream)", "-", "", costs[4]});
-  add({"step: empty kernel launch", "-", "", measure_costs({launch_empty_kernel}, loops_, true)[0]});
+  add({"step: cuPointerGetAttributes, full (6 attributes)", "-", "", costs[3]});
+  add({"step: cuPointerGetAttributes, buffer id only", "-", "", costs[4]});
+  add({"step: cudaGetDevice", "-", "", costs[5]});
+  add({"step: cuCtxGetCurrent (device guard)", "-", "", costs[6]});
+  add({"step: cublasSetStream (same stream)", "-", "", costs[7]});
+  add({"step: cudaStreamIsCapturing (stream)", "-", "", costs[8]});
+  add({"step: cudaEventRecord (legacy stream)", "-", "", enqueued[0]});
+  add({"step: cudaEventRecord (stream)", "-", "", enqueued[1]});
+  add({"step: empty kernel launch", "-", "", enqueued[2]});
 }
 
 std::vector<Field> entry_fields(const Entry &entry) {
@@ -304,27 +490,35 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
         "Host time per call: median (and min) over %d loops of %d calls enqueued back to back on the legacy "
         "default stream, no synchronization inside a loop, the calls of a problem taking turns loop by "
         "loop; device time per call from events around the loop. Row-major NN, alpha 1, beta 0, FP32 "
-        "math; fastgemm AUTO and forced cublas on two handles.\n",
+        "math; fastgemm AUTO and forced cublas on two handles; 'stream:' rows on a non-blocking stream, "
+        "fastgemm's over cuBLAS direct on that stream.\n",
         plan.loops, kCallsPerLoop);
-    fg_handle_t forced_cublas = nullptr;
+    StreamBlas stream_blas;
+    ConfiguredBlas configured_blas;
+    fg_handle_t forced_cublas = nullptr, on_stream = nullptr;
     check_fastgemm(fg_create(&forced_cublas), "fg_create");
     std::vector<Entry> entries;
     try {
+      check_fastgemm(fg_create(&on_stream), "fg_create");
       check_fastgemm(fg_set_sgemm_algo(forced_cublas, FG_SGEMM_CUBLAS), "fg_set_sgemm_algo");
+      check_fastgemm(fg_set_sgemm_algo(on_stream, FG_SGEMM_CUBLAS), "fg_set_sgemm_algo");
+      check_fastgemm(fg_set_stream(on_stream, stream_blas.stream()), "fg_set_stream");
       check_fastgemm(fg_set_sgemm_algo(handle, FG_SGEMM_AUTO), "fg_set_sgemm_algo");
       // The FP32 calls the table compares, whatever FASTGEMM_MATH says.
-      for (fg_handle_t each : {handle, forced_cublas})
+      for (fg_handle_t each : {handle, forced_cublas, on_stream})
         check_fastgemm(fg_set_math_mode(each, FG_MATH_FP32), "fg_set_math_mode");
-      Overhead overhead(handle, forced_cublas, plan.loops);
+      Overhead overhead(handle, forced_cublas, on_stream, stream_blas, configured_blas, plan.loops);
       for (const std::array<int64_t, 4> &shape : plan.shapes) {
         overhead.add_problem({shape[0], shape[1], shape[2], shape[3]});
       }
       overhead.add_steps();
       entries = overhead.entries();
     } catch (...) {
+      (void)fg_destroy(on_stream);
       (void)fg_destroy(forced_cublas);
       throw;
     }
+    check_fastgemm(fg_destroy(on_stream), "fg_destroy");
     check_fastgemm(fg_destroy(forced_cublas), "fg_destroy");
     std::vector<std::vector<Field>> rows;
     for (const Entry &entry : entries) {

@@ -108,12 +108,14 @@ Status null_argument(const char *name) {
   return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
 }
 
-// What the driver says of a pointer, against the handle's device: one query, no host allocation, and the
-// runtime's pending error left as the caller had it.
-PointerInspector driver_inspector(int device) {
-  return [device](const void *pointer, PointerInfo *info) -> Status {
+// What the driver says of a pointer, against the handle's device: through the handle's cache of
+// allocations (one single-attribute driver query for an allocation it has seen), no host allocation, and
+// the runtime's pending error left as the caller had it.
+PointerInspector driver_inspector(Context &context) {
+  return [&context](const void *pointer, PointerInfo *info) -> Status {
+    const int device = context.device().ordinal;
     detail::PointerAttributes attributes;
-    FG_RETURN_IF_ERROR(detail::query_pointer(pointer, &attributes));
+    FG_RETURN_IF_ERROR(context.query_pointer(pointer, &attributes));
     using Memory = detail::PointerAttributes::Memory;
     switch (attributes.memory) {
       case Memory::unknown: info->kind = PointerKind::pageable_host; break;
@@ -177,7 +179,9 @@ Status check_algo(Id algo, Id auto_id, Find &&find) {
   return Status::success();
 }
 
+// Looked up only for a listener: the trace's arguments are evaluated on every call.
 const char *selected_sgemm_algo(fg_handle_t handle) {
+  if (!trace_listened()) return "";
   return handle != nullptr ? fg_sgemm_algo_name(handle->context->sgemm_algo) : "-";
 }
 
@@ -208,7 +212,7 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
   return with_handle(trace, handle, [&](Context &context) -> Status {
     detail::GemmProblem problem;
     GemmWork work = GemmWork::nothing;
-    FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context.device().ordinal), &problem, &work));
+    FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context), &problem, &work));
     problem.math = context.math_mode;
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
@@ -319,7 +323,7 @@ fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) 
   CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace,
                   bytes);
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context.device().ordinal)));
+    FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context)));
     return context.set_workspace(workspace, bytes);
   });
 }
@@ -554,8 +558,8 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
   return with_handle(trace, handle, [&](Context &context) -> Status {
     fastgemm::detail::RowmeanProblem problem;
     bool empty = true;
-    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N},
-                                        driver_inspector(context.device().ordinal), &problem, &empty));
+    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N}, driver_inspector(context),
+                                        &problem, &empty));
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
     if (!empty)
       FG_RETURN_IF_ERROR(using_workspace(

@@ -15,6 +15,8 @@ size_t cublas_workspace_bytes(const DeviceInfo &device) {
 
 size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+bool is_legacy_stream(cudaStream_t stream) { return stream == nullptr || stream == cudaStreamLegacy; }
+
 }  // namespace
 
 Status Context::create(Context **out) {
@@ -26,11 +28,14 @@ Status Context::create(Context **out) {
     return Status::failure(StatusCode::alloc_failed, "host memory for the handle could not be allocated");
   }
   context->device_ = device;
-  const Status event =
+  Status made =
       cuda_status(cudaEventCreateWithFlags(&context->last_use_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  if (!event.ok()) {
+  if (made.ok())
+    made = cuda_status(cudaStreamCreateWithFlags(&context->legacy_marker_, cudaStreamDefault),
+                       "cudaStreamCreateWithFlags");
+  if (!made.ok()) {
     delete context;  // gives back the device's primary context too
-    return event;
+    return made;
   }
   *out = context;
   return Status::success();
@@ -38,7 +43,9 @@ Status Context::create(Context **out) {
 
 Context::~Context() {
   // Destruction reports nothing: these calls only fail when the device is already lost. The stream may
-  // be gone by now, so nothing here is enqueued on it.
+  // be gone by now, so nothing here is enqueued on it. Memory is freed on the legacy stream, after any
+  // use there even where no event could be recorded.
+  (void)mark_legacy_uses();
   if (recorded_) (void)cudaEventSynchronize(last_use_);
   if (cublas_ != nullptr) {
     (void)cublasSetStream(cublas_, nullptr);
@@ -54,11 +61,13 @@ Context::~Context() {
       (void)cudaFreeAsync(memory, cudaStreamLegacy);
   }
   if (last_use_ != nullptr) (void)cudaEventDestroy(last_use_);
+  if (legacy_marker_ != nullptr) (void)cudaStreamDestroy(legacy_marker_);
   release_device(device_);
 }
 
 Status Context::set_stream(cudaStream_t stream) {
   if (stream == stream_) return Status::success();
+  FG_RETURN_IF_ERROR(mark_legacy_uses());
   stream_ = stream;
   if (recorded_) wait_before_use_ = true;
   return Status::success();
@@ -86,6 +95,10 @@ void Context::begin_call() {
 
 Status Context::end_call() {
   if (!used_in_call_) return Status::success();
+  if (is_legacy_stream(stream_)) {
+    unmarked_legacy_use_ = true;
+    return Status::success();
+  }
   // Captured, the record is an external node: the event is recorded each time the graph runs.
   bool active = false;
   FG_RETURN_IF_ERROR(capturing(&active));
@@ -93,6 +106,14 @@ Status Context::end_call() {
       cudaEventRecordWithFlags(last_use_, stream_, active ? cudaEventRecordExternal : cudaEventRecordDefault));
   recorded_ = true;
   wait_before_use_ = false;
+  return Status::success();
+}
+
+Status Context::mark_legacy_uses() {
+  if (!unmarked_legacy_use_) return Status::success();
+  FG_CUDA_CHECK(cudaEventRecord(last_use_, legacy_marker_));
+  unmarked_legacy_use_ = false;
+  recorded_ = true;
   return Status::success();
 }
 

@@ -2,9 +2,13 @@
 // the resources some algorithms need (a cuBLAS handle, a device workspace), made on first use and kept,
 // so that later calls of the same shape class allocate nothing.
 //
-// The workspace outlives stream changes: an event recorded after each call that used it tells when that
+// The workspace outlives stream changes: an event recorded after the work that used it tells when that
 // work is done, so a call on another stream (or on the per-thread default stream of another thread) waits
 // for it first, memory is freed only after it, and nothing ever depends on a stream still existing.
+// On the legacy default stream the event is recorded only when something needs it (a stream change, the
+// handle's release): that stream never dies and is never captured, and the handle's own blocking stream
+// marks the end of its work at that moment. Any other stream may be destroyed before the handle hears of a
+// change, so a call there records the event after its work.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +39,11 @@ class Context {
   // Never frees or reallocates anything: the next use of the workspace waits for the last one instead.
   Status set_stream(cudaStream_t stream);
 
+  // What the driver says of a pointer, through the handle's cache of the allocations it has seen.
+  Status query_pointer(const void *pointer, PointerAttributes *attributes) {
+    return pointers_.query(pointer, attributes);
+  }
+
   // Caller-owned workspace (fg_set_workspace): `memory` == nullptr returns to a handle-owned one.
   Status set_workspace(void *memory, size_t bytes);
   bool has_caller_workspace() const { return caller_memory_ != nullptr || caller_bytes_ > 0; }
@@ -43,7 +52,8 @@ class Context {
   size_t workspace_limit() const { return has_caller_workspace() ? caller_bytes_ : SIZE_MAX; }
 
   // Bracket every call that may use the workspace or cuBLAS: begin_call() before, end_call() after the
-  // call's work is enqueued (it records the event when the workspace or cuBLAS was used).
+  // call's work is enqueued (it records the event, or notes the use on the legacy stream, when the
+  // workspace or cuBLAS was used).
   void begin_call();
   Status end_call();
 
@@ -74,6 +84,8 @@ class Context {
   bool forget_plain_allocation(void *memory);
   Status capturing(bool *active);
   Status create_cublas();
+  // Records the event after the work of uses on the legacy stream that no record covers yet.
+  Status mark_legacy_uses();
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
@@ -92,7 +104,13 @@ class Context {
   std::vector<void *> freed_at_destroy_;
   std::vector<void *> plain_allocations_;  // workspace memory from cudaMalloc rather than the stream-ordered pool
 
-  cudaEvent_t last_use_ = nullptr;  // recorded after each call that used the workspace or cuBLAS
+  PointerCache pointers_;
+
+  cudaEvent_t last_use_ = nullptr;  // recorded after the work that used the workspace or cuBLAS
+  // A blocking stream of the handle's: work enqueued on it waits for all earlier work of the legacy
+  // stream, so an event recorded there marks the end of the legacy stream's work at that moment.
+  cudaStream_t legacy_marker_ = nullptr;
+  bool unmarked_legacy_use_ = false;  // the workspace or cuBLAS was used on the legacy stream since the record
   bool recorded_ = false;
   bool wait_before_use_ = false;  // the stream changed since the last record
   bool used_in_call_ = false;

@@ -125,13 +125,13 @@ DeviceGuard::~DeviceGuard() {
 Status query_pointer(const void *pointer, PointerAttributes *attributes) {
   FG_RETURN_IF_ERROR(driver().loaded);
   // Each value gets 8 zeroed bytes: the driver writes an int, a bool, a pointer or a size_t.
-  unsigned long long memory_type = 0, ordinal = 0, managed = 0, range_begin = 0, range_bytes = 0;
+  unsigned long long memory_type = 0, ordinal = 0, managed = 0, range_begin = 0, range_bytes = 0, buffer_id = 0;
   CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  void *values[] = {&memory_type, &ordinal, &managed, &range_begin, &range_bytes};
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void *values[] = {&memory_type, &ordinal, &managed, &range_begin, &range_bytes, &buffer_id};
   FG_RETURN_IF_ERROR(
-      driver_status(driver().pointer_get_attributes(5, names, values, reinterpret_cast<CUdeviceptr>(pointer)),
+      driver_status(driver().pointer_get_attributes(6, names, values, reinterpret_cast<CUdeviceptr>(pointer)),
                     "cuPointerGetAttributes"));
   PointerAttributes result;
   if (static_cast<unsigned int>(managed) != 0) {
@@ -144,7 +144,42 @@ Status query_pointer(const void *pointer, PointerAttributes *attributes) {
   result.device = static_cast<int>(ordinal);
   result.range_begin = static_cast<uintptr_t>(range_begin);
   result.range_bytes = static_cast<size_t>(range_bytes);
+  result.buffer_id = buffer_id;
   *attributes = result;
+  return Status::success();
+}
+
+Status query_buffer_id(const void *pointer, uint64_t *buffer_id) {
+  FG_RETURN_IF_ERROR(driver().loaded);
+  unsigned long long id = 0;
+  CUpointer_attribute name = CU_POINTER_ATTRIBUTE_BUFFER_ID;
+  void *value = &id;
+  FG_RETURN_IF_ERROR(
+      driver_status(driver().pointer_get_attributes(1, &name, &value, reinterpret_cast<CUdeviceptr>(pointer)),
+                    "cuPointerGetAttributes"));
+  *buffer_id = id;
+  return Status::success();
+}
+
+Status PointerCache::query(const void *pointer, PointerAttributes *attributes) {
+  uint64_t id = 0;
+  FG_RETURN_IF_ERROR(id_(pointer, &id));
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  if (id != 0)
+    for (const PointerAttributes &entry : entries_)
+      // The range check keeps an answer to the address it was given for, whatever the driver's ids name.
+      if (entry.buffer_id == id && address - entry.range_begin < entry.range_bytes) {
+        *attributes = entry;
+        return Status::success();
+      }
+  PointerAttributes fresh;
+  FG_RETURN_IF_ERROR(full_(pointer, &fresh));
+  const bool in_range = fresh.range_bytes > 0 && address - fresh.range_begin < fresh.range_bytes;
+  if (fresh.buffer_id != 0 && in_range) {
+    entries_[next_] = fresh;
+    next_ = (next_ + 1) % kEntries;
+  }
+  *attributes = fresh;
   return Status::success();
 }
 

@@ -52,10 +52,38 @@ struct PointerAttributes {
   int device = -1;            // the device it was allocated on or registered with (device memory)
   uintptr_t range_begin = 0;  // the allocation holding it; range_bytes == 0 when the driver gives none
   size_t range_bytes = 0;
+  // The driver's id of the allocation, unique over the process's life (freed memory allocated again at
+  // the same address gets a new one); 0 when the driver gives none.
+  uint64_t buffer_id = 0;
 };
 
 // A pointer the driver has never seen is Memory::unknown with success; a failure means the driver
 // itself failed (a context lost to an earlier fault, say). Leaves the runtime's pending error alone.
 Status query_pointer(const void *pointer, PointerAttributes *attributes);
+// Only the allocation's id (0 for memory the driver does not know): the one attribute a cached answer
+// needs to be known current.
+Status query_buffer_id(const void *pointer, uint64_t *buffer_id);
+
+// The answers of query_pointer for the last few allocations a handle's calls have named, keyed by the
+// allocation's id, so that a pointer into one of them costs the driver one single-attribute query. An entry
+// cannot go stale: memory freed and allocated again gets a new id, which misses. Used by one thread at a
+// time (a handle's); allocates nothing.
+class PointerCache {
+ public:
+  using FullQuery = Status (*)(const void *, PointerAttributes *);
+  using IdQuery = Status (*)(const void *, uint64_t *);
+  // The driver's queries, or stand-ins for them in tests.
+  explicit PointerCache(FullQuery full = query_pointer, IdQuery id = query_buffer_id) : full_(full), id_(id) {}
+
+  Status query(const void *pointer, PointerAttributes *attributes);
+
+  static constexpr int kEntries = 32;
+
+ private:
+  FullQuery full_;
+  IdQuery id_;
+  PointerAttributes entries_[kEntries];  // buffer_id == 0: empty
+  int next_ = 0;                         // the entry the next new allocation replaces
+};
 
 }  // namespace fastgemm::detail

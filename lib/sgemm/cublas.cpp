@@ -1,16 +1,40 @@
 // cuBLAS with FP32 math, for comparison and as AUTO's choice where it is the fastest known. cuBLAS is
 // column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B goes first.
+// Problems whose sizes fit an int go through the classic 32-bit entry points, as a program that calls
+// cuBLAS directly does: the same kernels, bit for bit, and the 64-bit ones were measured choosing slower
+// kernels on some shapes (bench/NOTES-sgemm-fast.md). Larger ones take the 64-bit entry points.
+#include <climits>
+
 #include "core/check.hpp"
 #include "sgemm/variant.hpp"
 
 namespace fastgemm::detail {
 namespace {
 
+bool fits_int(const GemmProblem &p) {
+  for (int64_t value : {p.m, p.n, p.k, p.batch, p.a.ld, p.b.ld, p.ldc})
+    if (value > INT_MAX) return false;
+  return true;
+}
+
 Status run_cublas(const GemmProblem &p, Context &context) {
   cublasHandle_t handle = nullptr;
   FG_RETURN_IF_ERROR(context.cublas(&handle));
   const cublasOperation_t op_b = p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (fits_int(p)) {
+    const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+    const int lda = static_cast<int>(p.a.ld), ldb = static_cast<int>(p.b.ld), ldc = static_cast<int>(p.ldc);
+    if (p.batch == 1) {
+      FG_CUBLAS_CHECK(
+          cublasSgemm(handle, op_b, op_a, n, m, k, &p.alpha, p.b.data, ldb, p.a.data, lda, &p.beta, p.c, ldc));
+    } else {
+      FG_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_b, op_a, n, m, k, &p.alpha, p.b.data, ldb, p.b.stride,
+                                                p.a.data, lda, p.a.stride, &p.beta, p.c, ldc, p.stride_c,
+                                                static_cast<int>(p.batch)));
+    }
+    return Status::success();
+  }
   if (p.batch == 1) {
     FG_CUBLAS_CHECK(cublasSgemm_64(handle, op_b, op_a, p.n, p.m, p.k, &p.alpha, p.b.data, p.b.ld, p.a.data, p.a.ld,
                                    &p.beta, p.c, p.ldc));

@@ -18,10 +18,13 @@ const SgemmVariant *const kVariants[] = {
 // flush) and hot (calls back to back); the measurements are in bench/NOTES-sgemm-fast.md. Only compute
 // capability 9.0 was measured; everything else, there and on every other device, is cuBLAS's.
 bool small_tile_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024, kSmallEdge = 16, kSmallWork = 32 * 32 * 32;
+  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024, kSmallEdge = 16;
+  // Multiply-adds a product: single products from 20^3 (16^3 lost cold), batched ones from 32^3 (24^3 x 16
+  // lost cold to cuBLAS's batched kernel).
+  constexpr int64_t kSmallWork = 20 * 20 * 20, kSmallBatchedWork = 32 * 32 * 32;
   // All batches' outputs together: larger batches fill the device better through cuBLAS.
   return device.arch() == 90 && p.m >= kSmallEdge && p.n >= kSmallEdge && p.m * p.n <= kSmallOutputs / p.batch &&
-         p.k <= kSmallDepth && p.m * p.n * p.k >= kSmallWork;
+         p.k <= kSmallDepth && p.m * p.n * p.k >= (p.batch == 1 ? kSmallWork : kSmallBatchedWork);
 }
 
 // Wide, shallow single products, where cuBLAS's tiles fill the device poorly.

@@ -126,6 +126,101 @@ TEST_CASE("a stream destroyed before the handle: fg_destroy is safe", "[workspac
   }
 }
 
+namespace {
+
+// Row-major m x k times k x n with random operands in device memory.
+struct Product {
+  int64_t m, n, k;
+  std::vector<float> a, b;
+  DeviceMemory da, db, dc;
+  Product(int64_t m_, int64_t n_, int64_t k_, uint64_t seed)
+      : m(m_), n(n_), k(k_), a(m_ * k_), b(k_ * n_), da(m_ * k_ * 4), db(k_ * n_ * 4), dc(m_ * n_ * 4) {
+    fill_uniform(a, seed);
+    fill_uniform(b, seed + 1);
+    upload(da, a);
+    upload(db, b);
+  }
+  fg_status_t run(fg_handle_t handle) const {
+    return fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, da.as<float>(), k, db.as<float>(), n, 0.0f,
+                    dc.as<float>(), n);
+  }
+  double error() const {
+    GemmCase gc;
+    gc.m = m, gc.n = n, gc.k = k;
+    const std::vector<float> c(m * n, 0.0f);
+    return relative_error(download<float>(dc, m * n), reference_gemm(gc.resolved(), a, b, c));
+  }
+  // For products too large for a full reference: the largest error over 32 elements, each relative to the
+  // sum of its terms' magnitudes.
+  double sampled_error() const {
+    const std::vector<float> c = download<float>(dc, m * n);
+    double worst = 0;
+    for (int64_t sample = 0; sample < 32; ++sample) {
+      const int64_t i = (sample * 7919) % m, j = (sample * 104729) % n;
+      double exact = 0, scale = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        exact += static_cast<double>(a[i * k + p]) * b[p * n + j];
+        scale += std::fabs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
+      }
+      const double error = std::fabs(c[i * n + j] - exact) / scale;
+      worst = std::isnan(error) || error > worst ? error : worst;
+    }
+    return worst;
+  }
+};
+
+}  // namespace
+
+// On the legacy stream the handle records no event after each call; a stream change must still order the
+// next use of the workspace (or of cuBLAS) after that work.
+TEST_CASE("work on the legacy stream, then a non-blocking stream: the next call waits for it", "[workspace]") {
+  Product long_one(4096, 4096, 4096, 31), short_one(64, 64, 4096, 33);
+  for (fg_sgemm_algo_t next : {FG_SGEMM_CUBLAS, FG_SGEMM_SPLIT_K}) {
+    INFO("the call on the new stream runs " << fg_sgemm_algo_name(next));
+    Handle handle;
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_CUBLAS));
+    for (int i = 0; i < 3; ++i) REQUIRE_FG_OK(long_one.run(handle.get()));  // milliseconds of work
+    cudaEvent_t legacy_done, short_done;
+    REQUIRE_CUDA_OK(cudaEventCreate(&legacy_done));
+    REQUIRE_CUDA_OK(cudaEventCreate(&short_done));
+    REQUIRE_CUDA_OK(cudaEventRecord(legacy_done, nullptr));
+    cudaStream_t stream;
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), next));
+    REQUIRE_CUDA_OK(cudaMemsetAsync(short_one.dc.get(), 0xff, 64 * 64 * 4, stream));  // NaN
+    REQUIRE_FG_OK(short_one.run(handle.get()));
+    REQUIRE_CUDA_OK(cudaEventRecord(short_done, stream));
+    REQUIRE_CUDA_OK(cudaEventSynchronize(short_done));
+    // Unordered, the short call would have finished within microseconds, long before the legacy work.
+    CHECK(cudaEventQuery(legacy_done) == cudaSuccess);
+    CHECK(short_one.error() < gemm_tolerance(4096));
+    CHECK(long_one.sampled_error() < 1e-5);
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+    REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+    REQUIRE_CUDA_OK(cudaEventDestroy(legacy_done));
+    REQUIRE_CUDA_OK(cudaEventDestroy(short_done));
+  }
+  require_no_pending_fault();
+}
+
+TEST_CASE("fg_destroy waits for the handle's work on the legacy stream", "[workspace]") {
+  Product product(1024, 1024, 32768, 35);
+  fg_handle_t handle = nullptr;
+  REQUIRE_FG_OK(fg_create(&handle));
+  // split_k takes the handle's workspace and no cuBLAS handle, whose release would synchronize the device.
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle, FG_SGEMM_SPLIT_K));
+  for (int i = 0; i < 3; ++i) REQUIRE_FG_OK(product.run(handle));
+  cudaEvent_t done;
+  REQUIRE_CUDA_OK(cudaEventCreate(&done));
+  REQUIRE_CUDA_OK(cudaEventRecord(done, nullptr));
+  REQUIRE_FG_OK(fg_destroy(handle));
+  CHECK(cudaEventQuery(done) == cudaSuccess);
+  CHECK(product.sampled_error() < 1e-5);
+  REQUIRE_CUDA_OK(cudaEventDestroy(done));
+  require_no_pending_fault();
+}
+
 // Each algorithm on a fresh handle, so that the first thread's call also allocates the workspace: a thread that
 // exits while stream-ordered allocations it enqueued on its per-thread stream are in flight never finished exiting
 // (driver 580 on the H100) before the handle kept its pool operations off that stream.
@@ -328,6 +423,50 @@ TEST_CASE("operands past the end of their allocation, a short C and C sharing me
   refused(call(a.as<float>(), reinterpret_cast<const float *>(&host_value), c.as<float>()),
           "fg_sgemm: B = ", "pageable host memory");
   CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+  require_no_pending_fault();
+}
+
+// The handle caches what the driver said of an allocation, keyed by the driver's id of it: memory freed and
+// allocated again (at the same address, as the allocator tends to give it back) is queried anew.
+TEST_CASE("memory freed and allocated again smaller: an operand past its new end is refused", "[probe]") {
+  Handle handle;
+  const int64_t m = 2048, n = 1024, k = 8;  // C: 8 MiB
+  const size_t c_bytes = m * n * 4, smaller = c_bytes / 2;
+  std::vector<float> a(m * k), b(k * n);
+  fill_uniform(a, 41);
+  fill_uniform(b, 42);
+  DeviceMemory da(a.size() * 4), db(b.size() * 4);
+  upload(da, a);
+  upload(db, b);
+  const auto call = [&](void *C) {
+    return fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, da.as<float>(), k, db.as<float>(), n,
+                    0.0f, static_cast<float *>(C), n);
+  };
+  void *first = nullptr;
+  REQUIRE_CUDA_OK(cudaMalloc(&first, c_bytes));
+  REQUIRE_FG_OK(call(first));
+  REQUIRE_FG_OK(call(first));  // now from the cache
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+  REQUIRE_CUDA_OK(cudaFree(first));
+  // Half-size allocations until one lands where the first was (the allocator tends to hand freed address
+  // ranges back); the refusal is checked on that one, or on the last if none did.
+  std::vector<void *> candidates;
+  void *second = nullptr;
+  for (int attempt = 0; attempt < 8 && second != first; ++attempt) {
+    REQUIRE_CUDA_OK(cudaMalloc(&second, smaller));
+    candidates.push_back(second);
+  }
+  if (second != first) WARN("no allocation landed at the freed address; the refusal is checked at another");
+  REQUIRE_CUDA_OK(cudaMemset(second, 0x7f, smaller));
+  const fg_status_t status = call(second);
+  INFO(fg_last_error_message());
+  CHECK(status == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("C = ") != std::string::npos);
+  CHECK(std::string(fg_last_error_message()).find("runs past the end of its allocation") != std::string::npos);
+  std::vector<unsigned char> untouched(smaller);
+  REQUIRE_CUDA_OK(cudaMemcpy(untouched.data(), second, smaller, cudaMemcpyDeviceToHost));
+  CHECK(std::all_of(untouched.begin(), untouched.end(), [](unsigned char byte) { return byte == 0x7f; }));
+  for (void *candidate : candidates) REQUIRE_CUDA_OK(cudaFree(candidate));
   require_no_pending_fault();
 }
 

@@ -213,14 +213,18 @@ TEST_CASE("AUTO's SGEMM table: the project's kernels where they were measured fa
     p.stride_c = m * n;
     return detail::choose_sgemm_algo(p, device);
   };
-  for (int64_t size : {32, 64, 128, 256, 384}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
+  for (int64_t size : {20, 24, 32, 64, 128, 256, 384})
+    CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
   CHECK(choice(100, 1000, 1024, 1, hopper) == FG_SGEMM_SMALL_TILE);
   CHECK(choice(64, 64, 64, 16, hopper) == FG_SGEMM_SMALL_TILE);  // batches whose outputs all together are few
   CHECK(choice(64, 64, 64, 36, hopper) == FG_SGEMM_SMALL_TILE);  // 384 x 384 outputs exactly
   CHECK(choice(64, 64, 64, 37, hopper) == FG_SGEMM_CUBLAS);      // one batch more
   CHECK(choice(64, 64, 64, 1024, hopper) == FG_SGEMM_CUBLAS);    // many batches: cuBLAS measured faster
   CHECK(choice(256, 256, 256, 64, hopper) == FG_SGEMM_CUBLAS);
-  for (int64_t size : {1, 8, 16, 31}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);  // too little work
+  for (int64_t size : {1, 8, 16, 19}) CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_CUBLAS);  // too little work
+  CHECK(choice(32, 32, 32, 64, hopper) == FG_SGEMM_SMALL_TILE);  // batched: from 32^3 a product
+  CHECK(choice(24, 24, 24, 16, hopper) == FG_SGEMM_CUBLAS);
+  CHECK(choice(16, 16, 16, 16, hopper) == FG_SGEMM_CUBLAS);
   CHECK(choice(1, 8192, 1024, 1, hopper) == FG_SGEMM_CUBLAS);  // matrix-vector shapes
   CHECK(choice(8192, 15, 16, 1, hopper) == FG_SGEMM_CUBLAS);
   CHECK(choice(384, 385, 384, 1, hopper) == FG_SGEMM_CUBLAS);   // more outputs than measured faster
