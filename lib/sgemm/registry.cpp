@@ -4,14 +4,14 @@ namespace fastgemm::detail {
 
 // Each defined in its own file.
 extern const SgemmVariant naive_sgemm, smem_sgemm, smem_vec4_sgemm, bank_free_sgemm, double_buffer_sgemm,
-    pipelined_sgemm, small_tile_sgemm, split_k_sgemm, cublas_sgemm;
+    pipelined_sgemm, small_tile_sgemm, split_k_sgemm, ozaki_int8_sgemm, cublas_sgemm;
 
 namespace {
 
 // Ladder order, then the comparison. Adding a variant is its name here and in the line above.
 const SgemmVariant *const kVariants[] = {
-    &naive_sgemm,     &smem_sgemm,       &smem_vec4_sgemm, &bank_free_sgemm, &double_buffer_sgemm,
-    &pipelined_sgemm, &small_tile_sgemm, &split_k_sgemm,   &cublas_sgemm,
+    &naive_sgemm,     &smem_sgemm,       &smem_vec4_sgemm, &bank_free_sgemm,  &double_buffer_sgemm,
+    &pipelined_sgemm, &small_tile_sgemm, &split_k_sgemm,   &ozaki_int8_sgemm, &cublas_sgemm,
 };
 
 // Where one of the project's kernels was measured faster than cuBLAS called directly, both cold (after an L2
@@ -30,12 +30,23 @@ bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &devic
   return device.arch() == 90 && p.batch == 1 && p.m >= kWideEdge && p.n >= kWideEdge && p.k <= kShallowDepth;
 }
 
+// FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the scan, the residues and
+// the reconstruction around the INT8 products are paid back: large enough in every dimension. Measured on 9.0
+// (bench/NOTES-emulated.md); INT8 tensor cores of 8.0 and later are as much faster than their FP32 lanes.
+bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
+  constexpr int64_t kMinEdge = 1024, kMinDepth = 512;
+  constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;  // batch * m * n * k
+  return p.math == FG_MATH_FP32_EMULATED && device.cc_major >= 8 && p.m >= kMinEdge && p.n >= kMinEdge &&
+         p.k >= kMinDepth && static_cast<double>(p.batch) * p.m * p.n * p.k >= kMinWork;
+}
+
 }  // namespace
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
 
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
   Preference<fg_sgemm_algo_t> preference;
+  if (ozaki_int8_measured_faster(problem, device)) preference.add(FG_SGEMM_OZAKI_INT8);
   if (small_tile_measured_faster(problem, device)) preference.add(FG_SGEMM_SMALL_TILE);
   if (double_buffer_measured_faster(problem, device)) preference.add(FG_SGEMM_DOUBLE_BUFFER);
   return preference.add(FG_SGEMM_CUBLAS);
