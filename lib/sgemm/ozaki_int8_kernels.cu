@@ -86,7 +86,12 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
     const int64_t batch = id / lines.count, line = id % lines.count;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     LineSums sums;
-    for (int64_t l = lane; l < lines.length; l += 32) sums.add(__ldg(x + l));
+    int64_t l = lane;
+    for (; l + 3 * 32 < lines.length; l += 4 * 32) {  // four loads in flight
+      const float x0 = __ldg(x + l), x1 = __ldg(x + l + 32), x2 = __ldg(x + l + 64), x3 = __ldg(x + l + 96);
+      sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
+    }
+    for (; l < lines.length; l += 32) sums.add(__ldg(x + l));
     LineSums total;
     total.squares = warp_sum(sums.squares);
     total.roots = warp_sum(sums.roots);
@@ -111,7 +116,14 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
     LineSums sums;
     if (line < lines.count) {
       const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
-      for (int64_t l = row; l < lines.length; l += kRows) sums.add(__ldg(x + l * lines.element_stride));
+      const int64_t step = kRows * lines.element_stride;
+      int64_t l = row;
+      for (; l + 3 * kRows < lines.length; l += 4 * kRows) {  // four loads in flight
+        const float *at = x + l * lines.element_stride;
+        const float x0 = __ldg(at), x1 = __ldg(at + step), x2 = __ldg(at + 2 * step), x3 = __ldg(at + 3 * step);
+        sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
+      }
+      for (; l < lines.length; l += kRows) sums.add(__ldg(x + l * lines.element_stride));
     }
     squares[row][column] = sums.squares;
     roots[row][column] = sums.roots;
