@@ -14,9 +14,10 @@ namespace {
 
 using namespace ozaki;
 
-// At most 1 / kFlaggedShare of C's elements may need the FP32 fix-up (each reads a whole row of op(A) and column
-// of op(B)); more, and plain FP32 throughout is the faster way.
-constexpr int64_t kFlaggedShare = 128;
+// The FP32 fix-up of the elements that NaN or Inf reach reads a row of op(A) and a column of op(B) per element,
+// k FMAs each: it may take up to 1 / kFlaggedShare of the product's FMAs, or kFlaggedWork, whichever is more
+// (a few milliseconds at most); beyond, plain FP32 throughout is the faster way.
+constexpr double kFlaggedShare = 128, kFlaggedWork = double(1 << 26);
 
 Status declined(const std::string &why) { return Status::failure(StatusCode::not_supported, why); }
 
@@ -131,7 +132,9 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
                     std::to_string(kMaxModuli) + " moduli");
   const auto flagged_rows = static_cast<int64_t>(found.flagged_lines[0]);
   const auto flagged_cols = static_cast<int64_t>(found.flagged_lines[1]);
-  if ((flagged_rows * p.n + flagged_cols * p.m) * kFlaggedShare > p.batch * p.m * p.n)
+  const double fix_up_work = (static_cast<double>(flagged_rows) * p.n + static_cast<double>(flagged_cols) * p.m) * p.k;
+  const double product_work = static_cast<double>(p.batch) * p.m * p.n * p.k;
+  if (fix_up_work > kFlaggedWork && fix_up_work * kFlaggedShare > product_work)
     return declined(std::to_string(flagged_rows) + " rows of op(A) and " + std::to_string(flagged_cols) +
                     " columns of op(B) hold NaN or Inf: too many for the FP32 fix-up of their elements");
 

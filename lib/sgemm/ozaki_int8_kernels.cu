@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "core/launch.cuh"
 #include "cuda/warp_reduce.cuh"
 #include "sgemm/ozaki_int8_math.hpp"
@@ -87,9 +89,25 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     LineSums sums;
     int64_t l = lane;
-    for (; l + 3 * 32 < lines.length; l += 4 * 32) {  // four loads in flight
-      const float x0 = __ldg(x + l), x1 = __ldg(x + l + 32), x2 = __ldg(x + l + 64), x3 = __ldg(x + l + 96);
-      sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
+    if (reinterpret_cast<uintptr_t>(x) % 16 == 0) {  // 128-bit loads, two in flight, then the last few singly
+      const auto *groups = reinterpret_cast<const float4 *>(x);
+      const int64_t group_count = lines.length / 4;
+      int64_t g = lane;
+      for (; g + 32 < group_count; g += 64) {
+        const float4 v = __ldg(groups + g), w = __ldg(groups + g + 32);
+        sums.add(v.x), sums.add(v.y), sums.add(v.z), sums.add(v.w);
+        sums.add(w.x), sums.add(w.y), sums.add(w.z), sums.add(w.w);
+      }
+      for (; g < group_count; g += 32) {
+        const float4 v = __ldg(groups + g);
+        sums.add(v.x), sums.add(v.y), sums.add(v.z), sums.add(v.w);
+      }
+      l = group_count * 4 + lane;
+    } else {
+      for (; l + 3 * 32 < lines.length; l += 4 * 32) {  // four loads in flight
+        const float x0 = __ldg(x + l), x1 = __ldg(x + l + 32), x2 = __ldg(x + l + 64), x3 = __ldg(x + l + 96);
+        sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
+      }
     }
     for (; l < lines.length; l += 32) sums.add(__ldg(x + l));
     LineSums total;
@@ -179,12 +197,19 @@ __global__ void residues_contiguous_kernel(Lines lines, const double *norms, Res
     const bool inside = local_line < tile.line_count;
     const double scale = inside ? line_scale(norms[batch * lines.count + line], constants.scale_target) : 0.0;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
+    const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * constants.count * modulus_stride + local_line * tile.depth;
     for (int64_t l0 = 4 * lane; l0 < tile.depth; l0 += 4 * 32) {
-      double values[4];
-#pragma unroll
-      for (int t = 0; t < 4; ++t)
-        values[t] = scale != 0.0 && l0 + t < lines.length ? rint(static_cast<double>(__ldg(x + l0 + t)) * scale) : 0.0;
+      float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (scale != 0.0 && aligned && l0 + 3 < lines.length) {
+        v = __ldg(reinterpret_cast<const float4 *>(x + l0));
+      } else if (scale != 0.0) {
+        v.x = l0 < lines.length ? __ldg(x + l0) : 0.0f;
+        v.y = l0 + 1 < lines.length ? __ldg(x + l0 + 1) : 0.0f;
+        v.z = l0 + 2 < lines.length ? __ldg(x + l0 + 2) : 0.0f;
+        v.w = l0 + 3 < lines.length ? __ldg(x + l0 + 3) : 0.0f;
+      }
+      const double values[4] = {rint(v.x * scale), rint(v.y * scale), rint(v.z * scale), rint(v.w * scale)};
       store_residues(values, constants, out + l0, modulus_stride);
     }
   }

@@ -407,13 +407,14 @@ TEST_CASE("emulated: NaN and Inf give FP32's pattern; many of them decline", "[e
       CHECK(mismatches == 0);
     }
   }
-  // NaN in a quarter of A's rows: too many for the fix-up. Forced: declined, nothing written; AUTO: FP32.
-  Operands o = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 4002);
-  for (int64_t i = 0; i < m; i += 4) o.a[i * k + i % k] = nan;
+  // NaN in a quarter of A's rows of a larger product: too many for the fix-up. Forced: declined, nothing
+  // written; AUTO: FP32.
+  const int64_t big = 1024, depth = 512;
+  Operands o = make_operands(Inputs{Distribution::uniform, 0}, big, big, depth, 4002);
+  for (int64_t i = 0; i < big; i += 4) o.a[i * depth + i % depth] = nan;
   DeviceProduct product(o);
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
-  product.poison();
-  REQUIRE_CUDA_OK(cudaMemset(product.c(), 0x7f, m * n * 4));  // 3.4e38 everywhere: finite, so a write shows
+  REQUIRE_CUDA_OK(cudaMemset(product.c(), 0x7f, big * big * 4));  // 3.4e38 everywhere: finite, so a write shows
   CHECK(product.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
   CHECK(std::string(fg_last_error_message()).find("NaN or Inf") != std::string::npos);
   const std::vector<float> untouched = product.result();
@@ -421,7 +422,7 @@ TEST_CASE("emulated: NaN and Inf give FP32's pattern; many of them decline", "[e
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
   REQUIRE_FG_OK(product.run(handle.get()));
   const std::vector<float> got = product.result();
-  for (int64_t i = 0; i < m; ++i) CHECK(std::isnan(got[i * n + 1]) == (i % 4 == 0));
+  for (int64_t i = 0; i < big; ++i) CHECK(std::isnan(got[i * big + 1]) == (i % 4 == 0));
 }
 
 TEST_CASE("emulated: bitwise the same C from run to run", "[emulated]") {
