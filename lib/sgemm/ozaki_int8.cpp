@@ -40,15 +40,28 @@ double spread_bits(unsigned long long bits) {
 
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
-// its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form).
+// its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
+// one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch (1404 vs
+// 1225 INT8 TOPS at 8192^3 x 7, 1791 vs 1168 at 4096 x 16384 x 16384 x 7 on the H100, bench/NOTES-emulated.md).
 Status int8_products(cublasHandle_t handle, const int8_t *residues_a, const int8_t *residues_b, int32_t *products,
                      int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth, int64_t count) {
+  constexpr double kOneCallWork = 2048.0 * 2048.0 * 2048.0;
   const int32_t one = 1, zero = 0;
+  const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
+  if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
+    for (int64_t pair = 0; pair < count; ++pair)
+      FG_CUBLAS_CHECK(cublasGemmEx(
+          handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
+          static_cast<int>(depth), &one, residues_b + pair * b_stride, CUDA_R_8I, static_cast<int>(depth),
+          residues_a + pair * a_stride, CUDA_R_8I, static_cast<int>(depth), &zero, products + pair * product_stride,
+          CUDA_R_32I, static_cast<int>(pitch), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    return Status::success();
+  }
   FG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
-      static_cast<int>(depth), &one, residues_b, CUDA_R_8I, static_cast<int>(depth), padded_cols * depth, residues_a,
-      CUDA_R_8I, static_cast<int>(depth), padded_rows * depth, &zero, products, CUDA_R_32I, static_cast<int>(pitch),
-      padded_rows * pitch, static_cast<int>(count), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+      static_cast<int>(depth), &one, residues_b, CUDA_R_8I, static_cast<int>(depth), b_stride, residues_a, CUDA_R_8I,
+      static_cast<int>(depth), a_stride, &zero, products, CUDA_R_32I, static_cast<int>(pitch), product_stride,
+      static_cast<int>(count), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
   return Status::success();
 }
 
@@ -126,7 +139,8 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   FG_CUDA_CHECK(cudaStreamSynchronize(stream));
 
   const double spread = spread_bits(found.spread_bits[0]) + spread_bits(found.spread_bits[1]);
-  const int count = moduli_needed(spread, p.k);
+  const double concentration = spread_bits(found.concentration_bits[0]) + spread_bits(found.concentration_bits[1]);
+  const int count = moduli_needed(spread, concentration, p.k);
   if (count == 0)
     return declined("the operands' dynamic range (spread 2^" + std::to_string(spread) + ") needs more than " +
                     std::to_string(kMaxModuli) + " moduli");

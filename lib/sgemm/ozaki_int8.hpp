@@ -50,19 +50,27 @@ CrtConstants crt_constants(int count, int64_t k);
 // log2 of Q for `count` moduli and depth k.
 double scale_target_bits(int count, int64_t k);
 
-// The spread of a line x (a row of op(A) or a column of op(B)) with nnz nonzeros:
-//   spread = ||x||_2 / (sqrt(nnz) M(x)),  M(x) = (sum_l sqrt|x_l| / nnz)^2,
-// the quadratic mean over a power mean of order 1/2 (>= 1; 1.9 for uniform values, 2^5 for values whose
-// exponents spread over +-2^16). The error of element (i, j) relative to (|A||B|)_ij is about
-// 0.4 ||A_i|| ||B_j|| / (Q (|A||B|)_ij), and ||A_i|| ||B_j|| / (|A||B|)_ij stays below spread_i spread_j
-// on every distribution of the accuracy suite (a mean of order 1/2 is little moved by a line's few largest
-// values, which dominate its 2-norm, nor by its tiny ones): Q must reach 2^24 spread_A spread_B and a margin,
-// the bits below, measured on the suite (bench/NOTES-emulated.md).
-constexpr double kMarginBits = 1.0;
+// How many bits Q needs beyond 2^24 depends on the operands' dynamic range. The error of element (i, j) relative to
+// (|A||B|)_ij is about 0.4 kappa_ij / Q with kappa_ij = ||A_i|| ||B_j|| / (|A||B|)_ij, which no statistic of single
+// lines bounds; two statistics of a line x with nnz nonzeros do on every distribution of the accuracy suite, with
+// the margins below (measured there: bench/NOTES-emulated.md):
+//   concentration(x) = sqrt(nnz) ||x||_2 / ||x||_1  (>= 1; 1.15 for uniform values), the typical kappa's factor
+//     where a line's 1-norm is carried by its bulk;
+//   spread(x) = ||x||_2 / (sqrt(nnz) M(x)), M(x) = (sum_l sqrt|x_l| / nnz)^2, a mean of order 1/2 (>= 1; 1.6 for
+//     uniform values), which a line's few largest values, carrying its 2-norm, and its tiny ones move little.
+// With s and c the bits of the largest spread of a row of op(A) times that of a column of op(B), and the same for
+// the concentrations: Q >= 2^(24 + s + kSpreadMarginBits) always suffices; where s - c <= kBulkGapBits (the bulk
+// carries the 1-norm), so does Q >= 2^(24 + c + kConcentrationMarginBits), and the smaller of the two is taken.
+constexpr double kSpreadMarginBits = 1.0;
+constexpr double kConcentrationMarginBits = 2.0;
+constexpr double kBulkGapBits = 8.0;
 
-// The fewest moduli whose Q reaches 2^(24 + spread_bits + kMarginBits), spread_bits being log2 of the largest
-// spread of a row of op(A) times that of a column of op(B); 0 when kMaxModuli moduli are not enough.
-int moduli_needed(double spread_bits, int64_t k);
+// The fewest moduli whose Q reaches the bits above for spreads and concentrations of these bits; 0 when kMaxModuli
+// moduli are not enough.
+int moduli_needed(double spread_bits, double concentration_bits, int64_t k);
+
+// log2 of the Q the moduli count must reach.
+double needed_scale_bits(double spread_bits, double concentration_bits);
 
 // How the product is cut so that the workspace stays bounded: `batches` products at a time when each is whole
 // (rows == m and cols == n), otherwise tiles of C of rows x cols, one product at a time. The INT8 products run

@@ -49,13 +49,14 @@ __host__ __device__ constexpr int64_t divide_up(int64_t a, int64_t b) { return (
 
 // What one thread has gathered of a line.
 struct LineSums {
-  double squares = 0, roots = 0;  // sum of x^2, sum of sqrt|x|
+  double squares = 0, absolutes = 0, roots = 0;  // sums of x^2, |x|, sqrt|x|
   double nonzeros = 0;
   bool finite = true;
 
   __device__ void add(float x) {
     const double value = x;
     squares = fma(value, value, squares);
+    absolutes += fabs(value);
     roots += sqrtf(fabsf(x));
     nonzeros += x != 0.0f ? 1.0 : 0.0;
     finite = finite && isfinite(x);
@@ -73,10 +74,13 @@ __device__ void finish_line(const LineSums &sums, int64_t id, int operand, doubl
   }
   norms[id] = sqrt(sums.squares);
   if (sums.nonzeros == 0) return;
-  // log2(||x||_2 / (sqrt(nnz) M(x))) with M(x) = (roots / nnz)^2.
-  double spread = 0.5 * log2(sums.squares) + 1.5 * log2(sums.nonzeros) - 2.0 * log2(sums.roots);
-  spread = spread > 0 ? spread : 0.0;  // >= 0 in exact arithmetic; rounding may take it just below
+  // log2 of ||x||_2 / (sqrt(nnz) M(x)), M(x) = (roots / nnz)^2, and of sqrt(nnz) ||x||_2 / ||x||_1; both >= 0 in
+  // exact arithmetic (rounding may take them just below).
+  const double spread = fmax(0.5 * log2(sums.squares) + 1.5 * log2(sums.nonzeros) - 2.0 * log2(sums.roots), 0.0);
+  const double concentration = fmax(0.5 * log2(sums.squares) + 0.5 * log2(sums.nonzeros) - log2(sums.absolutes), 0.0);
   atomicMax(&summary->spread_bits[operand], static_cast<unsigned long long>(__double_as_longlong(spread)));
+  atomicMax(&summary->concentration_bits[operand],
+            static_cast<unsigned long long>(__double_as_longlong(concentration)));
 }
 
 // Lines whose elements are contiguous: one warp per line, lanes across it.
@@ -112,6 +116,7 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
     for (; l < lines.length; l += 32) sums.add(__ldg(x + l));
     LineSums total;
     total.squares = warp_sum(sums.squares);
+    total.absolutes = warp_sum(sums.absolutes);
     total.roots = warp_sum(sums.roots);
     total.nonzeros = warp_sum(sums.nonzeros);
     total.finite = __all_sync(0xffffffffu, sums.finite);
@@ -123,7 +128,8 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
 // its kRows rows taking every kRows-th element, then summed in a fixed order.
 __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, double *norms, int64_t *flagged,
                                     ScanSummary *summary) {
-  __shared__ double squares[kRows][kLineTile], roots[kRows][kLineTile], nonzeros[kRows][kLineTile];
+  __shared__ double squares[kRows][kLineTile], absolutes[kRows][kLineTile], roots[kRows][kLineTile],
+      nonzeros[kRows][kLineTile];
   __shared__ bool finite[kRows][kLineTile];
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
   const int64_t tiles_per_batch = divide_up(lines.count, kLineTile);
@@ -144,6 +150,7 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
       for (; l < lines.length; l += kRows) sums.add(__ldg(x + l * lines.element_stride));
     }
     squares[row][column] = sums.squares;
+    absolutes[row][column] = sums.absolutes;
     roots[row][column] = sums.roots;
     nonzeros[row][column] = sums.nonzeros;
     finite[row][column] = sums.finite;
@@ -152,6 +159,7 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
       LineSums total = sums;
       for (int r = 1; r < kRows; ++r) {
         total.squares += squares[r][column];
+        total.absolutes += absolutes[r][column];
         total.roots += roots[r][column];
         total.nonzeros += nonzeros[r][column];
         total.finite = total.finite && finite[r][column];

@@ -26,14 +26,15 @@ Lines columns_of_b(const GemmProblem &p);
 
 // What the scan leaves for the host, per operand (0: A, 1: B).
 struct ScanSummary {
-  // log2 of the largest spread of a line (see kMarginBits), as the bits of a non-negative double: those order
-  // as the values do, so that atomicMax on them takes the largest.
+  // log2 of the largest spread and concentration of a line (see moduli_needed), as the bits of non-negative
+  // doubles: those order as the values do, so that atomicMax on them takes the largest.
   unsigned long long spread_bits[2];
+  unsigned long long concentration_bits[2];
   unsigned long long flagged_lines[2];  // lines holding NaN or Inf
 };
 
 // For each line of every product (ids b * count + i): its 2-norm in norms[id], or -1 when it holds NaN or Inf,
-// its id then appended to `flagged`; the largest spread into summary->spread_bits[operand]. The summary must be
+// its id then appended to `flagged`; the largest spread and concentration into the summary. The summary must be
 // zeroed first.
 Status scan_lines(const Lines &lines, int64_t batch, int operand, double *norms, int64_t *flagged, ScanSummary *summary,
                   cudaStream_t stream);

@@ -87,8 +87,15 @@ CrtConstants crt_constants(int count, int64_t k) {
   return constants;
 }
 
-int moduli_needed(double spread_bits, int64_t k) {
-  const double needed = 24.0 + spread_bits + kMarginBits;
+double needed_scale_bits(double spread_bits, double concentration_bits) {
+  double bits = spread_bits + kSpreadMarginBits;
+  if (spread_bits - concentration_bits <= kBulkGapBits && concentration_bits + kConcentrationMarginBits < bits)
+    bits = concentration_bits + kConcentrationMarginBits;
+  return 24.0 + bits;
+}
+
+int moduli_needed(double spread_bits, double concentration_bits, int64_t k) {
+  const double needed = needed_scale_bits(spread_bits, concentration_bits);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     const double bits = scale_target_bits(count, k);
     if (bits >= kMaxScaleTargetBits) return 0;

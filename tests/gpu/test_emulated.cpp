@@ -155,25 +155,36 @@ Errors errors_of(const std::vector<float> &c, const Reference &r) {
   return e;
 }
 
-// log2 of the spread (see lib/sgemm/ozaki_int8.hpp) of op(A)'s rows times op(B)'s columns, largest of each.
-double spread_bits(const Operands &o) {
-  const auto largest = [&](int64_t lines, auto at) {
-    double most = 0;
+// log2 of the largest spread and concentration (see lib/sgemm/ozaki_int8.hpp) of op(A)'s rows plus those of
+// op(B)'s columns.
+struct Spreads {
+  double spread = 0, concentration = 0;
+};
+
+Spreads spreads_of(const Operands &o) {
+  Spreads total;
+  const auto add = [&](int64_t lines, auto at) {
+    double spread = 0, concentration = 0;
     for (int64_t i = 0; i < lines; ++i) {
-      double squares = 0, roots = 0, nonzeros = 0;
+      double squares = 0, absolutes = 0, roots = 0, nonzeros = 0;
       for (int64_t l = 0; l < o.k; ++l) {
         const double x = at(i, l);
         squares += x * x;
+        absolutes += std::fabs(x);
         roots += std::sqrt(std::fabs(x));
         nonzeros += x != 0;
       }
-      if (nonzeros > 0)
-        most = std::max(most, 0.5 * std::log2(squares) + 1.5 * std::log2(nonzeros) - 2 * std::log2(roots));
+      if (nonzeros == 0) continue;
+      spread = std::max(spread, 0.5 * std::log2(squares) + 1.5 * std::log2(nonzeros) - 2 * std::log2(roots));
+      concentration =
+          std::max(concentration, 0.5 * std::log2(squares) + 0.5 * std::log2(nonzeros) - std::log2(absolutes));
     }
-    return most;
+    total.spread += spread;
+    total.concentration += concentration;
   };
-  return largest(o.m, [&](int64_t i, int64_t l) { return double(o.a[i * o.k + l]); }) +
-         largest(o.n, [&](int64_t j, int64_t l) { return double(o.b[l * o.n + j]); });
+  add(o.m, [&](int64_t i, int64_t l) { return double(o.a[i * o.k + l]); });
+  add(o.n, [&](int64_t j, int64_t l) { return double(o.b[l * o.n + j]); });
+  return total;
 }
 
 // Device copies of the operands and C, with calls through fastgemm and through cuBLAS (FP32 math).
@@ -272,9 +283,10 @@ TEST_CASE("emulated: the accuracy contract against cuBLAS FP32 on every distribu
         if (status == FG_STATUS_NOT_SUPPORTED && algo == FG_SGEMM_OZAKI_INT8 && !must_run(inputs)) {
           CHECK(message.find("moduli") != std::string::npos);
           CHECK(all_nan(product.result()));  // nothing written
-          std::printf("emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f  declined\n",
+          const Spreads s = spreads_of(o);
+          std::printf("emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  declined\n",
                       inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
-                      static_cast<long long>(o.k), spread_bits(o));
+                      static_cast<long long>(o.k), s.spread, s.concentration);
           continue;
         }
         REQUIRE(status == FG_STATUS_SUCCESS);
@@ -285,13 +297,15 @@ TEST_CASE("emulated: the accuracy contract against cuBLAS FP32 on every distribu
           CHECK(algo == FG_SGEMM_AUTO);
           CHECK(relative_error(product.result(), reference.product) <= gemm_tolerance(o.k));
         }
-        if (algo == FG_SGEMM_OZAKI_INT8)
+        if (algo == FG_SGEMM_OZAKI_INT8) {
+          const Spreads s = spreads_of(o);
           std::printf(
-              "emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f  normwise %.2e (fp32 %.2e)  median "
-              "%.2e (%.2e)  largest %.2e (%.2e)\n",
+              "emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  normwise %.2e (fp32 %.2e)  "
+              "median %.2e (%.2e)  largest %.2e (%.2e)\n",
               inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
-              static_cast<long long>(o.k), spread_bits(o), got.normwise, fp32.normwise, got.median, fp32.median,
-              got.largest, fp32.largest);
+              static_cast<long long>(o.k), s.spread, s.concentration, got.normwise, fp32.normwise, got.median,
+              fp32.median, got.largest, fp32.largest);
+        }
       }
     }
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
@@ -335,7 +349,7 @@ TEST_CASE("emulated: operands beyond the moduli's range are declined when forced
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
   const Operands o = make_operands(Inputs{Distribution::beyond_moduli, 0}, 1024, 1024, 8192, 3000);
-  INFO("spread 2^" << spread_bits(o));
+  INFO("spread 2^" << spreads_of(o).spread);
   DeviceProduct product(o);
   const std::vector<double> fp32 = as_double(product.cublas_fp32());
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));

@@ -89,21 +89,28 @@ TEST_CASE("ozaki: the reconstruction from residue products gives the exact integ
 }
 
 TEST_CASE("ozaki: the moduli count follows the operands' spread, and refuses beyond 13 moduli", "[ozaki]") {
-  // Uniform operands (spread about 2^0.5 each) take 7 moduli, as in GEMMul8's fast mode.
-  CHECK(moduli_needed(1.0, 4096) == 7);
-  int previous = moduli_needed(0.0, 4096);
+  // Uniform operands (spread about 2^0.7 and concentration 2^0.2 each) take 7 moduli, as in GEMMul8's fast mode.
+  CHECK(moduli_needed(1.4, 0.4, 4096) == 7);
+  // Lognormal phi = 0.5: 7 as well; exponents spread over +-2^16, where the bulk carries the 1-norm: 8.
+  CHECK(moduli_needed(1.7, 1.1, 256) == 7);
+  CHECK(moduli_needed(11.5, 4.8, 256) == 8);
+  // The same spread with the 1-norm carried by a few values (lognormal phi = 4): the spread decides.
+  CHECK(needed_scale_bits(22.0, 8.0) == 24.0 + 22.0 + kSpreadMarginBits);
+  CHECK(moduli_needed(30.0, 12.0, 4096) == 0);
+  int previous = moduli_needed(0.0, 0.0, 4096);
   for (double bits = 0.5; bits < 40; bits += 0.5) {
-    const int count = moduli_needed(bits, 4096);
+    const int count = moduli_needed(bits, bits, 4096);
+    const double needed = needed_scale_bits(bits, bits);
+    CHECK(needed <= 24 + bits + kSpreadMarginBits);
     if (count == 0) {
-      CHECK(24 + bits + kMarginBits > scale_target_bits(kMaxModuli, 4096) - 1e-9);
+      CHECK(needed > scale_target_bits(kMaxModuli, 4096) - 1e-9);
       continue;
     }
     CHECK(count >= previous);
-    CHECK(scale_target_bits(count, 4096) >= 24 + bits + kMarginBits);
-    CHECK(scale_target_bits(count - 1, 4096) < 24 + bits + kMarginBits);
+    CHECK(scale_target_bits(count, 4096) >= needed);
+    CHECK(scale_target_bits(count - 1, 4096) < needed);
     previous = count;
   }
-  CHECK(moduli_needed(30.0, 4096) == 0);
   CHECK(scale_target_bits(kMaxModuli, kMaxDepth) < 53.0);
 }
 
