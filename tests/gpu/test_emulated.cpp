@@ -317,7 +317,7 @@ TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_F
   uint64_t seed = 2000;
   for (const Inputs &inputs : {Inputs{Distribution::uniform, 0}, Inputs{Distribution::exponents, 0}}) {
     INFO(inputs.name());
-    const Operands o = make_operands(inputs, 1024, 1024, 8192, seed++);
+    const Operands o = make_operands(inputs, 1024, 2048, 8192, seed++);
     const Reference reference = reference_of(o);
     DeviceProduct product(o);
     const Errors fp32 = errors_of(product.cublas_fp32(), reference);
@@ -328,7 +328,7 @@ TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_F
     const Errors got = errors_of(product.result(), reference);
     check_contract(got, fp32);
     std::printf(
-        "emulated AUTO: %s 1024 x 1024 x 8192  normwise %.2e (fp32 %.2e)  median %.2e (%.2e)  largest %.2e "
+        "emulated AUTO: %s 1024 x 2048 x 8192  normwise %.2e (fp32 %.2e)  median %.2e (%.2e)  largest %.2e "
         "(%.2e)\n",
         inputs.name().c_str(), got.normwise, fp32.normwise, got.median, fp32.median, got.largest, fp32.largest);
     // Bitwise the same on a second call.
@@ -348,7 +348,7 @@ TEST_CASE("emulated: operands beyond the moduli's range are declined when forced
           "[emulated][emulated-large]") {
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  const Operands o = make_operands(Inputs{Distribution::beyond_moduli, 0}, 1024, 1024, 8192, 3000);
+  const Operands o = make_operands(Inputs{Distribution::beyond_moduli, 0}, 1024, 2048, 8192, 3000);
   INFO("spread 2^" << spreads_of(o).spread);
   DeviceProduct product(o);
   const std::vector<double> fp32 = as_double(product.cublas_fp32());
@@ -492,7 +492,7 @@ TEST_CASE("emulated: under graph capture AUTO runs FP32 and the forced emulation
           "[emulated][emulated-large]") {
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 1024, 8192, 7000);
+  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 7000);
   DeviceProduct product(o);
   const std::vector<double> fp32 = as_double(product.cublas_fp32());
   cudaStream_t stream;
@@ -534,7 +534,7 @@ TEST_CASE("emulated: a caller's workspace too small: forced NOT_SUPPORTED naming
           "[emulated][emulated-large]") {
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 1024, 8192, 8000);
+  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 8000);
   DeviceProduct product(o);
   const std::vector<double> fp32 = as_double(product.cublas_fp32());
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
