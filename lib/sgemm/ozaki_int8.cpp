@@ -1,6 +1,6 @@
 // FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands, read the scan's summary (the one
-// synchronization), choose the moduli, then tile by tile the residues, one batched INT8 product over the moduli
-// (cuBLAS), and the reconstruction into C; last, the FP32 elements that NaN or Inf reach.
+// synchronization), choose the moduli, then tile by tile the residues, the INT8 products over the moduli (cuBLAS)
+// and the reconstruction into C; last, the FP32 elements that NaN or Inf reach.
 #include <cstring>
 #include <string>
 
@@ -32,7 +32,7 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
   return max_workspace_bytes(p.m, p.n, p.k, p.batch);
 }
 
-double spread_bits(unsigned long long bits) {
+double double_from_bits(unsigned long long bits) {
   double value = 0;
   std::memcpy(&value, &bits, sizeof value);
   return value;
@@ -139,8 +139,9 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   FG_CUDA_CHECK(cudaMemcpyAsync(&found, summary, sizeof found, cudaMemcpyDeviceToHost, stream));
   FG_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const double spread = spread_bits(found.spread_bits[0]) + spread_bits(found.spread_bits[1]);
-  const double concentration = spread_bits(found.concentration_bits[0]) + spread_bits(found.concentration_bits[1]);
+  const double spread = double_from_bits(found.spread_bits[0]) + double_from_bits(found.spread_bits[1]);
+  const double concentration =
+      double_from_bits(found.concentration_bits[0]) + double_from_bits(found.concentration_bits[1]);
   const int count = moduli_needed(spread, concentration, p.k);
   if (count == 0)
     return declined("the operands' dynamic range (spread 2^" + std::to_string(spread) + ") needs more than " +

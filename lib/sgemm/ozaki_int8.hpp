@@ -3,7 +3,7 @@
 // its residues modulo N pairwise coprime moduli of at most 256 (one INT8 tensor-core product per modulus, INT32
 // sums), and rebuilt by the Chinese remainder theorem. The product of the moduli, P, exceeds 2 Q^2, which bounds
 // every element of the integer product (Cauchy-Schwarz), so the rebuilt value is exact; what remains is the
-// rounding of the operands to integers, an error of about 0.3 ||A_i|| ||B_j|| / Q per element.
+// rounding of the operands to integers, an error of about 0.4 ||A_i|| ||B_j|| / Q per element.
 //
 // This header holds what the host decides: the moduli and the constants of the reconstruction, how many moduli
 // the operands need, and how C is cut into tiles so that the workspace stays bounded. The kernels are in

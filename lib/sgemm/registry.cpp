@@ -34,12 +34,14 @@ bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &devic
 // the reconstruction around the INT8 products are paid back. On 9.0 (bench/NOTES-emulated.md) the emulation ran
 // 1.75x cuBLAS at 3072^3 and 1.6x at 8192 x 1024 x 8192, but 1.0x at 2048^3, 0.77x on 16 batches of 1024^3 and
 // 0.4x at 4096 x 4096 x 256, where the reconstruction (m n of them per modulus) outweighs the products: each
-// product must be large, and deep. INT8 tensor cores of 8.0 and later lead their FP32 lanes by as much.
+// product must be large, and deep. The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
+// cores by as much as 9.0 does (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
 bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
   constexpr int64_t kMinEdge = 1024, kMinDepth = 1024;
   constexpr double kMinWork = 17179869184.0;  // 2^34 = m n k of 1024 x 2048 x 8192, about 2580^3
-  return p.math == FG_MATH_FP32_EMULATED && device.cc_major >= 8 && p.m >= kMinEdge && p.n >= kMinEdge &&
-         p.k >= kMinDepth && static_cast<double>(p.m) * p.n * p.k >= kMinWork;
+  const bool int8_leads = device.arch() == 80 || device.arch() == 90 || device.arch() == 100;
+  return p.math == FG_MATH_FP32_EMULATED && int8_leads && p.m >= kMinEdge && p.n >= kMinEdge && p.k >= kMinDepth &&
+         static_cast<double>(p.m) * p.n * p.k >= kMinWork;
 }
 
 }  // namespace
