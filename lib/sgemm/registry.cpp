@@ -4,14 +4,14 @@ namespace fastgemm::detail {
 
 // Each defined in its own file.
 extern const SgemmVariant naive_sgemm, smem_sgemm, smem_vec4_sgemm, bank_free_sgemm, double_buffer_sgemm,
-    pipelined_sgemm, small_tile_sgemm, split_k_sgemm, cublas_sgemm;
+    pipelined_sgemm, small_tile_sgemm, split_k_sgemm, ozaki_int8_sgemm, cublas_sgemm;
 
 namespace {
 
 // Ladder order, then the comparison. Adding a variant is its name here and in the line above.
 const SgemmVariant *const kVariants[] = {
-    &naive_sgemm,     &smem_sgemm,       &smem_vec4_sgemm, &bank_free_sgemm, &double_buffer_sgemm,
-    &pipelined_sgemm, &small_tile_sgemm, &split_k_sgemm,   &cublas_sgemm,
+    &naive_sgemm,     &smem_sgemm,       &smem_vec4_sgemm, &bank_free_sgemm,  &double_buffer_sgemm,
+    &pipelined_sgemm, &small_tile_sgemm, &split_k_sgemm,   &ozaki_int8_sgemm, &cublas_sgemm,
 };
 
 // Where one of the project's kernels was measured faster than cuBLAS called directly, both cold (after an L2
@@ -33,12 +33,27 @@ bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &devic
   return device.arch() == 90 && p.batch == 1 && p.m >= kWideEdge && p.n >= kWideEdge && p.k <= kShallowDepth;
 }
 
+// FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the scan, the residues and
+// the reconstruction around the INT8 products are paid back. On 9.0 (bench/NOTES-emulated.md) the emulation ran
+// 1.75x cuBLAS at 3072^3 and 1.6x at 8192 x 1024 x 8192, but 1.0x at 2048^3, 0.77x on 16 batches of 1024^3 and
+// 0.4x at 4096 x 4096 x 256, where the reconstruction (m n of them per modulus) outweighs the products: each
+// product must be large, and deep. The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
+// cores by as much as 9.0 does (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
+bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
+  constexpr int64_t kMinEdge = 1024, kMinDepth = 1024;
+  constexpr double kMinWork = 17179869184.0;  // 2^34 = m n k of 1024 x 2048 x 8192, about 2580^3
+  const bool int8_leads = device.arch() == 80 || device.arch() == 90 || device.arch() == 100;
+  return p.math == FG_MATH_FP32_EMULATED && int8_leads && p.m >= kMinEdge && p.n >= kMinEdge && p.k >= kMinDepth &&
+         static_cast<double>(p.m) * p.n * p.k >= kMinWork;
+}
+
 }  // namespace
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
 
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
   Preference<fg_sgemm_algo_t> preference;
+  if (ozaki_int8_measured_faster(problem, device)) preference.add(FG_SGEMM_OZAKI_INT8);
   if (small_tile_measured_faster(problem, device)) preference.add(FG_SGEMM_SMALL_TILE);
   if (double_buffer_measured_faster(problem, device)) preference.add(FG_SGEMM_DOUBLE_BUFFER);
   return preference.add(FG_SGEMM_CUBLAS);

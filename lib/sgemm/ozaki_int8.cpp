@@ -1,0 +1,169 @@
+// FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands, read the scan's summary (the one
+// synchronization), choose the moduli, then tile by tile the residues, the INT8 products over the moduli (cuBLAS)
+// and the reconstruction into C; last, the FP32 elements that NaN or Inf reach.
+#include <cstring>
+#include <string>
+
+#include "core/check.hpp"
+#include "sgemm/ozaki_int8.hpp"
+#include "sgemm/ozaki_int8_kernels.hpp"
+#include "sgemm/variant.hpp"
+
+namespace fastgemm::detail {
+namespace {
+
+using namespace ozaki;
+
+// The FP32 fix-up of the elements that NaN or Inf reach reads a row of op(A) and a column of op(B) per element,
+// k FMAs each: it may take up to 1 / kFlaggedShare of the product's FMAs, or kFlaggedWork, whichever is more
+// (a few milliseconds at most); beyond, plain FP32 throughout is the faster way.
+constexpr double kFlaggedShare = 128, kFlaggedWork = double(1 << 26);
+
+Status declined(const std::string &why) { return Status::failure(StatusCode::not_supported, why); }
+
+Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
+  if (p.k > kMaxDepth)
+    return declined("k = " + std::to_string(p.k) + " is more than " + std::to_string(kMaxDepth) +
+                    ", the depth whose INT32 sums of int8 products stay exact");
+  return Status::success();
+}
+
+size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
+  return max_workspace_bytes(p.m, p.n, p.k, p.batch);
+}
+
+double double_from_bits(unsigned long long bits) {
+  double value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
+// product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
+// its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
+// one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch on the
+// H100 (INT8 TOPS 1437 vs 1119 at 4096^3 x 7, 1406 vs 1209 at 8192^3 x 7, 1483 vs 1107 at 4096 x 16384 x 16384
+// x 7), but slower ones at 2048^3 x 7 (661 vs 1033): bench/NOTES-emulated.md.
+Status int8_products(cublasHandle_t handle, const int8_t *residues_a, const int8_t *residues_b, int32_t *products,
+                     int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth, int64_t count) {
+  constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
+  const int32_t one = 1, zero = 0;
+  const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
+  if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
+    for (int64_t pair = 0; pair < count; ++pair)
+      FG_CUBLAS_CHECK(cublasGemmEx(
+          handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
+          static_cast<int>(depth), &one, residues_b + pair * b_stride, CUDA_R_8I, static_cast<int>(depth),
+          residues_a + pair * a_stride, CUDA_R_8I, static_cast<int>(depth), &zero, products + pair * product_stride,
+          CUDA_R_32I, static_cast<int>(pitch), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    return Status::success();
+  }
+  FG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
+      static_cast<int>(depth), &one, residues_b, CUDA_R_8I, static_cast<int>(depth), b_stride, residues_a, CUDA_R_8I,
+      static_cast<int>(depth), a_stride, &zero, products, CUDA_R_32I, static_cast<int>(pitch), product_stride,
+      static_cast<int>(count), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+  return Status::success();
+}
+
+int64_t round_up_4(int64_t value) { return (value + 3) / 4 * 4; }
+
+// The steps after the moduli are chosen, over every tile of the problem.
+Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayout &layout, char *workspace,
+                 const CrtConstants &constants, cublasHandle_t handle, cudaStream_t stream) {
+  const Lines a = rows_of_a(p), b = columns_of_b(p);
+  const auto *a_norms = reinterpret_cast<const double *>(workspace + layout.a_norms);
+  const auto *b_norms = reinterpret_cast<const double *>(workspace + layout.b_norms);
+  auto *a_residues = reinterpret_cast<int8_t *>(workspace + layout.a_residues);
+  auto *b_residues = reinterpret_cast<int8_t *>(workspace + layout.b_residues);
+  auto *products = reinterpret_cast<int32_t *>(workspace + layout.products);
+  const bool a_whole = tiling.rows == p.m;
+  for (int64_t first_batch = 0; first_batch < p.batch; first_batch += tiling.batches) {
+    const int64_t batches = tiling.batches < p.batch - first_batch ? tiling.batches : p.batch - first_batch;
+    ResidueTile a_tile{first_batch, batches, 0, p.m, round_up_4(p.m), tiling.depth};
+    if (a_whole) FG_RETURN_IF_ERROR(make_residues(a, a_norms, a_tile, constants, a_residues, stream));
+    for (int64_t first_col = 0; first_col < p.n; first_col += tiling.cols) {
+      const int64_t cols = tiling.cols < p.n - first_col ? tiling.cols : p.n - first_col;
+      const ResidueTile b_tile{first_batch, batches, first_col, cols, round_up_4(cols), tiling.depth};
+      FG_RETURN_IF_ERROR(make_residues(b, b_norms, b_tile, constants, b_residues, stream));
+      for (int64_t first_row = 0; first_row < p.m; first_row += tiling.rows) {
+        const int64_t rows = tiling.rows < p.m - first_row ? tiling.rows : p.m - first_row;
+        if (!a_whole) {
+          a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
+          FG_RETURN_IF_ERROR(make_residues(a, a_norms, a_tile, constants, a_residues, stream));
+        }
+        FG_RETURN_IF_ERROR(int8_products(handle, a_residues, b_residues, products, a_tile.padded_lines,
+                                         b_tile.padded_lines, tiling.padded_cols, tiling.depth,
+                                         batches * constants.count));
+        const ProductTile tile{first_batch,         batches,   first_row, rows,
+                               a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
+        FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_norms, b_norms, constants, stream));
+      }
+    }
+  }
+  return Status::success();
+}
+
+Status run_ozaki(const GemmProblem &p, Context &context) {
+  const cudaStream_t stream = context.stream();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return declined("the moduli count depends on the operands' values, which a stream being captured cannot look at");
+
+  // A handle-owned workspace that cannot be allocated is a refusal, not a failure: AUTO then runs an FP32
+  // algorithm, which needs none, and the caller gets C.
+  const size_t bytes = max_workspace_bytes(p.m, p.n, p.k, p.batch);
+  void *memory = nullptr;
+  Status taken = context.workspace(bytes, &memory);
+  cublasHandle_t handle = nullptr;
+  if (taken.ok()) taken = context.cublas(&handle);
+  if (taken.code == StatusCode::alloc_failed) {
+    (void)cudaGetLastError();  // the failed allocation's, so that no later launch check takes it for its own
+    return declined("its workspace of " + std::to_string(bytes) + " bytes could not be allocated: " + taken.message);
+  }
+  FG_RETURN_IF_ERROR(taken);
+
+  // Scan (the whole workspace is laid out as for any moduli count: the scan's part is the same in every layout).
+  char *workspace = static_cast<char *>(memory);
+  const WorkspaceLayout scan_layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 2));
+  auto *summary = reinterpret_cast<ScanSummary *>(workspace + scan_layout.summary);
+  auto *a_norms = reinterpret_cast<double *>(workspace + scan_layout.a_norms);
+  auto *b_norms = reinterpret_cast<double *>(workspace + scan_layout.b_norms);
+  auto *a_flagged = reinterpret_cast<int64_t *>(workspace + scan_layout.a_flagged);
+  auto *b_flagged = reinterpret_cast<int64_t *>(workspace + scan_layout.b_flagged);
+  FG_CUDA_CHECK(cudaMemsetAsync(summary, 0, sizeof(ScanSummary), stream));
+  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, a_norms, a_flagged, summary, stream));
+  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, b_norms, b_flagged, summary, stream));
+  ScanSummary found;
+  FG_CUDA_CHECK(cudaMemcpyAsync(&found, summary, sizeof found, cudaMemcpyDeviceToHost, stream));
+  FG_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const double spread = double_from_bits(found.spread_bits[0]) + double_from_bits(found.spread_bits[1]);
+  const double concentration =
+      double_from_bits(found.concentration_bits[0]) + double_from_bits(found.concentration_bits[1]);
+  const int count = moduli_needed(spread, concentration, p.k);
+  if (count == 0)
+    return declined("the operands' dynamic range (spread 2^" + std::to_string(spread) + ") needs more than " +
+                    std::to_string(kMaxModuli) + " moduli");
+  const auto flagged_rows = static_cast<int64_t>(found.flagged_lines[0]);
+  const auto flagged_cols = static_cast<int64_t>(found.flagged_lines[1]);
+  const double fix_up_work = (static_cast<double>(flagged_rows) * p.n + static_cast<double>(flagged_cols) * p.m) * p.k;
+  const double product_work = static_cast<double>(p.batch) * p.m * p.n * p.k;
+  if (fix_up_work > kFlaggedWork && fix_up_work * kFlaggedShare > product_work)
+    return declined(std::to_string(flagged_rows) + " rows of op(A) and " + std::to_string(flagged_cols) +
+                    " columns of op(B) hold NaN or Inf: too many for the FP32 fix-up of their elements");
+
+  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
+  if (layout.total > bytes) return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
+  FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, workspace, crt_constants(count, p.k), handle, stream));
+  return fix_flagged(p, a_flagged, flagged_rows, b_flagged, flagged_cols, a_norms, stream);
+}
+
+}  // namespace
+
+extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8, "ozaki_int8", ozaki_can_implement,
+                                              ozaki_workspace_bytes, run_ozaki};
+
+}  // namespace fastgemm::detail

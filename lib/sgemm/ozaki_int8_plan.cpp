@@ -1,0 +1,179 @@
+#include <cmath>
+
+#include "sgemm/ozaki_int8.hpp"
+
+namespace fastgemm::detail::ozaki {
+namespace {
+
+using Wide = unsigned __int128;  // P < 2^103 for 13 moduli: products by a modulus stay below 2^128
+
+Wide product_of_moduli(int count) {
+  Wide product = 1;
+  for (int l = 0; l < count; ++l) product *= static_cast<Wide>(kModuli[l]);
+  return product;
+}
+
+int bit_length(Wide value) {
+  int bits = 0;
+  for (; value != 0; value >>= 1) ++bits;
+  return bits;
+}
+
+// x^-1 mod p for x coprime to p (p <= 256: a search is enough).
+int inverse_mod(int x, int p) {
+  for (int y = 1; y < p; ++y)
+    if (x * y % p == 1) return y;
+  return 0;
+}
+
+// Operands above 2^53 would not be exact in a double.
+constexpr double kMaxScaleTargetBits = 53.0;
+
+// The bounds the workspace is cut to: INT32 products of one tile, and the residues of each operand.
+constexpr size_t kProductBudget = size_t{2} << 30;
+constexpr size_t kResidueBudget = size_t{2} << 30;
+// Tile edges, when C is cut, in multiples of these (the INT8 products' tile sizes).
+constexpr int64_t kRowQuantum = 128;
+constexpr int64_t kColQuantum = 256;
+// Products per INT8 batched call are batches * count: kept well inside an int.
+constexpr int64_t kMaxBatches = 4096;
+
+size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+int64_t round_up(int64_t value, int64_t quantum) { return (value + quantum - 1) / quantum * quantum; }
+
+// The largest edge of at most `limit` (>= quantum) that cuts `extent` into equal pieces of whole quanta.
+int64_t balanced_edge(int64_t extent, int64_t limit, int64_t quantum) {
+  if (extent <= limit) return extent;
+  const int64_t pieces = (extent + limit - 1) / limit;
+  return round_up((extent + pieces - 1) / pieces, quantum);
+}
+
+}  // namespace
+
+double scale_target_bits(int count, int64_t k) {
+  // ||A'_i|| <= Q (1 + 2^-34) + sqrt(k) / 2 for A'_il = rint(A_il Q / ||A_i||) (the norm, computed in double, is
+  // within 2^-36 of the exact one for k < 2^17), and the same for B: with Q below, both are at most
+  // S = sqrt(P / 2) (1 - 2^-21), and every element of A' B' is at most S^2 < (P / 2) (1 - 2^-20) in magnitude.
+  const double half_product = std::ldexp(static_cast<double>(product_of_moduli(count)), -1);
+  const double bound = std::sqrt(half_product) * (1.0 - std::ldexp(1.0, -21));
+  const double target = (bound - 0.5 * std::sqrt(static_cast<double>(k))) * (1.0 - std::ldexp(1.0, -33));
+  return target > 1.0 ? std::log2(target) : 0.0;
+}
+
+CrtConstants crt_constants(int count, int64_t k) {
+  CrtConstants constants;
+  constants.count = count;
+  const Wide product = product_of_moduli(count);
+  // Every partial sum of c_l W_l,high (|c_l| <= 128, 13 terms) and of q P_high (|q| <= 13 * 128) stays below
+  // 2^(bits(P) + 12): a grid of 2^(bits(P) + 14 - 53) keeps them exact, with room to spare.
+  const int grid_bits = bit_length(product) + 14 - 53 > 0 ? bit_length(product) + 14 - 53 : 0;
+  const auto split = [grid_bits](Wide value, double *high, double *low) {
+    const Wide upper = value >> grid_bits << grid_bits;
+    *high = static_cast<double>(upper);  // at most 39 significant bits: exact
+    *low = static_cast<double>(value - upper);
+  };
+  for (int l = 0; l < count; ++l) {
+    const int p = kModuli[l];
+    const Wide cofactor = product / static_cast<Wide>(p);
+    const int inverse = inverse_mod(static_cast<int>(cofactor % static_cast<Wide>(p)), p);
+    const Wide weight = cofactor * static_cast<Wide>(inverse) % product;
+    constants.modulus[l] = p;
+    constants.inverse_modulus[l] = 1.0 / p;
+    constants.weight_fraction[l] = static_cast<double>(weight) / static_cast<double>(product);
+    split(weight, &constants.weight_high[l], &constants.weight_low[l]);
+  }
+  split(product, &constants.product_high, &constants.product_low);
+  constants.scale_target = std::exp2(scale_target_bits(count, k));
+  return constants;
+}
+
+double needed_scale_bits(double spread_bits, double concentration_bits) {
+  double bits = spread_bits + kSpreadMarginBits;
+  if (spread_bits - concentration_bits <= kBulkGapBits && concentration_bits + kConcentrationMarginBits < bits)
+    bits = concentration_bits + kConcentrationMarginBits;
+  return 24.0 + bits;
+}
+
+int moduli_needed(double spread_bits, double concentration_bits, int64_t k) {
+  const double needed = needed_scale_bits(spread_bits, concentration_bits);
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    const double bits = scale_target_bits(count, k);
+    if (bits >= kMaxScaleTargetBits) return 0;
+    if (bits >= needed) return count;
+  }
+  return 0;
+}
+
+Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
+  Tiling tiling;
+  tiling.depth = round_up(k, kDepthAlignment);
+  const auto residue_bytes = [&](int64_t lines) {
+    return static_cast<size_t>(count * round_up(lines, 4) * tiling.depth);
+  };
+  const auto product_bytes = [&](int64_t rows, int64_t cols) {
+    return static_cast<size_t>(count * round_up(rows, 4) * round_up(cols, 4) * 4);
+  };
+  if (residue_bytes(m) <= kResidueBudget && residue_bytes(n) <= kResidueBudget &&
+      product_bytes(m, n) <= kProductBudget) {
+    // Whole products, as many at a time as fit.
+    const size_t per_product = residue_bytes(m) > residue_bytes(n) ? residue_bytes(m) : residue_bytes(n);
+    int64_t batches = static_cast<int64_t>(kResidueBudget / per_product);
+    const int64_t by_products = static_cast<int64_t>(kProductBudget / product_bytes(m, n));
+    if (by_products < batches) batches = by_products;
+    if (kMaxBatches < batches) batches = kMaxBatches;
+    tiling.batches = batches < batch ? batches : batch;
+    tiling.rows = m;
+    tiling.cols = n;
+  } else {
+    // One product at a time, in tiles: columns bounded by B's residues and by the products of a tile of
+    // kRowQuantum rows, then rows by A's residues and by the products.
+    const int64_t line_bytes = count * tiling.depth;
+    int64_t col_limit = static_cast<int64_t>(kResidueBudget) / line_bytes;
+    const int64_t col_limit_by_products = static_cast<int64_t>(kProductBudget) / (count * kRowQuantum * 4);
+    if (col_limit_by_products < col_limit) col_limit = col_limit_by_products;
+    tiling.cols = balanced_edge(n, col_limit / kColQuantum * kColQuantum, kColQuantum);
+    int64_t row_limit = static_cast<int64_t>(kResidueBudget) / line_bytes;
+    const int64_t row_limit_by_products = static_cast<int64_t>(kProductBudget) / (count * round_up(tiling.cols, 4) * 4);
+    if (row_limit_by_products < row_limit) row_limit = row_limit_by_products;
+    tiling.rows = balanced_edge(m, row_limit / kRowQuantum * kRowQuantum, kRowQuantum);
+    tiling.batches = 1;
+  }
+  tiling.padded_rows = round_up(tiling.rows, 4);
+  tiling.padded_cols = round_up(tiling.cols, 4);
+  tiling.a_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.rows);
+  tiling.b_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.cols);
+  tiling.product_bytes = static_cast<size_t>(tiling.batches) * product_bytes(tiling.rows, tiling.cols);
+  return tiling;
+}
+
+WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling) {
+  WorkspaceLayout layout;
+  size_t offset = 0;
+  const auto take = [&offset](size_t bytes) {
+    const size_t at = offset;
+    offset += round_up_256(bytes);
+    return at;
+  };
+  layout.summary = take(256);
+  const size_t a_lines = static_cast<size_t>(batch * m), b_lines = static_cast<size_t>(batch * n);
+  layout.a_norms = take(a_lines * sizeof(double));
+  layout.b_norms = take(b_lines * sizeof(double));
+  layout.a_flagged = take(a_lines * sizeof(int64_t));
+  layout.b_flagged = take(b_lines * sizeof(int64_t));
+  layout.a_residues = take(tiling.a_residue_bytes);
+  layout.b_residues = take(tiling.b_residue_bytes);
+  layout.products = take(tiling.product_bytes);
+  layout.total = offset;
+  return layout;
+}
+
+size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  size_t most = 0;
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count)).total;
+    if (bytes > most) most = bytes;
+  }
+  return most;
+}
+
+}  // namespace fastgemm::detail::ozaki

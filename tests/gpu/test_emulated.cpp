@@ -1,0 +1,576 @@
+// FG_MATH_FP32_EMULATED and FG_SGEMM_OZAKI_INT8: the accuracy contract against cuBLAS FP32 on the accuracy
+// suite's distributions (small instances, double references), NaN/Inf patterns, reproducibility, the shapes of
+// fg_sgemm's contract, and the refusals: under graph capture, in a workspace too small, beyond the moduli.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gemm_harness.hpp"
+
+using namespace fgtest;
+
+namespace {
+
+enum class Distribution {
+  uniform,           // (-1, 1)
+  uniform_positive,  // (0, 1)
+  normal,
+  lognormal,      // (U - 0.5) exp(phi N(0, 1))
+  exponents,      // exponents spread over +-2^16
+  scaled_lines,   // rows of A and columns of B scaled by 2^-20 .. 2^20
+  near_max,       // A near FLT_MAX
+  near_denormal,  // A near and in the denormal range
+  beyond_moduli,  // one value near 1 in each row of A and column of B, the rest near 2^-40
+};
+
+struct Inputs {
+  Distribution distribution = Distribution::uniform;
+  double phi = 0;
+  std::string name() const {
+    static const char *const names[] = {"uniform(-1,1)", "uniform(0,1)",  "normal",
+                                        "lognormal",     "exponents+-16", "lines scaled 2^+-20",
+                                        "near FLT_MAX",  "near denormal", "isolated values"};
+    std::string text = names[static_cast<int>(distribution)];
+    if (distribution == Distribution::lognormal) text += " phi " + std::to_string(phi).substr(0, 3);
+    return text;
+  }
+};
+
+// Row-major op(A) (m x k) and op(B) (k x n) of the distribution.
+struct Operands {
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<float> a, b;
+};
+
+Operands make_operands(const Inputs &inputs, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  Operands o{m, n, k, std::vector<float>(m * k), std::vector<float>(k * n)};
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  const auto value = [&]() -> double {
+    const double u = 2 * unit(random) - 1;
+    switch (inputs.distribution) {
+      case Distribution::uniform_positive: return unit(random);
+      case Distribution::normal: return gauss(random);
+      case Distribution::lognormal: return (unit(random) - 0.5) * std::exp(inputs.phi * gauss(random));
+      case Distribution::exponents: return std::ldexp(u, static_cast<int>(random() % 33) - 16);
+      case Distribution::beyond_moduli: return std::ldexp(u, -40);
+      default: return u;
+    }
+  };
+  for (float &x : o.a) x = static_cast<float>(value());
+  for (float &x : o.b) x = static_cast<float>(value());
+  if (inputs.distribution == Distribution::scaled_lines) {
+    for (int64_t i = 0; i < m; ++i) {
+      const int e = static_cast<int>(random() % 41) - 20;
+      for (int64_t l = 0; l < k; ++l) o.a[i * k + l] = std::ldexp(o.a[i * k + l], e);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const int e = static_cast<int>(random() % 41) - 20;
+      for (int64_t l = 0; l < k; ++l) o.b[l * n + j] = std::ldexp(o.b[l * n + j], e);
+    }
+  }
+  if (inputs.distribution == Distribution::beyond_moduli) {
+    for (int64_t i = 0; i < m; ++i) o.a[i * k + i % k] = static_cast<float>(0.5 + unit(random));
+    for (int64_t j = 0; j < n; ++j) o.b[(j * 7 % k) * n + j] = static_cast<float>(0.5 + unit(random));
+  }
+  if (inputs.distribution == Distribution::near_max) {
+    for (float &x : o.a) x = std::ldexp(x, 126);  // up to FLT_MAX / 4
+    for (float &x : o.b) x = std::ldexp(x, -40);
+  }
+  if (inputs.distribution == Distribution::near_denormal) {
+    for (float &x : o.a) x = std::ldexp(x, -124);  // |x| < 2^-126 (denormal) for |u| < 1/4
+    for (float &x : o.b) x = std::ldexp(x, 100);
+  }
+  return o;
+}
+
+// Runs body(begin, end) over [0, count) on the machine's cores.
+template <typename Body>
+void parallel_rows(int64_t count, Body body) {
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count));
+  std::vector<std::thread> threads;
+  const int64_t chunk = (count + workers - 1) / workers;
+  for (int64_t w = 0; w < workers; ++w) {
+    const int64_t begin = w * chunk, end = std::min(count, begin + chunk);
+    if (begin < end) threads.emplace_back(body, begin, end);
+  }
+  for (auto &thread : threads) thread.join();
+}
+
+// The exact product R (in double: relative error ~2^-53 sqrt(k), far below FP32's) and |A||B|.
+struct Reference {
+  std::vector<double> product, magnitude;
+};
+
+Reference reference_of(const Operands &o) {
+  Reference r{std::vector<double>(o.m * o.n, 0.0), std::vector<double>(o.m * o.n, 0.0)};
+  parallel_rows(o.m, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      double *sum = &r.product[i * o.n], *size = &r.magnitude[i * o.n];
+      for (int64_t l = 0; l < o.k; ++l) {
+        const double x = o.a[i * o.k + l];
+        const float *row = &o.b[l * o.n];
+        for (int64_t j = 0; j < o.n; ++j) {
+          sum[j] += x * row[j];
+          size[j] += std::fabs(x * row[j]);
+        }
+      }
+    }
+  });
+  return r;
+}
+
+// The contract's three measures of C against R.
+struct Errors {
+  double normwise = 0, median = 0, largest = 0;
+};
+
+Errors errors_of(const std::vector<float> &c, const Reference &r) {
+  double difference = 0, norm = 0;
+  std::vector<double> elementwise;
+  elementwise.reserve(c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    const double d = std::isfinite(c[i]) ? c[i] - r.product[i] : std::numeric_limits<double>::infinity();
+    difference += d * d;
+    norm += r.product[i] * r.product[i];
+    if (r.magnitude[i] > 0) elementwise.push_back(std::fabs(d) / r.magnitude[i]);
+  }
+  Errors e;
+  e.normwise = std::sqrt(difference / norm);
+  std::nth_element(elementwise.begin(), elementwise.begin() + elementwise.size() / 2, elementwise.end());
+  e.median = elementwise[elementwise.size() / 2];
+  e.largest = *std::max_element(elementwise.begin(), elementwise.end());
+  return e;
+}
+
+// log2 of the largest spread and concentration (see lib/sgemm/ozaki_int8.hpp) of op(A)'s rows plus those of
+// op(B)'s columns.
+struct Spreads {
+  double spread = 0, concentration = 0;
+};
+
+Spreads spreads_of(const Operands &o) {
+  Spreads total;
+  const auto add = [&](int64_t lines, auto at) {
+    double spread = 0, concentration = 0;
+    for (int64_t i = 0; i < lines; ++i) {
+      double squares = 0, absolutes = 0, roots = 0, nonzeros = 0;
+      for (int64_t l = 0; l < o.k; ++l) {
+        const double x = at(i, l);
+        squares += x * x;
+        absolutes += std::fabs(x);
+        roots += std::sqrt(std::fabs(x));
+        nonzeros += x != 0;
+      }
+      if (nonzeros == 0) continue;
+      spread = std::max(spread, 0.5 * std::log2(squares) + 1.5 * std::log2(nonzeros) - 2 * std::log2(roots));
+      concentration =
+          std::max(concentration, 0.5 * std::log2(squares) + 0.5 * std::log2(nonzeros) - std::log2(absolutes));
+    }
+    total.spread += spread;
+    total.concentration += concentration;
+  };
+  add(o.m, [&](int64_t i, int64_t l) { return double(o.a[i * o.k + l]); });
+  add(o.n, [&](int64_t j, int64_t l) { return double(o.b[l * o.n + j]); });
+  return total;
+}
+
+// Device copies of the operands and C, with calls through fastgemm and through cuBLAS (FP32 math).
+class DeviceProduct {
+ public:
+  explicit DeviceProduct(const Operands &o)
+      : o_(o), a_(o.a.size() * 4), b_(o.b.size() * 4), c_(static_cast<size_t>(o.m * o.n) * 4) {
+    upload(a_, o.a);
+    upload(b_, o.b);
+  }
+
+  void poison() { REQUIRE_CUDA_OK(cudaMemset(c_.get(), 0xff, o_.m * o_.n * 4)); }  // NaN
+
+  fg_status_t run(fg_handle_t handle, float alpha = 1.0f, float beta = 0.0f) {
+    return fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, o_.m, o_.n, o_.k, alpha, a_.as<float>(), o_.k,
+                    b_.as<float>(), o_.n, beta, c_.as<float>(), o_.n);
+  }
+
+  std::vector<float> cublas_fp32() {
+    cublasHandle_t handle = nullptr;
+    REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH) == CUBLAS_STATUS_SUCCESS);  // no TF32
+    const float one = 1.0f, zero = 0.0f;
+    poison();
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    const cublasStatus_t status =
+        cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(o_.n), static_cast<int>(o_.m),
+                    static_cast<int>(o_.k), &one, b_.as<float>(), static_cast<int>(o_.n), a_.as<float>(),
+                    static_cast<int>(o_.k), &zero, c_.as<float>(), static_cast<int>(o_.n));
+    REQUIRE(status == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS);
+    return result();
+  }
+
+  std::vector<float> result() { return download<float>(c_, o_.m * o_.n); }
+  float *c() { return c_.as<float>(); }
+
+ private:
+  const Operands &o_;
+  DeviceMemory a_, b_, c_;
+};
+
+fg_sgemm_algo_t last_algo(fg_handle_t handle) {
+  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+  REQUIRE_FG_OK(fg_get_last_sgemm_algo(handle, &ran));
+  return ran;
+}
+
+std::vector<double> as_double(const std::vector<float> &values) { return {values.begin(), values.end()}; }
+
+bool all_nan(const std::vector<float> &values) {
+  return std::all_of(values.begin(), values.end(), [](float x) { return std::isnan(x); });
+}
+
+void check_contract(const Errors &got, const Errors &fp32) {
+  CHECK(got.normwise <= fp32.normwise);
+  CHECK(got.median <= fp32.median);
+  CHECK(got.largest <= 2 * fp32.largest);
+}
+
+const Inputs kSuite[] = {
+    {Distribution::uniform, 0},     {Distribution::uniform_positive, 0}, {Distribution::normal, 0},
+    {Distribution::lognormal, 0.5}, {Distribution::lognormal, 1},        {Distribution::lognormal, 2},
+    {Distribution::lognormal, 4},   {Distribution::exponents, 0},        {Distribution::scaled_lines, 0},
+    {Distribution::near_max, 0},    {Distribution::near_denormal, 0},
+};
+
+// The suite's distributions where the operands' range is within the moduli's: the emulation must run them.
+bool must_run(const Inputs &inputs) { return !(inputs.distribution == Distribution::lognormal && inputs.phi >= 2); }
+
+}  // namespace
+
+TEST_CASE("emulated: the accuracy contract against cuBLAS FP32 on every distribution of the suite",
+          "[emulated][emulated-accuracy]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  struct Size {
+    int64_t m, n, k;
+  };
+  const Size sizes[] = {{256, 256, 256}, {192, 320, 4096}, {512, 512, 1024}};
+  uint64_t seed = 1000;
+  for (const Inputs &inputs : kSuite)
+    for (const Size &size : sizes) {
+      const Operands o = make_operands(inputs, size.m, size.n, size.k, seed++);
+      INFO(inputs.name() << ", " << size.m << " x " << size.n << " x " << size.k);
+      const Reference reference = reference_of(o);
+      DeviceProduct product(o);
+      const Errors fp32 = errors_of(product.cublas_fp32(), reference);
+      for (fg_sgemm_algo_t algo : {FG_SGEMM_OZAKI_INT8, FG_SGEMM_AUTO}) {
+        INFO("algorithm " << fg_sgemm_algo_name(algo));
+        REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+        product.poison();
+        const fg_status_t status = product.run(handle.get());
+        const std::string message = fg_last_error_message();
+        INFO(fg_status_name(status) << ": " << message);
+        if (status == FG_STATUS_NOT_SUPPORTED && algo == FG_SGEMM_OZAKI_INT8 && !must_run(inputs)) {
+          CHECK(message.find("moduli") != std::string::npos);
+          CHECK(all_nan(product.result()));  // nothing written
+          const Spreads s = spreads_of(o);
+          std::printf("emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  declined\n",
+                      inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
+                      static_cast<long long>(o.k), s.spread, s.concentration);
+          continue;
+        }
+        REQUIRE(status == FG_STATUS_SUCCESS);
+        const Errors got = errors_of(product.result(), reference);
+        if (last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8) {
+          check_contract(got, fp32);
+        } else {  // AUTO chose an FP32 algorithm: FP32's accuracy
+          CHECK(algo == FG_SGEMM_AUTO);
+          CHECK(relative_error(product.result(), reference.product) <= gemm_tolerance(o.k));
+        }
+        if (algo == FG_SGEMM_OZAKI_INT8) {
+          const Spreads s = spreads_of(o);
+          std::printf(
+              "emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  normwise %.2e (fp32 %.2e)  "
+              "median %.2e (%.2e)  largest %.2e (%.2e)\n",
+              inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
+              static_cast<long long>(o.k), s.spread, s.concentration, got.normwise, fp32.normwise, got.median,
+              fp32.median, got.largest, fp32.largest);
+        }
+      }
+    }
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
+}
+
+TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_FP32_EMULATED only",
+          "[emulated][emulated-large]") {
+  Handle handle;
+  uint64_t seed = 2000;
+  for (const Inputs &inputs : {Inputs{Distribution::uniform, 0}, Inputs{Distribution::exponents, 0}}) {
+    INFO(inputs.name());
+    const Operands o = make_operands(inputs, 1024, 2048, 8192, seed++);
+    const Reference reference = reference_of(o);
+    DeviceProduct product(o);
+    const Errors fp32 = errors_of(product.cublas_fp32(), reference);
+    REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));
+    CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+    const Errors got = errors_of(product.result(), reference);
+    check_contract(got, fp32);
+    std::printf(
+        "emulated AUTO: %s 1024 x 2048 x 8192  normwise %.2e (fp32 %.2e)  median %.2e (%.2e)  largest %.2e "
+        "(%.2e)\n",
+        inputs.name().c_str(), got.normwise, fp32.normwise, got.median, fp32.median, got.largest, fp32.largest);
+    // Bitwise the same on a second call.
+    const std::vector<float> first = product.result();
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));
+    CHECK(std::memcmp(first.data(), product.result().data(), first.size() * 4) == 0);
+    // FG_MATH_FP32: never the emulation.
+    REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32));
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));
+    CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+  }
+}
+
+TEST_CASE("emulated: operands beyond the moduli's range are declined when forced and run in FP32 by AUTO",
+          "[emulated][emulated-large]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  const Operands o = make_operands(Inputs{Distribution::beyond_moduli, 0}, 1024, 2048, 8192, 3000);
+  INFO("spread 2^" << spreads_of(o).spread);
+  DeviceProduct product(o);
+  const std::vector<double> fp32 = as_double(product.cublas_fp32());
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  product.poison();
+  CHECK(product.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+  CHECK(std::string(fg_last_error_message()).find("moduli") != std::string::npos);
+  CHECK(all_nan(product.result()));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
+  product.poison();
+  REQUIRE_FG_OK(product.run(handle.get()));
+  CHECK(last_algo(handle.get()) == FG_SGEMM_CUBLAS);
+  CHECK(relative_error(product.result(), fp32) <= gemm_tolerance(o.k));
+}
+
+TEST_CASE("emulated: NaN and Inf give FP32's pattern; many of them decline", "[emulated]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  const int64_t m = 300, n = 260, k = 100;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    const char *what;
+    std::vector<std::pair<int64_t, float>> in_a, in_b;  // (index, value)
+    float alpha, beta;
+  };
+  const Case cases[] = {
+      {"NaN in A", {{7 * k + 3, nan}}, {}, 1.0f, 0.0f},
+      {"Inf in B", {}, {{5 * n + 11, inf}}, 1.0f, 0.0f},
+      {"Inf in A meets -Inf in B and a zero",
+       {{2 * k + 4, inf}, {9 * k + 50, -inf}},
+       {{4 * n + 9, -inf}, {50 * n + 1, 0}},
+       -0.5f,
+       2.25f},
+      {"Inf in A and B, same sign", {{100 * k, inf}}, {{0, inf}, {n * (k - 1) + 7, nan}}, 1.0f, 1.0f},
+  };
+  for (const Case &cs : cases) {
+    INFO(cs.what);
+    Operands o = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 4000);
+    for (const auto &entry : cs.in_a) o.a[entry.first] = entry.second;
+    for (const auto &entry : cs.in_b) o.b[entry.first] = entry.second;
+    std::vector<float> c0(m * n);
+    fill_uniform(c0, 4001);
+    // FP32 reference: FMA in k order, then alpha and beta as FP32 arithmetic.
+    std::vector<float> expected(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = 0.0f;
+        for (int64_t l = 0; l < k; ++l) sum = std::fma(o.a[i * k + l], o.b[l * n + j], sum);
+        expected[i * n + j] = cs.beta == 0.0f ? cs.alpha * sum : std::fma(cs.beta, c0[i * n + j], cs.alpha * sum);
+      }
+    DeviceProduct product(o);
+    for (fg_sgemm_algo_t algo : {FG_SGEMM_OZAKI_INT8, FG_SGEMM_AUTO}) {
+      INFO("algorithm " << fg_sgemm_algo_name(algo));
+      REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+      std::vector<float> c = c0;
+      REQUIRE_CUDA_OK(cudaMemcpy(product.c(), c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+      REQUIRE_FG_OK(product.run(handle.get(), cs.alpha, cs.beta));
+      const std::vector<float> got = product.result();
+      int64_t mismatches = 0, nonfinite = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const float e = expected[i];
+        nonfinite += std::isfinite(e) ? 0 : 1;
+        const bool same = std::isnan(e) ? std::isnan(got[i])
+                          : std::isinf(e)
+                              ? got[i] == e
+                              : std::isfinite(got[i]) && std::fabs(got[i] - e) <= 1e-5f * (1 + std::fabs(e));
+        mismatches += same ? 0 : 1;
+      }
+      CHECK(nonfinite > 0);
+      CHECK(mismatches == 0);
+    }
+  }
+  // NaN in a quarter of A's rows of a larger product: too many for the fix-up. Forced: declined, nothing
+  // written; AUTO: FP32.
+  const int64_t big = 1024, depth = 512;
+  Operands o = make_operands(Inputs{Distribution::uniform, 0}, big, big, depth, 4002);
+  for (int64_t i = 0; i < big; i += 4) o.a[i * depth + i % depth] = nan;
+  DeviceProduct product(o);
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  REQUIRE_CUDA_OK(cudaMemset(product.c(), 0x7f, big * big * 4));  // 3.4e38 everywhere: finite, so a write shows
+  CHECK(product.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+  CHECK(std::string(fg_last_error_message()).find("NaN or Inf") != std::string::npos);
+  const std::vector<float> untouched = product.result();
+  CHECK(std::all_of(untouched.begin(), untouched.end(), [](float x) { return x > 3e38f; }));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
+  REQUIRE_FG_OK(product.run(handle.get()));
+  const std::vector<float> got = product.result();
+  for (int64_t i = 0; i < big; ++i) CHECK(std::isnan(got[i * big + 1]) == (i % 4 == 0));
+}
+
+TEST_CASE("emulated: bitwise the same C from run to run", "[emulated]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  for (const Inputs &inputs : {Inputs{Distribution::normal, 0}, Inputs{Distribution::lognormal, 1}}) {
+    const Operands o = make_operands(inputs, 384, 640, 1500, 5000);
+    DeviceProduct product(o);
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get(), 1.5f));
+    const std::vector<float> first = product.result();
+    for (int run = 0; run < 2; ++run) {
+      product.poison();
+      REQUIRE_FG_OK(product.run(handle.get(), 1.5f));
+      CHECK(std::memcmp(first.data(), product.result().data(), first.size() * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("emulated: every layout, transpose, alpha and beta, batch and alignment", "[emulated]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  const std::vector<fg_sgemm_algo_t> algos{FG_SGEMM_OZAKI_INT8, FG_SGEMM_AUTO};
+  const float scalars[][2] = {{1.0f, 0.0f}, {-0.5f, 2.25f}, {2.25f, 1.0f}, {1.0f, -0.5f}};
+  uint64_t seed = 6000;
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR})
+    for (fg_op_t transa : {FG_OP_N, FG_OP_T})
+      for (fg_op_t transb : {FG_OP_N, FG_OP_T}) {
+        GemmCase gc;
+        gc.layout = layout, gc.transa = transa, gc.transb = transb;
+        gc.m = 97, gc.n = 131, gc.k = 203;
+        gc.alpha = scalars[seed % 4][0], gc.beta = scalars[seed % 4][1];
+        check_gemm_case(handle.get(), algos, gc, seed++);
+        GemmCase padded = gc;  // leading dimensions above the minimum, pointers off by one float
+        const GemmCase minimal = gc.resolved();
+        padded.lda = minimal.lda + 3, padded.ldb = minimal.ldb + 1, padded.ldc = minimal.ldc + 5;
+        padded.offset_a = 1, padded.offset_b = 3, padded.offset_c = 1;
+        check_gemm_case(handle.get(), algos, padded, seed++);
+        GemmCase batched = gc;  // batches, then A broadcast (stride 0) with beta == 0 over NaN
+        batched.m = 45, batched.n = 38, batched.k = 70, batched.batch = 4;
+        check_gemm_case(handle.get(), algos, batched, seed++);
+        batched.stride_a = 0, batched.beta = 0.0f;
+        check_gemm_case(handle.get(), algos, batched, seed++);
+      }
+  GemmCase tiny;  // one element, depth 1
+  check_gemm_case(handle.get(), algos, tiny, seed++);
+  GemmCase tall;  // one column, many rows
+  tall.m = 5000, tall.n = 1, tall.k = 33, tall.beta = 0.5f;
+  check_gemm_case(handle.get(), algos, tall, seed++);
+}
+
+TEST_CASE("emulated: under graph capture AUTO runs FP32 and the forced emulation is NOT_SUPPORTED",
+          "[emulated][emulated-large]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 7000);
+  DeviceProduct product(o);
+  const std::vector<double> fp32 = as_double(product.cublas_fp32());
+  cudaStream_t stream;
+  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  product.poison();
+  REQUIRE_FG_OK(product.run(handle.get()));  // warm-up, outside the capture: the emulation
+  CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+  REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+
+  REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const fg_status_t captured = product.run(handle.get());
+  const std::string captured_message = fg_last_error_message();
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  const fg_status_t forced = product.run(handle.get());
+  const std::string forced_message = fg_last_error_message();
+  cudaGraph_t graph = nullptr;
+  REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  INFO(captured_message);
+  REQUIRE(captured == FG_STATUS_SUCCESS);
+  CHECK(last_algo(handle.get()) == FG_SGEMM_CUBLAS);
+  CHECK(forced == FG_STATUS_NOT_SUPPORTED);
+  CHECK(forced_message.find("captured") != std::string::npos);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; ++replay) {
+    REQUIRE_CUDA_OK(cudaMemsetAsync(product.c(), 0xff, o.m * o.n * 4, stream));
+    REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+    CHECK(relative_error(product.result(), fp32) <= gemm_tolerance(o.k));
+  }
+  REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+  REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("emulated: a caller's workspace too small: forced NOT_SUPPORTED naming the bytes, AUTO falls back",
+          "[emulated][emulated-large]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 8000);
+  DeviceProduct product(o);
+  const std::vector<double> fp32 = as_double(product.cublas_fp32());
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  size_t needed = 0;
+  REQUIRE_FG_OK(fg_sgemm_workspace_size(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, o.m, o.n, o.k, 1, &needed));
+  REQUIRE(needed > 0);
+  DeviceMemory workspace(needed);
+  // Enough: the emulation runs in it.
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), needed));
+  product.poison();
+  REQUIRE_FG_OK(product.run(handle.get()));
+  CHECK(relative_error(product.result(), fp32) <= gemm_tolerance(o.k));
+  // One byte short.
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), needed - 256));
+  product.poison();
+  CHECK(product.run(handle.get()) == FG_STATUS_NOT_SUPPORTED);
+  CHECK(std::string(fg_last_error_message()).find(std::to_string(needed) + " bytes") != std::string::npos);
+  CHECK(all_nan(product.result()));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
+  product.poison();
+  REQUIRE_FG_OK(product.run(handle.get()));
+  CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+  CHECK(relative_error(product.result(), fp32) <= gemm_tolerance(o.k));
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+}
+
+TEST_CASE("emulated: k past the INT32 sums' exact range is NOT_SUPPORTED naming k", "[emulated]") {
+  Handle handle;
+  const int64_t k = 131072;
+  DeviceMemory a(k * 4), b(k * 4), c(4);
+  REQUIRE_CUDA_OK(cudaMemset(a.get(), 0, k * 4));
+  REQUIRE_CUDA_OK(cudaMemset(b.get(), 0, k * 4));
+  REQUIRE_CUDA_OK(cudaMemset(c.get(), 0xff, 4));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  CHECK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, k, 1.0f, a.as<float>(), k, b.as<float>(), 1, 0.0f,
+                 c.as<float>(), 1) == FG_STATUS_NOT_SUPPORTED);
+  CHECK(std::string(fg_last_error_message()).find("k = 131072") != std::string::npos);
+  CHECK(std::isnan(download<float>(c, 1)[0]));
+}
