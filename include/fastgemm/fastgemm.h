@@ -109,8 +109,9 @@ FG_API fg_status_t fg_destroy(fg_handle_t handle);
    cudaStreamPerThread is the calling thread's default stream, whichever thread calls. Nothing is freed or
    reallocated: the next call that uses the workspace waits (on the device) for the work that used it last,
    so a call captured in a CUDA graph after any sequence of stream changes replays any number of times.
-   A handle on cudaStreamPerThread may be called from one thread and then from another (one at a time), and
-   a thread may exit without synchronizing after its calls.
+   Known defect: a handle on cudaStreamPerThread that is called from one thread and then from another, the
+   first exiting without synchronizing, has been seen to hang on the H100; until it is fixed, give each
+   thread its own handle (handles are cheap), or synchronize before a thread that used it exits.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle. */
 FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
 
