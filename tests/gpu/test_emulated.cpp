@@ -96,19 +96,6 @@ Operands make_operands(const Inputs &inputs, int64_t m, int64_t n, int64_t k, ui
   return o;
 }
 
-// Runs body(begin, end) over [0, count) on the machine's cores.
-template <typename Body>
-void parallel_rows(int64_t count, Body body) {
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count));
-  std::vector<std::thread> threads;
-  const int64_t chunk = (count + workers - 1) / workers;
-  for (int64_t w = 0; w < workers; ++w) {
-    const int64_t begin = w * chunk, end = std::min(count, begin + chunk);
-    if (begin < end) threads.emplace_back(body, begin, end);
-  }
-  for (auto &thread : threads) thread.join();
-}
-
 // The exact product R (in double: relative error ~2^-53 sqrt(k), far below FP32's) and |A||B|.
 struct Reference {
   std::vector<double> product, magnitude;
@@ -116,7 +103,7 @@ struct Reference {
 
 Reference reference_of(const Operands &o) {
   Reference r{std::vector<double>(o.m * o.n, 0.0), std::vector<double>(o.m * o.n, 0.0)};
-  parallel_rows(o.m, [&](int64_t begin, int64_t end) {
+  parallel_for(o.m, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       double *sum = &r.product[i * o.n], *size = &r.magnitude[i * o.n];
       for (int64_t l = 0; l < o.k; ++l) {

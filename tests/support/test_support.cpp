@@ -27,19 +27,6 @@ void fill(std::vector<T> &values, uint64_t seed, T low, T high) {
   }
 }
 
-// Runs body(begin, end) over [0, count) on the machine's cores.
-template <typename Body>
-void parallel_for(int64_t count, Body body) {
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count));
-  std::vector<std::thread> threads;
-  const int64_t chunk = (count + workers - 1) / workers;
-  for (int64_t w = 0; w < workers; ++w) {
-    const int64_t begin = w * chunk, end = std::min(count, begin + chunk);
-    if (begin < end) threads.emplace_back(body, begin, end);
-  }
-  for (auto &thread : threads) thread.join();
-}
-
 }  // namespace
 
 void fill_uniform(std::vector<float> &values, uint64_t seed, float low, float high) { fill(values, seed, low, high); }

@@ -2,9 +2,11 @@
 // buffers, and the list of algorithms this build carries.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -12,6 +14,19 @@
 #include "fastgemm/fastgemm.h"
 
 namespace fgtest {
+
+// Runs body(begin, end) over [0, count) on the machine's cores.
+template <typename Body>
+void parallel_for(int64_t count, Body body) {
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), count));
+  std::vector<std::thread> threads;
+  const int64_t chunk = (count + workers - 1) / workers;
+  for (int64_t w = 0; w < workers; ++w) {
+    const int64_t begin = w * chunk, end = std::min(count, begin + chunk);
+    if (begin < end) threads.emplace_back(body, begin, end);
+  }
+  for (auto &thread : threads) thread.join();
+}
 
 // Deterministic uniform values in [low, high): fills differ by seed, never all zeros or ones.
 void fill_uniform(std::vector<float> &values, uint64_t seed, float low = -1.0f, float high = 1.0f);
