@@ -155,11 +155,12 @@ Status Context::free_after_last_use(void *memory) {
   return Status::success();
 }
 
-// On the H100 (driver 580), a thread that exits while stream-ordered allocations or frees it enqueued on its
-// per-thread default stream are in flight never finishes exiting, even once the device is idle; the same was
-// seen with the pool operations on a stream of the handle's, ordered with the per-thread stream by events. So
-// on cudaStreamPerThread the workspace comes from cudaMalloc, and is released after its last use with cudaFree
-// (which waits for the device): growth is rare, on the first call of a larger shape class.
+// On the H100 (driver 580), a thread that exits while work on its per-thread default stream is in flight never
+// finishes exiting, even once the device is idle, when the process has used the stream-ordered allocator (a
+// program with no fastgemm in it shows it; the pool operations on a stream of the handle's, ordered with the
+// per-thread stream by events, hung too). So on cudaStreamPerThread the workspace comes from cudaMalloc, and is
+// released after its last use with cudaFree (which waits for the device): growth is rare, on the first call of a
+// larger shape class. A process whose other handles or code use the pool stays exposed (the header says so).
 Status Context::allocate(size_t bytes, void **out) {
   bool active = false;
   FG_RETURN_IF_ERROR(capturing(&active));
