@@ -319,13 +319,7 @@ AccuracyPlan make_accuracy_plan(const Options &options) {
       for (int id : carried) add(id);
       continue;
     }
-    const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) { return name == family.name(id); });
-    if (match == carried.end()) {
-      std::vector<std::string> known;
-      for (int id : carried) known.push_back(family.name(id));
-      throw UsageError("--algo '" + name + "' is not an algorithm of this build (" + join(known, ", ") + ", or all)");
-    }
-    add(*match);
+    add(algo_named(name, family, carried));
   }
   return plan;
 }

@@ -275,16 +275,20 @@ std::vector<int> resolve_algos(const std::vector<std::string> &names, const Algo
       for (int id : carried) add(id);
       continue;
     }
-    const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) { return name == family.name(id); });
-    if (match == carried.end()) {
-      std::vector<std::string> known;
-      for (int id : carried) known.push_back(family.name(id));
-      throw UsageError(format("--algo '%s' is not an algorithm of this build (%s, or all)", name.c_str(),
-                              join(known, ", ").c_str()));
-    }
-    add(*match);
+    add(algo_named(name, family, carried));
   }
   return ids;
+}
+
+int algo_named(const std::string &name, const AlgoFamily &family, const std::vector<int> &carried) {
+  const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) { return name == family.name(id); });
+  if (match == carried.end()) {
+    std::vector<std::string> known;
+    for (int id : carried) known.push_back(family.name(id));
+    throw UsageError(
+        format("--algo '%s' is not an algorithm of this build (%s, or all)", name.c_str(), join(known, ", ").c_str()));
+  }
+  return *match;
 }
 
 int run_plan(const Plan &plan, const Options &options, fg_handle_t handle) {

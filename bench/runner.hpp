@@ -79,6 +79,9 @@ std::vector<int> carried_algos(const AlgoFamily &family);
 // Throws UsageError for a name this build does not carry.
 std::vector<int> resolve_algos(const std::vector<std::string> &names, const AlgoFamily &family);
 
+// The carried algorithm an --algo name (not "all") names; throws UsageError, listing the carried ones, otherwise.
+int algo_named(const std::string &name, const AlgoFamily &family, const std::vector<int> &carried);
+
 // Rounding in a reduction of n random terms grows like sqrt(n) unit roundoffs. About 84 of them (1e-5 in
 // FP32) up to n = 256, and sqrt(n / 256) times that beyond, stays well above the rounding of any
 // summation order and far below the error of a wrong index or a missed tile, which is of order one.
