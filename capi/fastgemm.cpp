@@ -138,6 +138,8 @@ fg_status_t with_handle(CallTrace &trace, fg_handle_t handle, Body &&body) noexc
     if (handle == nullptr) return null_handle();
     detail::DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(handle->context->device()));
+    if (handle->context->stream() == cudaStreamPerThread)
+      detail::wait_for_per_thread_stream_at_exit(handle->context->device());
     return body(*handle->context);
   });
 }

@@ -109,11 +109,9 @@ FG_API fg_status_t fg_destroy(fg_handle_t handle);
    cudaStreamPerThread is the calling thread's default stream, whichever thread calls. Nothing is freed or
    reallocated: the next call that uses the workspace waits (on the device) for the work that used it last,
    so a call captured in a CUDA graph after any sequence of stream changes replays any number of times.
-   Known defect (of the CUDA driver, seen with 580 on the H100): a thread that exits while work it enqueued
-   on its per-thread default stream is still running can hang in its exit once the process has used the
-   stream-ordered allocator (cudaMallocAsync), which handles on other streams do for their workspace. A
-   handle on cudaStreamPerThread itself takes its workspace from cudaMalloc, but in such a process
-   synchronize cudaStreamPerThread before a thread that called fastgemm on it exits.
+   A thread that has called fastgemm on cudaStreamPerThread waits, when it exits, for the work on its
+   per-thread default stream: the CUDA driver (seen with 580 on the H100) can otherwise hang that exit once
+   the process has used the stream-ordered allocator (cudaMallocAsync).
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle. */
 FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
 

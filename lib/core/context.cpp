@@ -53,13 +53,8 @@ Context::~Context() {
   }
   freed_at_destroy_.push_back(owned_);
   freed_at_destroy_.push_back(cublas_workspace_);
-  for (void *memory : freed_at_destroy_) {
-    if (memory == nullptr) continue;
-    if (forget_plain_allocation(memory))
-      (void)cudaFree(memory);
-    else
-      (void)cudaFreeAsync(memory, cudaStreamLegacy);
-  }
+  for (void *memory : freed_at_destroy_)
+    if (memory != nullptr) (void)cudaFreeAsync(memory, cudaStreamLegacy);
   if (last_use_ != nullptr) (void)cudaEventDestroy(last_use_);
   if (legacy_marker_ != nullptr) (void)cudaStreamDestroy(legacy_marker_);
   release_device(device_);
@@ -145,22 +140,11 @@ Status Context::free_after_last_use(void *memory) {
     freed_at_destroy_.push_back(memory);
     return Status::success();
   }
-  if (forget_plain_allocation(memory)) {
-    if (recorded_) FG_CUDA_CHECK(cudaEventSynchronize(last_use_));
-    FG_CUDA_CHECK(cudaFree(memory));
-    return Status::success();
-  }
   if (recorded_) FG_CUDA_CHECK(cudaStreamWaitEvent(stream_, last_use_, cudaEventWaitDefault));
   FG_CUDA_CHECK(cudaFreeAsync(memory, stream_));
   return Status::success();
 }
 
-// On the H100 (driver 580), a thread that exits while work on its per-thread default stream is in flight never
-// finishes exiting, even once the device is idle, when the process has used the stream-ordered allocator (a
-// program with no fastgemm in it shows it; the pool operations on a stream of the handle's, ordered with the
-// per-thread stream by events, hung too). So on cudaStreamPerThread the workspace comes from cudaMalloc, and is
-// released after its last use with cudaFree (which waits for the device): growth is rare, on the first call of a
-// larger shape class. A process whose other handles or code use the pool stays exposed (the header says so).
 Status Context::allocate(size_t bytes, void **out) {
   bool active = false;
   FG_RETURN_IF_ERROR(capturing(&active));
@@ -170,24 +154,9 @@ Status Context::allocate(size_t bytes, void **out) {
                                " bytes while its stream is being captured: make the same call once before the "
                                "capture, or give the handle a workspace with fg_set_workspace");
   void *memory = nullptr;
-  if (stream_ == cudaStreamPerThread) {
-    plain_allocations_.reserve(plain_allocations_.size() + 1);
-    FG_CUDA_CHECK(cudaMalloc(&memory, bytes));
-    plain_allocations_.push_back(memory);
-  } else {
-    FG_CUDA_CHECK(cudaMallocAsync(&memory, bytes, stream_));
-  }
+  FG_CUDA_CHECK(cudaMallocAsync(&memory, bytes, stream_));
   *out = memory;
   return Status::success();
-}
-
-bool Context::forget_plain_allocation(void *memory) {
-  for (size_t i = 0; i < plain_allocations_.size(); ++i)
-    if (plain_allocations_[i] == memory) {
-      plain_allocations_.erase(plain_allocations_.begin() + static_cast<std::ptrdiff_t>(i));
-      return true;
-    }
-  return false;
 }
 
 Status Context::create_cublas() {

@@ -80,8 +80,6 @@ class Context {
   // that stream is being captured, it is kept until the handle is destroyed instead.
   Status free_after_last_use(void *memory);
   Status allocate(size_t bytes, void **out);
-  // Whether `memory` came from cudaMalloc (see allocate()); it is then no longer listed.
-  bool forget_plain_allocation(void *memory);
   Status capturing(bool *active);
   Status create_cublas();
   // Records the event after the work of uses on the legacy stream that no record covers yet.
@@ -102,7 +100,6 @@ class Context {
   void *caller_memory_ = nullptr;  // the caller's workspace (fg_set_workspace)
   size_t caller_bytes_ = 0;
   std::vector<void *> freed_at_destroy_;
-  std::vector<void *> plain_allocations_;  // workspace memory from cudaMalloc rather than the stream-ordered pool
 
   PointerCache pointers_;
 

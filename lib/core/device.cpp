@@ -17,6 +17,7 @@ struct DriverTable {
   CUresult (*ctx_pop_current)(CUcontext *) = nullptr;
   CUresult (*primary_ctx_retain)(CUcontext *, CUdevice) = nullptr;
   CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  CUresult (*primary_ctx_get_state)(CUdevice, unsigned int *, int *) = nullptr;
   CUresult (*pointer_get_attributes)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
   CUresult (*get_error_name)(CUresult, const char **) = nullptr;
   Status loaded;
@@ -42,6 +43,7 @@ DriverTable load_driver() {
     FG_RETURN_IF_ERROR(look_up("cuCtxPopCurrent", &table.ctx_pop_current));
     FG_RETURN_IF_ERROR(look_up("cuDevicePrimaryCtxRetain", &table.primary_ctx_retain));
     FG_RETURN_IF_ERROR(look_up("cuDevicePrimaryCtxRelease", &table.primary_ctx_release));
+    FG_RETURN_IF_ERROR(look_up("cuDevicePrimaryCtxGetState", &table.primary_ctx_get_state));
     FG_RETURN_IF_ERROR(look_up("cuPointerGetAttributes", &table.pointer_get_attributes));
     FG_RETURN_IF_ERROR(look_up("cuGetErrorName", &table.get_error_name));
     return Status::success();
@@ -120,6 +122,44 @@ DeviceGuard::~DeviceGuard() {
   CUcontext popped = nullptr;
   if (pushed_) (void)driver().ctx_pop_current(&popped);
   if (retained_ >= 0) (void)driver().primary_ctx_release(retained_);
+}
+
+namespace {
+
+// The devices on which the calling thread has enqueued work on its per-thread stream through fastgemm, waited
+// for when the thread exits. C++ thread-local destructors run before the CUDA runtime's own per-thread
+// teardown (pthread key destructors), so the streams are still there to wait for.
+class PerThreadStreamsAtExit {
+ public:
+  void add(int ordinal) { ordinals_ |= uint64_t{1} << ordinal; }
+  ~PerThreadStreamsAtExit() {
+    for (int ordinal = 0; ordinal < 64; ++ordinal) {
+      if ((ordinals_ >> ordinal & 1) == 0) continue;
+      // A primary context no longer active was destroyed, which waited for its work: nothing is left in
+      // flight, and retaining it here would create a context on the way out.
+      unsigned int flags = 0;
+      int active = 0;
+      if (driver().primary_ctx_get_state(ordinal, &flags, &active) != CUDA_SUCCESS || active == 0) continue;
+      DeviceGuard guard;
+      if (guard.enter(ordinal).ok()) (void)cudaStreamSynchronize(cudaStreamPerThread);
+    }
+  }
+
+ private:
+  uint64_t ordinals_ = 0;
+};
+
+thread_local uint64_t t_per_thread_stream_devices = 0;  // trivially destructible: the per-call test is cheap
+thread_local PerThreadStreamsAtExit t_per_thread_streams_at_exit;
+
+}  // namespace
+
+void wait_for_per_thread_stream_at_exit(const DeviceInfo &device) {
+  if (device.ordinal < 0 || device.ordinal >= 64) return;
+  const uint64_t bit = uint64_t{1} << device.ordinal;
+  if ((t_per_thread_stream_devices & bit) != 0) return;
+  t_per_thread_stream_devices |= bit;
+  t_per_thread_streams_at_exit.add(device.ordinal);
 }
 
 Status query_pointer(const void *pointer, PointerAttributes *attributes) {

@@ -46,6 +46,13 @@ class DeviceGuard {
   int retained_ = -1;
 };
 
+// Makes the calling thread, when it exits, first wait for its per-thread default stream on `device` (the
+// handle's device, on which it has just enqueued work there through fastgemm). A thread that exits while its
+// per-thread stream still runs work can hang in the CUDA driver's thread teardown once the process has used
+// the stream-ordered allocator (seen with driver 580 on the H100); waiting first avoids that. Costs a
+// thread-local test per call; nothing is waited for before the thread's exit.
+void wait_for_per_thread_stream_at_exit(const DeviceInfo &device);
+
 // What the driver knows of an address, in one query.
 struct PointerAttributes {
   enum class Memory { unknown, device, host, managed } memory = Memory::unknown;

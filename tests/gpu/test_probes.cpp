@@ -221,12 +221,12 @@ TEST_CASE("fg_destroy waits for the handle's work on the legacy stream", "[works
   require_no_pending_fault();
 }
 
-// Hidden: the first thread exits with its work in flight, which hangs its exit in the CUDA driver (580, H100) once
-// the process has used the stream-ordered allocator, as any earlier test's handle has (run alone, it passes: the
-// handle on cudaStreamPerThread takes its workspace from cudaMalloc). Run it by name, on its own. Each algorithm
+// The first thread exits with its work on its per-thread stream possibly still running: in a process that has used
+// the stream-ordered allocator (every earlier test's handle has), that exit hung in the CUDA driver (580, H100) until
+// fastgemm made a thread that called it on cudaStreamPerThread wait for that stream when it exits. Each algorithm
 // runs on a fresh handle, so that the first thread's call also allocates the workspace.
 TEST_CASE("stream changes never free a workspace in use; the per-thread stream from two threads in turn",
-          "[.per_thread_stream]") {
+          "[workspace][per_thread_stream]") {
   RowmeanData first(128, 50, 16, 3), second(128, 50, 16, 4);
   for (fg_rowmean_algo_t algo : rowmean_algos(Handle().get())) {
     Handle handle;
@@ -258,6 +258,57 @@ TEST_CASE("stream changes never free a workspace in use; the per-thread stream f
     CHECK(first.error(nullptr) < 1e-12);
     CHECK(second.error(nullptr) < 1e-12);
   }
+  require_no_pending_fault();
+}
+
+// A thread that enqueued work on its per-thread stream through fastgemm and exits without synchronizing: its exit
+// waits for that work, which is what keeps the exit out of the driver's hang above. Checked without any
+// synchronization after the join: an event the thread recorded after its calls must have completed.
+TEST_CASE("a thread's exit waits for what it enqueued on its per-thread stream through fastgemm",
+          "[workspace][per_thread_stream]") {
+  constexpr int64_t n = 2048;
+  constexpr int calls = 12;  // about 4 ms of products on the H100: far longer than a thread's exit and join
+  std::vector<float> a(n * n), b(n * n);
+  fill_uniform(a, 71);
+  fill_uniform(b, 72);
+  DeviceMemory d_a(n * n * sizeof(float)), d_b(n * n * sizeof(float)), d_c(n * n * sizeof(float));
+  upload(d_a, a);
+  upload(d_b, b);
+  REQUIRE_CUDA_OK(cudaMemset(d_c.get(), 0xff, n * n * sizeof(float)));  // NaN
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), cudaStreamPerThread));
+  cudaEvent_t done = nullptr;
+  REQUIRE_CUDA_OK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  fg_status_t status = FG_STATUS_INTERNAL_ERROR;
+  cudaError_t recorded = cudaErrorUnknown;
+  std::thread([&] {
+    for (int call = 0; call < calls; ++call) {
+      status = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, n, n, n, 1.0f, d_a.as<float>(), n,
+                        d_b.as<float>(), n, 0.0f, d_c.as<float>(), n);
+      if (status != FG_STATUS_SUCCESS) break;
+    }
+    recorded = cudaEventRecord(done, cudaStreamPerThread);
+  }).join();
+  const cudaError_t after_exit = cudaEventQuery(done);
+  REQUIRE(status == FG_STATUS_SUCCESS);
+  REQUIRE(recorded == cudaSuccess);
+  CHECK(after_exit == cudaSuccess);
+  REQUIRE_CUDA_OK(cudaEventSynchronize(done));
+  REQUIRE_CUDA_OK(cudaEventDestroy(done));
+  // The products themselves are right: a sample of C against a double-precision reference.
+  const std::vector<float> c = download<float>(d_c, n * n);
+  double worst = 0;
+  for (int64_t sample = 0; sample < 64; ++sample) {
+    const int64_t row = (sample * 977) % n, col = (sample * 1531 + 7) % n;
+    double exact = 0, magnitude = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      exact += double(a[row * n + i]) * b[i * n + col];
+      magnitude += std::fabs(double(a[row * n + i]) * b[i * n + col]);
+    }
+    worst = std::max(worst, std::fabs(c[row * n + col] - exact) / magnitude);
+  }
+  CHECK(worst < 1e-5);  // NaN (an unwritten element) fails too
   require_no_pending_fault();
 }
 
