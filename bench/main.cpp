@@ -103,6 +103,7 @@ int main(int argc, char **argv) {
       print_algorithms("rowmean", bench::rowmean_algos());
       return 0;
     }
+    if (options.profile && options.command != "overhead") throw bench::UsageError("--profile applies to overhead only");
     if (options.command == "overhead") {
       overhead = bench::make_overhead_plan(options);
     } else if (options.command == "accuracy") {

@@ -24,6 +24,7 @@ Plan make_rowmean_plan(const Options &options);
 struct OverheadPlan {
   std::vector<std::array<int64_t, 4>> shapes;
   int loops = 0;
+  bool profile = false;  // --profile: also a sampling profile of each problem's loops
 };
 // Throws UsageError.
 OverheadPlan make_overhead_plan(const Options &options);

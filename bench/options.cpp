@@ -95,7 +95,7 @@ const ValueOption *find_value_option(const std::string &name) {
 
 bool is_flag(const std::string &arg) {
   return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite" || arg == "--hot" || arg == "--host" ||
-         arg == "--pinned";
+         arg == "--pinned" || arg == "--profile";
 }
 
 void apply_flag(Options &options, const std::string &arg) {
@@ -103,6 +103,8 @@ void apply_flag(Options &options, const std::string &arg) {
     options.list = true;
   } else if (arg == "--suite") {
     options.suite = true;
+  } else if (arg == "--profile") {
+    options.profile = true;
   } else if (arg == "--hot") {
     options.cold = false;
     options.hot = true;
@@ -204,7 +206,7 @@ Usage:
   fastgemm-bench sgemm   [--sizes LIST | --shape MxNxK ... | --suite] [--trans LIST] [--layout LIST]
                          [--batch N] [--math fp32|fp32_emulated] [--dist NAME] [--algo LIST] [common options]
   fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [--algo LIST] [common options]
-  fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--csv FILE] [--json FILE]
+  fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--profile] [--csv FILE] [--json FILE]
   fastgemm-bench accuracy [--k LIST] [--dist LIST] [--algo LIST] [--device N] [--csv FILE] [--json FILE]
   fastgemm-bench --list
   fastgemm-bench --help
@@ -253,7 +255,11 @@ call the same loop took, and the cost of the steps a call goes through (a traced
 an fg_sgemm trace line as every call did before, pointer queries: the runtime's, the driver's full one and
 its allocation-id one, also on a problem's three operands; cudaGetDevice, cuCtxGetCurrent,
 cublasSetStream, cudaStreamIsCapturing, cudaEventRecord on the legacy and on a non-blocking stream, an
-empty kernel launch).
+empty kernel launch). --profile adds a sampling profile of each problem's loops (the loop's thread
+interrupted every 23 us of wall time, its program counter counted by shared object and symbol): host
+microseconds per call in fastgemm, the CUDA driver, cuBLAS and the C library, for cuBLAS called directly
+and for fastgemm, and the symbols where fastgemm's calls spend more than cuBLAS's (functions that no
+exported symbol covers are shown as an offset in their object, for addr2line).
 Each figure is the median over --repeats loops (default 101) of 200 calls, the calls of a problem taking
 turns loop by loop.
 

@@ -27,6 +27,7 @@ struct Options {
   std::vector<int64_t> sizes;       // --sizes
   std::vector<std::string> shapes;  // --shape entries, unparsed
   bool suite = false;
+  bool profile = false;  // overhead --profile
   // sgemm --host / --pinned: operands in pageable / pinned host memory, through fg_sgemm_host; empty:
   // device memory, through fg_sgemm.
   std::string host_memory;

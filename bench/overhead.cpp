@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 #include "gpu.hpp"
 #include "ops.hpp"
+#include "profile.hpp"
 #include "report.hpp"
 #include "text.hpp"
 #include "vendor.hpp"
@@ -25,6 +27,8 @@ namespace {
 // host never waits for the device inside the loop, and enough that the clock's resolution vanishes.
 constexpr int kCallsPerLoop = 200;
 constexpr int kDefaultLoops = 101;
+// --profile: a sample every 23 us of wall time, a period no call's length divides evenly.
+constexpr int kProfilePeriodUs = 23;
 
 constexpr uint64_t kSeedA = 0xA;
 constexpr uint64_t kSeedB = 0xB;
@@ -225,13 +229,14 @@ class Overhead {
   // handle runs AUTO; forced_cublas, a second handle, FG_SGEMM_CUBLAS; on_stream, a third, FG_SGEMM_CUBLAS on
   // stream_blas's stream.
   Overhead(fg_handle_t handle, fg_handle_t forced_cublas, fg_handle_t on_stream, const StreamBlas &stream_blas,
-           const ConfiguredBlas &configured_blas, int loops)
+           const ConfiguredBlas &configured_blas, int loops, SamplingProfile *profile)
       : handle_(handle),
         forced_cublas_(forced_cublas),
         on_stream_(on_stream),
         stream_blas_(stream_blas),
         configured_blas_(configured_blas),
-        loops_(loops) {}
+        loops_(loops),
+        profile_(profile) {}
 
   void add_problem(const TinyShape &shape);
   void add_steps();
@@ -249,14 +254,90 @@ class Overhead {
     entries_.push_back(std::move(entry));
   }
 
+  // Where the host time of each call goes: a sampling profile of the same loops, per shared object (in host
+  // microseconds per call), then the symbols of the first call and of the others' largest excess over it.
+  void add_profile(const std::string &problem, const std::vector<std::string> &names,
+                   const std::vector<std::function<void()>> &calls, const std::vector<cudaStream_t> &streams);
+
   fg_handle_t handle_;
   fg_handle_t forced_cublas_;
   fg_handle_t on_stream_;
   const StreamBlas &stream_blas_;
   const ConfiguredBlas &configured_blas_;
   int loops_;
+  SamplingProfile *profile_;
   std::vector<Entry> entries_;
 };
+
+void Overhead::add_profile(const std::string &problem, const std::vector<std::string> &names,
+                           const std::vector<std::function<void()>> &calls, const std::vector<cudaStream_t> &streams) {
+  struct Result {
+    double host_us = 0;
+    size_t samples = 0;
+    std::vector<SamplingProfile::Count> objects, symbols;
+  };
+  std::vector<Result> results(calls.size());
+  for (size_t c = 0; c < calls.size(); ++c) {
+    for (int i = 0; i < 3; ++i) calls[c]();
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    profile_->clear();
+    double seconds = 0;
+    for (int loop = 0; loop < loops_; ++loop) {
+      const auto begin = std::chrono::steady_clock::now();
+      profile_->start();
+      for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
+      profile_->stop();
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      check_cuda(cudaStreamSynchronize(streams[c]), "cudaStreamSynchronize");
+    }
+    results[c].host_us = 1e6 * seconds / (static_cast<double>(loops_) * kCallsPerLoop);
+    results[c].samples = profile_->samples();
+    results[c].objects = profile_->by_object();
+    results[c].symbols = profile_->top_symbols(200);
+  }
+  const auto per_call = [](const Result &r, size_t samples) {
+    return r.samples == 0 ? 0.0 : r.host_us * static_cast<double>(samples) / static_cast<double>(r.samples);
+  };
+  const auto samples_of = [](const std::vector<SamplingProfile::Count> &rows, const std::string &object,
+                             const std::string &symbol) {
+    for (const SamplingProfile::Count &row : rows)
+      if (row.object == object && row.symbol == symbol) return row.samples;
+    return size_t{0};
+  };
+  std::printf("\nprofile, %s: host us per call by shared object (%s: %zu samples)\n", problem.c_str(), names[0].c_str(),
+              results[0].samples);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::printf("  %-44s %7.3f us/call, %zu samples:", names[c].c_str(), results[c].host_us, results[c].samples);
+    for (const SamplingProfile::Count &row : results[c].objects) {
+      const double us = per_call(results[c], row.samples);
+      if (us >= 0.01) std::printf(" %s %.3f;", row.object.c_str(), us);
+      Entry entry{format("profile: %s: %s", names[c].c_str(), row.object.c_str()), problem, "", Cost{}};
+      entry.cost.host_us_median = entry.cost.host_us_min = us;
+      entries_.push_back(std::move(entry));
+    }
+    std::printf("\n");
+  }
+  // Each call's symbols against the first call's, by their time per call: what the call adds, and where.
+  for (size_t c = 1; c < calls.size(); ++c) {
+    struct Excess {
+      const SamplingProfile::Count *row;
+      double us, base_us;
+    };
+    std::vector<Excess> excess;
+    for (const SamplingProfile::Count &row : results[c].symbols) {
+      const double base = per_call(results[0], samples_of(results[0].symbols, row.object, row.symbol));
+      excess.push_back({&row, per_call(results[c], row.samples), base});
+    }
+    std::stable_sort(excess.begin(), excess.end(),
+                     [](const Excess &x, const Excess &y) { return x.us - x.base_us > y.us - y.base_us; });
+    std::printf("  %s over %s, largest excesses (us per call: this call, %s, difference):\n", names[c].c_str(),
+                names[0].c_str(), names[0].c_str());
+    for (size_t i = 0; i < excess.size() && i < 12; ++i)
+      std::printf("    %-22s %-64s %6.3f %6.3f %+6.3f\n", excess[i].row->object.c_str(), excess[i].row->symbol.c_str(),
+                  excess[i].us, excess[i].base_us, excess[i].us - excess[i].base_us);
+  }
+  std::fflush(stdout);
+}
 
 void Overhead::add_problem(const TinyShape &s) {
   const int64_t count_a = s.m * s.k * s.batch, count_b = s.k * s.n * s.batch, count_c = s.m * s.n * s.batch;
@@ -366,6 +447,14 @@ void Overhead::add_problem(const TinyShape &s) {
        costs[8].host_us_median - direct});
   add({"step: cuPointerGetAttributes, full, A B C", problem, "", costs[6]});
   add({"step: cuPointerGetAttributes, id, A B C", problem, "", costs[7]});
+  if (profile_ != nullptr)
+    add_profile(problem,
+                {format("cuBLAS direct: cublasSgemm%s", batched), format("fastgemm %s (cublas)", entry),
+                 format("fastgemm %s (auto)", entry), format("stream: cuBLAS direct: cublasSgemm%s", batched),
+                 format("stream: fastgemm %s (cublas)", entry)},
+                {direct_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); }, stream_call,
+                 [&] { fastgemm_call(on_stream_); }},
+                {nullptr, nullptr, nullptr, stream, stream});
 }
 
 // The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
@@ -450,9 +539,11 @@ OverheadPlan make_overhead_plan(const Options &options) {
   if (!options.algos.empty() || !options.sizes.empty() || options.suite || !options.trans.empty() ||
       !options.layouts.empty() || options.dtype || options.hot || options.math || !options.distributions.empty() ||
       !options.depths.empty()) {
-    throw UsageError("overhead takes --shape, --batch, --repeats, --device, --csv and --json only");
+    throw UsageError("overhead takes --shape, --batch, --repeats, --profile, --device, --csv and --json only");
   }
   OverheadPlan plan;
+  plan.profile = options.profile;
+  if (plan.profile && !SamplingProfile::supported()) throw UsageError("--profile needs Linux on x86-64 or AArch64");
   plan.loops = options.timing.repeats > 0 ? options.timing.repeats : kDefaultLoops;
   for (const std::string &text : options.shapes) {
     const std::vector<int64_t> mnk = parse_dimensions(text, 3, "MxNxK");
@@ -507,7 +598,9 @@ int run_overhead(const OverheadPlan &plan, const Options &options, fg_handle_t h
       // The FP32 calls the table compares, whatever FASTGEMM_MATH says.
       for (fg_handle_t each : {handle, forced_cublas, on_stream})
         check_fastgemm(fg_set_math_mode(each, FG_MATH_FP32), "fg_set_math_mode");
-      Overhead overhead(handle, forced_cublas, on_stream, stream_blas, configured_blas, plan.loops);
+      std::unique_ptr<SamplingProfile> profile;
+      if (plan.profile) profile = std::make_unique<SamplingProfile>(kProfilePeriodUs, size_t{1} << 22);
+      Overhead overhead(handle, forced_cublas, on_stream, stream_blas, configured_blas, plan.loops, profile.get());
       for (const std::array<int64_t, 4> &shape : plan.shapes) {
         overhead.add_problem({shape[0], shape[1], shape[2], shape[3]});
       }
