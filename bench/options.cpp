@@ -256,7 +256,7 @@ an fg_sgemm trace line as every call did before, pointer queries: the runtime's,
 its allocation-id one, also on a problem's three operands; cudaGetDevice, cuCtxGetCurrent,
 cublasSetStream, cudaStreamIsCapturing, cudaEventRecord on the legacy and on a non-blocking stream, an
 empty kernel launch). --profile adds a sampling profile of each problem's loops (the loop's thread
-interrupted every 23 us of wall time, its program counter counted by shared object and symbol): host
+interrupted every 97 us of wall time, its program counter counted by shared object and symbol): host
 microseconds per call in fastgemm, the CUDA driver, cuBLAS and the C library, for cuBLAS called directly
 and for fastgemm, and the symbols where fastgemm's calls spend more than cuBLAS's (functions that no
 exported symbol covers are shown as an offset in their object, for addr2line).

@@ -27,8 +27,10 @@ namespace {
 // host never waits for the device inside the loop, and enough that the clock's resolution vanishes.
 constexpr int kCallsPerLoop = 200;
 constexpr int kDefaultLoops = 101;
-// --profile: a sample every 23 us of wall time, a period no call's length divides evenly.
-constexpr int kProfilePeriodUs = 23;
+// --profile: a sample every 97 us of wall time, a period no call's length divides evenly; a sample costs the
+// loop a few microseconds (a signal), so they are sparse, over kProfileLoopFactor times the timed loops.
+constexpr int kProfilePeriodUs = 97;
+constexpr int kProfileLoopFactor = 4;
 
 constexpr uint64_t kSeedA = 0xA;
 constexpr uint64_t kSeedB = 0xB;
@@ -282,7 +284,8 @@ void Overhead::add_profile(const std::string &problem, const std::vector<std::st
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     profile_->clear();
     double seconds = 0;
-    for (int loop = 0; loop < loops_; ++loop) {
+    const int loops = kProfileLoopFactor * loops_;
+    for (int loop = 0; loop < loops; ++loop) {
       const auto begin = std::chrono::steady_clock::now();
       profile_->start();
       for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
@@ -290,7 +293,7 @@ void Overhead::add_profile(const std::string &problem, const std::vector<std::st
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       check_cuda(cudaStreamSynchronize(streams[c]), "cudaStreamSynchronize");
     }
-    results[c].host_us = 1e6 * seconds / (static_cast<double>(loops_) * kCallsPerLoop);
+    results[c].host_us = 1e6 * seconds / (static_cast<double>(loops) * kCallsPerLoop);
     results[c].samples = profile_->samples();
     results[c].objects = profile_->by_object();
     results[c].symbols = profile_->top_symbols(200);
