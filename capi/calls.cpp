@@ -41,10 +41,17 @@ class WorkspaceAnswer {
   Status refusal_ = Status::success();
 };
 
-// Addresses far apart, for the problems the queries build: an operand's alignment is `offset` past 256 bytes.
+// Addresses for the problems the queries build, `offset` bytes past 256-byte alignment. The written array
+// starts low and the arrays read start at 2^63 and past: whatever the sizes, the validator's offsets (under
+// 2^63 bytes) keep the written one below the others, so that no query is refused for memory it made up.
+enum class QueryArray { written, first_read, second_read };
 template <typename T>
-T *query_address(int which, uintptr_t offset) {
-  return reinterpret_cast<T *>((static_cast<uintptr_t>(which) << 60) + offset);
+T *query_address(QueryArray array, uintptr_t offset) {
+  const uintptr_t read_base = uintptr_t{1} << 63;
+  const uintptr_t base = array == QueryArray::written      ? 0
+                         : array == QueryArray::first_read ? read_base
+                                                           : read_base + (uintptr_t{1} << 62);
+  return reinterpret_cast<T *>(base + 256 + offset);
 }
 
 }  // namespace
@@ -88,7 +95,11 @@ Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int6
   WorkspaceAnswer answer;
   for (int64_t round : {1, 4})
     for (uintptr_t offset : {0, 4}) {
-      const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
+      // A length that cannot be rounded up within int64 stays as it is: its offsets overflow anyway.
+      const auto ld = [round](int64_t length) {
+        const int64_t least = length > 1 ? length : 1;
+        return least > INT64_MAX - (round - 1) ? least : (least + (round - 1)) / round * round;
+      };
       const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
       const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
       SgemmArgs args{layout,
@@ -98,14 +109,14 @@ Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int6
                      n,
                      k,
                      1.0f,
-                     query_address<const float>(1, offset),
+                     query_address<const float>(QueryArray::first_read, offset),
                      lda,
                      0,
-                     query_address<const float>(2, offset),
+                     query_address<const float>(QueryArray::second_read, offset),
                      ldb,
                      0,
                      0.0f,
-                     query_address<float>(3, offset),
+                     query_address<float>(QueryArray::written, offset),
                      ldc,
                      0,
                      batch_count,
@@ -116,7 +127,13 @@ Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int6
         args.stride_a = args.stride_b = args.stride_c = INT64_MAX;
       detail::GemmProblem problem;
       GemmWork work = GemmWork::nothing;
-      FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
+      // The dense leading dimensions are the caller's shape: their refusal is the answer. Rounded up past the
+      // offsets int64 holds, they are no layout a caller can pass, and need nothing.
+      const Status valid = validate_sgemm(args, any_pointer_is_device_memory, &problem, &work);
+      if (!valid.ok()) {
+        if (round == 1) return valid;
+        continue;
+      }
       if (work != GemmWork::product) continue;
       problem.math = math;
       size_t needed = 0;
@@ -133,10 +150,10 @@ Status rowmean_workspace_query(int dtype, int64_t L, int64_t M, int64_t N, Works
   for (uintptr_t offset : {uintptr_t{0}, element}) {
     detail::RowmeanProblem problem;
     bool empty = true;
-    FG_RETURN_IF_ERROR(
-        validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset), query_address<const void>(2, offset),
-                                     query_address<void>(3, offset), L, M, N},
-                         any_pointer_is_device_memory, &problem, &empty));
+    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, query_address<const void>(QueryArray::first_read, offset),
+                                                    query_address<const void>(QueryArray::second_read, offset),
+                                                    query_address<void>(QueryArray::written, offset), L, M, N},
+                                        any_pointer_is_device_memory, &problem, &empty));
     if (empty) continue;
     size_t needed = 0;
     const Status status = sizer.rowmean_bytes(problem, &needed);
