@@ -1,6 +1,6 @@
-// The C ABI: check the handle and the arguments, canonicalize, call lib/, turn its Status into an
-// fg_status_t and this thread's last-error message. No kernels here, and nothing escapes: every entry
-// point runs its body inside guarded().
+// The C ABI: check the handle, make its device current, have calls.hpp check the arguments and hand the
+// canonical problem to lib/, turn the Status into an fg_status_t and this thread's last-error message. No
+// kernels here, and nothing escapes: every entry point runs its body inside guarded().
 #include "fastgemm/fastgemm.h"
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/calls.hpp"
 #include "capi/trace.hpp"
 #include "capi/validate.hpp"
 #include "core/check.hpp"
@@ -73,36 +74,6 @@ fg_status_t guarded(CallTrace &trace, Body &&body) noexcept {
   return status;
 }
 
-// A size query answers for any pointer alignment, so it asks the algorithm about each alignment in turn:
-// the answer is the most bytes among the alignments the algorithm runs, and a refusal only when it runs
-// none of them.
-class WorkspaceAnswer {
- public:
-  // Takes one alignment's answer; an error other than a refusal ends the query.
-  Status take(const Status &status, size_t needed) {
-    asked_ = true;
-    if (status.ok()) {
-      runs_any_ = true;
-      most_ = needed > most_ ? needed : most_;
-      return Status::success();
-    }
-    if (status.code != StatusCode::not_supported) return status;
-    if (refusal_.ok()) refusal_ = status;
-    return Status::success();
-  }
-  // No alignment asked about means no work: nothing needed.
-  Status give(size_t *bytes) const {
-    if (asked_ && !runs_any_) return refusal_;
-    *bytes = most_;
-    return Status::success();
-  }
-
- private:
-  bool asked_ = false, runs_any_ = false;
-  size_t most_ = 0;
-  Status refusal_ = Status::success();
-};
-
 Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
 Status null_argument(const char *name) {
   return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
@@ -154,18 +125,6 @@ Status using_workspace(Context &context, Run &&run) {
   return ran.ok() ? ended : ran;
 }
 
-// For the workspace queries: every pointer is device memory of no known extent.
-Status any_pointer_is_device_memory(const void *, PointerInfo *info) {
-  info->kind = PointerKind::device_accessible;
-  return Status::success();
-}
-
-// Addresses far apart, for the problems the queries build: an operand's alignment is `offset` past 256 bytes.
-template <typename T>
-T *query_address(int which, uintptr_t offset) {
-  return reinterpret_cast<T *>((static_cast<uintptr_t>(which) << 60) + offset);
-}
-
 // Algorithm ids: the enums reserve 0..99 for the project's algorithms and 100 for cuBLAS. A value in that
 // range that this build does not carry is not supported; any other value is invalid.
 bool in_algo_range(int value) { return (value >= 0 && value <= 99) || value == 100; }
@@ -210,17 +169,25 @@ CallTrace sgemm_trace(const char *function, fg_handle_t handle, const SgemmArgs 
                    static_cast<long long>(a.batch_count), selected_sgemm_algo(handle));
 }
 
+// The problems of fg_sgemm and fg_sgemm_strided_batched: the selected algorithm, or AUTO's choice, on the
+// handle's stream.
+class DeviceSgemm final : public SgemmRunner {
+ public:
+  explicit DeviceSgemm(Context &context) : context_(context) {}
+  Status scale_c(const detail::GemmProblem &problem) override { return detail::scale_c(problem, context_.stream()); }
+  Status product(const detail::GemmProblem &problem, fg_sgemm_algo_t *ran) override {
+    return using_workspace(context_, [&] { return detail::run_sgemm(problem, context_, context_.sgemm_algo, ran); });
+  }
+
+ private:
+  Context &context_;
+};
+
 fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &args) noexcept {
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    detail::GemmProblem problem;
-    GemmWork work = GemmWork::nothing;
-    FG_RETURN_IF_ERROR(validate_sgemm(args, driver_inspector(context), &problem, &work));
-    problem.math = context.math_mode;
+    DeviceSgemm runner(context);
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
-    if (work == GemmWork::scale_c) FG_RETURN_IF_ERROR(detail::scale_c(problem, context.stream()));
-    if (work == GemmWork::product)
-      FG_RETURN_IF_ERROR(
-          using_workspace(context, [&] { return detail::run_sgemm(problem, context, context.sgemm_algo, &ran); }));
+    FG_RETURN_IF_ERROR(sgemm_call(args, driver_inspector(context), context.math_mode, runner, &ran));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
@@ -246,6 +213,65 @@ detail::HostGemm &host_engine(fg_handle_t handle) {
   if (!handle->host) handle->host = std::make_unique<detail::HostGemm>(*handle->context);
   return *handle->host;
 }
+
+// fg_sgemm_host's problems, whose operands may live anywhere: tiles staged onto the devices it spreads over.
+class HostSgemm final : public SgemmRunner {
+ public:
+  explicit HostSgemm(fg_handle_t handle) : handle_(handle) {}
+  Status scale_c(const detail::GemmProblem &problem) override {
+    fg_sgemm_algo_t none = FG_SGEMM_AUTO;
+    return run(problem, false, &none);
+  }
+  Status product(const detail::GemmProblem &problem, fg_sgemm_algo_t *ran) override { return run(problem, true, ran); }
+
+ private:
+  Status run(const detail::GemmProblem &problem, bool product, fg_sgemm_algo_t *ran) {
+    Context &context = *handle_->context;
+    const detail::HostTileOps ops{detail::run_sgemm, detail::scale_c};
+    return using_workspace(context,
+                           [&] { return host_engine(handle_).run(problem, product, context.sgemm_algo, ops, ran); });
+  }
+
+  fg_handle_t handle_;
+};
+
+// The handle's rowmean problems: the selected algorithm, or AUTO's choice, on the handle's stream.
+class DeviceRowmean final : public RowmeanRunner {
+ public:
+  explicit DeviceRowmean(Context &context) : context_(context) {}
+  Status run(const detail::RowmeanProblem &problem, fg_rowmean_algo_t *ran) override {
+    return using_workspace(context_,
+                           [&] { return detail::run_rowmean(problem, context_, context_.rowmean_algo, ran); });
+  }
+
+ private:
+  Context &context_;
+};
+
+// What the handle's selected algorithms need of a workspace on its device.
+class DeviceWorkspaceSizer final : public WorkspaceSizer {
+ public:
+  explicit DeviceWorkspaceSizer(const Context &context) : context_(context) {}
+  Status sgemm_bytes(const detail::GemmProblem &problem, size_t *bytes) override {
+    return detail::sgemm_workspace_bytes(problem, context_.device(), context_.sgemm_algo, bytes);
+  }
+  Status rowmean_bytes(const detail::RowmeanProblem &problem, size_t *bytes) override {
+    return detail::rowmean_workspace_bytes(problem, context_.device(), context_.rowmean_algo, bytes);
+  }
+
+ private:
+  const Context &context_;
+};
+
+// The handle's workspace: the caller's memory, or NULL, 0 for one of its own.
+class ContextWorkspace final : public WorkspaceHolder {
+ public:
+  explicit ContextWorkspace(Context &context) : context_(context) {}
+  Status set(void *workspace, size_t bytes) override { return context_.set_workspace(workspace, bytes); }
+
+ private:
+  Context &context_;
+};
 
 }  // namespace
 }  // namespace fastgemm::capi
@@ -325,8 +351,8 @@ fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) 
   CallTrace trace("fg_set_workspace", "handle=%p, workspace=%p, bytes=%zu", static_cast<void *>(handle), workspace,
                   bytes);
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    FG_RETURN_IF_ERROR(validate_workspace(workspace, bytes, driver_inspector(context)));
-    return context.set_workspace(workspace, bytes);
+    ContextWorkspace holder(context);
+    return set_workspace_call(workspace, bytes, driver_inspector(context), holder);
   });
 }
 
@@ -337,51 +363,8 @@ fg_status_t fg_sgemm_workspace_size(fg_handle_t handle, fg_layout_t layout, fg_o
                   static_cast<void *>(handle), layout, transa, transb, static_cast<long long>(m),
                   static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(batch_count));
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    if (bytes == nullptr) return null_argument("bytes");
-    const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
-    // The smallest leading dimensions, then those rounded up to 4 floats, with operands 256-byte aligned and
-    // 4 bytes past: the most that any of them needs.
-    WorkspaceAnswer answer;
-    for (int64_t round : {1, 4})
-      for (uintptr_t offset : {0, 4}) {
-        const auto ld = [round](int64_t length) { return ((length > 1 ? length : 1) + round - 1) / round * round; };
-        const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
-        const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
-        SgemmArgs args{layout,
-                       transa,
-                       transb,
-                       m,
-                       n,
-                       k,
-                       1.0f,
-                       query_address<const float>(1, offset),
-                       lda,
-                       0,
-                       query_address<const float>(2, offset),
-                       ldb,
-                       0,
-                       0.0f,
-                       query_address<float>(3, offset),
-                       ldc,
-                       0,
-                       batch_count,
-                       true};
-        // Dense batches; a size that overflows is the validator's to name.
-        if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) ||
-            __builtin_mul_overflow(b_lines, ldb, &args.stride_b) ||
-            __builtin_mul_overflow(c_lines, ldc, &args.stride_c))
-          args.stride_a = args.stride_b = args.stride_c = INT64_MAX;
-        fastgemm::detail::GemmProblem problem;
-        GemmWork work = GemmWork::nothing;
-        FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
-        if (work != GemmWork::product) continue;
-        problem.math = context.math_mode;
-        size_t needed = 0;
-        const Status status =
-            fastgemm::detail::sgemm_workspace_bytes(problem, context.device(), context.sgemm_algo, &needed);
-        FG_RETURN_IF_ERROR(answer.take(status, needed));
-      }
-    return answer.give(bytes);
+    DeviceWorkspaceSizer sizer(context);
+    return sgemm_workspace_query(layout, transa, transb, m, n, k, batch_count, context.math_mode, sizer, bytes);
   });
 }
 
@@ -391,23 +374,8 @@ fg_status_t fg_rowmean_workspace_size(fg_handle_t handle, fg_dtype_t dtype, int6
                   static_cast<void *>(handle), dtype, static_cast<long long>(L), static_cast<long long>(M),
                   static_cast<long long>(N));
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    if (bytes == nullptr) return null_argument("bytes");
-    WorkspaceAnswer answer;
-    const uintptr_t element = dtype == FG_F64 ? 8 : 4;
-    for (uintptr_t offset : {uintptr_t{0}, element}) {
-      fastgemm::detail::RowmeanProblem problem;
-      bool empty = true;
-      FG_RETURN_IF_ERROR(
-          validate_rowmean(RowmeanArgs{dtype, query_address<const void>(1, offset),
-                                       query_address<const void>(2, offset), query_address<void>(3, offset), L, M, N},
-                           any_pointer_is_device_memory, &problem, &empty));
-      if (empty) continue;
-      size_t needed = 0;
-      const Status status =
-          fastgemm::detail::rowmean_workspace_bytes(problem, context.device(), context.rowmean_algo, &needed);
-      FG_RETURN_IF_ERROR(answer.take(status, needed));
-    }
-    return answer.give(bytes);
+    DeviceWorkspaceSizer sizer(context);
+    return rowmean_workspace_query(dtype, L, M, N, sizer, bytes);
   });
 }
 
@@ -445,17 +413,9 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
   const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
   CallTrace trace = sgemm_trace("fg_sgemm_host", handle, args);
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    fastgemm::detail::GemmProblem problem;
-    GemmWork work = GemmWork::nothing;
-    FG_RETURN_IF_ERROR(validate_sgemm(args, any_pointer_is_device_memory, &problem, &work));
-    problem.math = context.math_mode;
+    HostSgemm runner(handle);
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
-    if (work != GemmWork::nothing) {
-      const fastgemm::detail::HostTileOps ops{fastgemm::detail::run_sgemm, fastgemm::detail::scale_c};
-      FG_RETURN_IF_ERROR(using_workspace(context, [&] {
-        return host_engine(handle).run(problem, work == GemmWork::product, context.sgemm_algo, ops, &ran);
-      }));
-    }
+    FG_RETURN_IF_ERROR(sgemm_call(args, any_pointer_is_device_memory, context.math_mode, runner, &ran));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
@@ -558,14 +518,10 @@ fg_status_t fg_rowmean_matvec(fg_handle_t handle, fg_dtype_t dtype, const void *
       static_cast<void *>(handle), dtype, input, matrix, output, static_cast<long long>(L), static_cast<long long>(M),
       static_cast<long long>(N), handle != nullptr ? fg_rowmean_algo_name(handle->context->rowmean_algo) : "-");
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    fastgemm::detail::RowmeanProblem problem;
-    bool empty = true;
-    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, input, matrix, output, L, M, N}, driver_inspector(context),
-                                        &problem, &empty));
+    DeviceRowmean runner(context);
     fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
-    if (!empty)
-      FG_RETURN_IF_ERROR(using_workspace(
-          context, [&] { return fastgemm::detail::run_rowmean(problem, context, context.rowmean_algo, &ran); }));
+    FG_RETURN_IF_ERROR(
+        rowmean_call(RowmeanArgs{dtype, input, matrix, output, L, M, N}, driver_inspector(context), runner, &ran));
     handle->last_rowmean_algo = ran;
     trace.set_algorithm(fg_rowmean_algo_name(ran));
     return Status::success();
