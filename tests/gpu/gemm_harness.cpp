@@ -5,12 +5,25 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
 namespace fgtest {
 
-Handle::Handle() { REQUIRE_FG_OK(fg_create(&handle_)); }
+Handle::Handle() {
+  REQUIRE_FG_OK(fg_create(&handle_));
+  // FASTGEMM_TEST_DEVICES=all: fg_sgemm_host spreads every test's products over all devices, the handle's first.
+  const char *devices = std::getenv("FASTGEMM_TEST_DEVICES");
+  if (devices == nullptr || std::strcmp(devices, "all") != 0) return;
+  int current = 0, count = 0;
+  REQUIRE_CUDA_OK(cudaGetDevice(&current));
+  REQUIRE_CUDA_OK(cudaGetDeviceCount(&count));
+  std::vector<int> list{current};
+  for (int device = 0; device < count; ++device)
+    if (device != current) list.push_back(device);
+  REQUIRE_FG_OK(fg_set_devices(handle_, list.data(), count));
+}
 Handle::~Handle() { (void)fg_destroy(handle_); }
 
 std::vector<fg_sgemm_algo_t> algos_under_test(fg_handle_t handle) {

@@ -1,10 +1,12 @@
 // Entry point of the GPU test programs: without a usable CUDA device they report "skipped" to CTest
-// (exit code 77, the tests' SKIP_RETURN_CODE) instead of passing without having run.
+// (exit code 77, the tests' SKIP_RETURN_CODE) instead of passing without having run; so do they with
+// fewer devices than FASTGEMM_TEST_MIN_DEVICES asks for (the tests of several devices).
 #define CATCH_CONFIG_RUNNER
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <cuda_runtime_api.h>
 
@@ -14,6 +16,11 @@ int main(int argc, char **argv) {
   if (error != cudaSuccess || devices == 0) {
     std::printf("SKIPPED: no CUDA device (%s); GPU tests need one\n",
                 error != cudaSuccess ? cudaGetErrorName(error) : "0 devices");
+    return 77;
+  }
+  const char *wanted = std::getenv("FASTGEMM_TEST_MIN_DEVICES");
+  if (wanted != nullptr && devices < std::atoi(wanted)) {
+    std::printf("SKIPPED: %d CUDA device(s); these tests need %s\n", devices, wanted);
     return 77;
   }
   return Catch::Session().run(argc, argv);
