@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
@@ -350,8 +351,9 @@ struct Progress {
 
   template <typename Predicate>
   bool wait(const std::atomic<bool> &failed, Predicate ready) {
+    // Another worker's failure is not announced here: it is seen within one timeout.
     std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return failed.load() || ready(); });
+    while (!failed.load() && !ready()) changed.wait_for(lock, std::chrono::milliseconds(20));
     return !failed.load();
   }
   template <typename Change>
