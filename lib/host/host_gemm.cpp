@@ -44,13 +44,14 @@ constexpr size_t ring_chunk_floats = size_t(4) << 20;
 constexpr int upload_ring_chunks = 6;
 constexpr int download_ring_chunks = 4;
 // Host copies are cut in parts of at least this many bytes, one per thread of the pool.
-constexpr size_t copy_part_bytes = size_t(1) << 20;
+constexpr size_t copy_part_bytes = size_t(256) << 10;
 // The pool's threads beside the two that enqueue transfers: a 16-core host packs at 40 GB/s with 8
 // threads writing with streaming stores, and the copies of both directions run at once.
 constexpr int max_pool_threads = 12;
-// Steps (one k chunk of one tile) planned ahead of the one whose product is enqueued next, so that the
-// upload thread always has panels to move.
-constexpr int64_t lookahead_steps = 3;
+// Steps (one k chunk of one tile) planned ahead of the one whose product is enqueued next: two tiles' worth,
+// within these bounds, so that the upload thread moves the next row's panels while light tiles compute.
+constexpr int64_t min_lookahead_steps = 3;
+constexpr int64_t max_lookahead_steps = 16;
 // Device memory left to the products themselves (workspaces) when the staging buffers are sized.
 constexpr size_t reserved_device_bytes = size_t(768) << 20;
 
@@ -311,6 +312,7 @@ struct HostJob {
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
   PointerPlace a_place, b_place, c_place;
   SlotCounts slots;
+  int64_t lookahead = min_lookahead_steps;
   int workers = 1;
   bool single_worker = true;
   std::atomic<int64_t> next_tile{0};
@@ -847,7 +849,7 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   Step cursor;
   bool more = true;
   for (int64_t step_index = 0; status.ok() && !job.failed.load(); ++step_index) {
-    while (more && planned_steps <= step_index + lookahead_steps) {
+    while (more && planned_steps <= step_index + job.lookahead) {
       more = next_step(job, index, &cursor);
       if (!more) break;
       Planned next;
@@ -982,7 +984,7 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
   };
   const auto staged = [](bool is_staged, int64_t count) { return is_staged ? static_cast<size_t>(count) : 0; };
   // Few pieces, each read by the steps planned ahead, for operands streamed through the device.
-  const int64_t few = lookahead_steps + 2;
+  const int64_t few = job.lookahead + 2;
   // Three C tiles: one computed, one downloaded, and one whose beta * C is fetched ahead.
   const size_t c_few = staged(staged_c, std::min<int64_t>(3, tiles_per_worker));
   // Tile by tile: a row of tiles' A panel (every chunk) stays while the row is computed, and every B
@@ -1042,6 +1044,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;
   job.workers = static_cast<int>(workers_.size());
   job.single_worker = workers_.size() == 1;
+  job.lookahead = std::clamp(2 * std::max<int64_t>(job.chunks, 1) + 1, min_lookahead_steps, max_lookahead_steps);
   job.slots = choose_slot_counts(job, workers_[0]->device(), smallest_room);
 
   const bool pageable =

@@ -260,16 +260,15 @@ TEST_CASE("host: bitwise the same C whatever the memory of host operands, run af
 
 TEST_CASE("host: bitwise the same C whatever the order of steps and the device buffers at hand", "[host]") {
   Handle handle;
-  // 100 x 90 x 200 in tiles of 32: 4 x 3 tiles of 7 k chunks, pieces of 4 KiB. With room for every piece
-  // the tiles go one by one, each B panel kept; with 140 000 bytes chunk by chunk over C's tiles, all kept;
-  // with 90 000 and 60 000 tile by tile with B's (then also A's) pieces uploaded again; with 30 000 and
-  // 1 000 in two buffers each.
-  const TileLimit limit(32);
+  // 40 x 40 x 400 in tiles of 16: 3 x 3 tiles of 25 k chunks, pieces of 1 KiB. With room for every piece
+  // the tiles go one by one, each B panel kept; with 100 000 bytes chunk by chunk over C's tiles, all
+  // kept; with 45 000 tile by tile, pieces uploaded again; with 20 000 and 1 000 in two buffers each.
+  const TileLimit limit(16);
   for (float beta : {0.0f, 0.5f}) {
-    const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 100, 90, 200, 1.0f, beta);
+    const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 40, 40, 400, 1.0f, beta);
     const std::vector<float> first =
         check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
-    for (size_t bytes : {140000, 90000, 60000, 30000, 1000}) {
+    for (size_t bytes : {100000, 45000, 20000, 1000}) {
       INFO("FASTGEMM_HOST_STAGING=" << bytes);
       const StagingLimit staging(bytes);
       const std::vector<float> again =
