@@ -231,6 +231,8 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1) unless 
   --host              operands in pageable host memory, through fg_sgemm_host, each problem also run
                       device-resident through fg_sgemm, so that the rows show the share of its speed
   --pinned            the same with operands in pinned host memory (cudaMallocHost)
+                      A --host problem too large for the device (row-major NN) is checked on a sample
+                      of C and timed against cuBLAS on a device-resident slab of k / 10, called ten times
   --math MODE         the math mode of fastgemm's handle: fp32, or fp32_emulated (FP32 accuracy from
                       tensor-core products, FG_MATH_FP32_EMULATED); default: the handle's own, fp32 unless
                       FASTGEMM_MATH says otherwise. cuBLAS called directly stays FP32 (TF32 off) and remains

@@ -1,8 +1,11 @@
 // sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches; with --host
 // or --pinned, through fg_sgemm_host on operands in host memory, beside the same problem on the device.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "distributions.hpp"
 #include "error_measures.hpp"
@@ -180,6 +183,126 @@ class HostSgemmWorkload : public Workload {
   bool direct_ran_last_ = false;  // the output is then copied_c_, on the device
 };
 
+// Row-major NN operands in pageable host memory too large for the device together: the output through
+// fg_sgemm_host, checked on a sample of C's elements against double dot products on the host. The
+// baseline is the device-resident speed on the same problem: cuBLAS on a device-resident slab of k / 10
+// (the first columns of A and rows of B), called ten times, the same flops on the same m and n.
+class BeyondDeviceWorkload : public Workload {
+ public:
+  static constexpr int64_t kSlabs = 10;
+  static constexpr int kSamples = 64;
+
+  explicit BeyondDeviceWorkload(const GemmShape &shape)
+      : shape_(shape),
+        slab_(slab_shape(shape)),
+        a_(new float[elements(shape.m, shape.k)]),
+        b_(new float[elements(shape.k, shape.n)]),
+        c_(new float[elements(shape.m, shape.n)]),
+        slab_a_(float_bytes(a_elements(slab_))),
+        slab_b_(float_bytes(b_elements(slab_))),
+        slab_c_(float_bytes(c_elements(slab_))),
+        slab_c_host_(new float[elements(shape.m, shape.n)]) {
+    if (shape.layout != FG_ROW_MAJOR || shape.transa != FG_OP_N || shape.transb != FG_OP_N)
+      throw BenchError("a problem larger than the device is run row-major NN only");
+    fill(a_.get(), static_cast<size_t>(shape.m * shape.k), kSeedA);
+    fill(b_.get(), static_cast<size_t>(shape.k * shape.n), kSeedB);
+    check_cuda(cudaMemcpy2D(slab_a_.get(), static_cast<size_t>(slab_.k) * sizeof(float), a_.get(),
+                            static_cast<size_t>(shape.k) * sizeof(float), static_cast<size_t>(slab_.k) * sizeof(float),
+                            static_cast<size_t>(shape.m), cudaMemcpyHostToDevice),
+               "cudaMemcpy2D");
+    check_cuda(cudaMemcpy(slab_b_.get(), b_.get(), slab_b_.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+
+  static bool fits_on_device(const GemmShape &shape) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return true;
+    }
+    const double bytes = 4.0 * static_cast<double>(a_elements(shape) + b_elements(shape) + c_elements(shape));
+    return bytes < static_cast<double>(total_bytes);
+  }
+
+  fg_status_t run(fg_handle_t handle, Target) override {
+    const GemmShape &s = shape_;
+    direct_ran_last_ = false;
+    return fg_sgemm_host(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, s.m, s.n, s.k, 1.0f, a_.get(), s.k, b_.get(), s.n,
+                         0.0f, c_.get(), s.n);
+  }
+
+  void run_direct_vendor() override {
+    for (int64_t slab = 0; slab < kSlabs; ++slab)
+      cublas_product(slab_, slab_a_.as<float>(), slab_b_.as<float>(), slab_c_.as<float>());
+    direct_ran_last_ = true;
+  }
+
+  void poison_output() override {
+    std::memset(c_.get(), 0xFF, static_cast<size_t>(shape_.m * shape_.n) * sizeof(float));
+    poison(slab_c_.get(), slab_c_.bytes());
+  }
+
+  double relative_error() const override {
+    const float *result = c_.get();
+    int64_t depth = shape_.k;
+    if (direct_ran_last_) {
+      check_cuda(cudaMemcpy(slab_c_host_.get(), slab_c_.get(), slab_c_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+      result = slab_c_host_.get();
+      depth = slab_.k;
+    }
+    double errors[kSamples] = {};
+    std::vector<std::thread> threads;
+    for (int sample = 0; sample < kSamples; ++sample)
+      threads.emplace_back([&, sample] {
+        const int64_t i = (sample * 7919 + 13) % shape_.m, j = (sample * 104729 + 7) % shape_.n;
+        double sum = 0.0, absolute = 0.0;
+        for (int64_t l = 0; l < depth; ++l) {
+          const double term = static_cast<double>(a_[i * shape_.k + l]) * b_[l * shape_.n + j];
+          sum += term;
+          absolute += std::fabs(term);
+        }
+        errors[sample] = std::fabs(result[i * shape_.n + j] - sum) / absolute;
+      });
+    for (std::thread &thread : threads) thread.join();
+    double worst = 0.0;
+    for (double error : errors)
+      if (!(error <= worst)) worst = error;  // a NaN stays
+    return worst;
+  }
+
+ private:
+  static size_t elements(int64_t rows, int64_t cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
+  static GemmShape slab_shape(const GemmShape &shape) {
+    GemmShape slab = shape;
+    slab.k = std::max<int64_t>(1, shape.k / kSlabs);
+    slab.memory = "device";
+    return slab;
+  }
+  // Uniform in (-1, 1), by every host thread: tens of GB take seconds, not minutes.
+  static void fill(float *data, size_t count, uint64_t seed) {
+    const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> workers;
+    for (size_t t = 0; t < threads; ++t)
+      workers.emplace_back([=] {
+        const size_t begin = count / threads * t, end = t + 1 == threads ? count : count / threads * (t + 1);
+        uint64_t state = seed * 0x9E3779B97F4A7C15ull + (t + 1) * 0xBF58476D1CE4E5B9ull;
+        for (size_t i = begin; i < end; ++i) {
+          state ^= state << 13;
+          state ^= state >> 7;
+          state ^= state << 17;
+          data[i] = static_cast<float>(static_cast<double>(state >> 11) * 0x1.0p-52 - 1.0);
+        }
+      });
+    for (std::thread &worker : workers) worker.join();
+  }
+
+  GemmShape shape_;
+  GemmShape slab_;
+  std::unique_ptr<float[]> a_, b_, c_;
+  DeviceBuffer slab_a_, slab_b_, slab_c_;
+  std::unique_ptr<float[]> slab_c_host_;
+  bool direct_ran_last_ = false;
+};
+
 class SgemmCase : public BenchCase {
  public:
   SgemmCase(const GemmShape &shape, Distribution distribution) : shape_(shape), distribution_(distribution) {}
@@ -213,6 +336,8 @@ class SgemmCase : public BenchCase {
   double tolerance() const override { return bench::tolerance<float>(shape_.k); }
 
   std::unique_ptr<Workload> allocate() const override {
+    if (shape_.memory == "pageable" && !BeyondDeviceWorkload::fits_on_device(shape_))
+      return std::make_unique<BeyondDeviceWorkload>(shape_);
     if (shape_.memory != "device") return std::make_unique<HostSgemmWorkload>(shape_, distribution_);
     return std::make_unique<SgemmWorkload>(shape_, distribution_);
   }
@@ -332,6 +457,8 @@ Plan make_sgemm_plan(const Options &options) {
       GemmShape on_host = s;
       on_host.memory = options.host_memory;
       plan.cases.push_back(std::make_unique<SgemmCase>(on_host, distribution));
+      // A problem larger than the device has no device-resident twin: its row's baseline stands for it.
+      if (on_host.memory == "pageable" && !BeyondDeviceWorkload::fits_on_device(on_host)) continue;
     }
     plan.cases.push_back(std::make_unique<SgemmCase>(s, distribution));
   }

@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <string>
 #include <thread>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/check.hpp"
 #include "core/device.hpp"
@@ -18,27 +25,186 @@ namespace {
 // Tiles from 1024 to 4096 on a side, the largest that still cuts the longer side of C in four: a product
 // of 4096 or more on a side has at least 16 tiles, so the first upload and the last download, which
 // nothing overlaps, are a small part of the traffic, while each tile's product (0.2 ms for 1024 x 1024 x
-// 4096 at 40 TFLOPS, 2.7 ms at 4096 square) still dwarfs the launch and event overheads.
+// 4096 at 46 TFLOPS, 2.7 ms at 4096 square) still dwarfs the launch and event overheads.
 constexpr int64_t largest_tile_edge = 4096;
 constexpr int64_t smallest_tile_edge = 1024;
-// k is taken whole up to this depth, so that an A panel stays on the device for a whole row of tiles.
+// k is cut in chunks about as deep as the tile is wide (balanced, a multiple of 128): the first product
+// waits for a quarter of the first panels at most, and each chunk's product (1024^3 to 4096^3) still runs
+// at the device's full rate.
+constexpr int64_t chunk_k_multiple = 128;
 constexpr int64_t max_tile_k = 65536;
 constexpr int64_t min_tile_k = 256;
-// The staging buffers may use at most a quarter of the device's memory, and never more than this.
+// The staging buffers of the grid's formula may use at most a quarter of the device's memory, and never
+// more than this.
 constexpr size_t max_staging_bytes = size_t(6) << 30;
-// Pageable memory moves through a ring of pinned chunks: small enough that packing one overlaps the
-// copy of the previous, large enough to hold the longest line (max_tile_k floats).
+// Pageable memory moves through rings of pinned chunks: small enough that packing one overlaps the copy
+// of the previous, large enough to hold the longest line (max_tile_k floats). The upload ring is deeper:
+// packing runs ahead of the copies while a slot waits for the products that read it.
 constexpr size_t ring_chunk_floats = size_t(4) << 20;
-constexpr int ring_chunks = 4;
-// Below this many bytes one thread packs a chunk: starting helpers would cost more than they save.
-constexpr size_t parallel_copy_bytes = size_t(2) << 20;
-constexpr int max_copy_threads = 8;
+constexpr int upload_ring_chunks = 6;
+constexpr int download_ring_chunks = 4;
+// Host copies are cut in parts of at least this many bytes, one per thread of the pool.
+constexpr size_t copy_part_bytes = size_t(256) << 10;
+// The pool's threads beside the two that enqueue transfers: a 16-core host packs at 40 GB/s with 8
+// threads writing with streaming stores, and the copies of both directions run at once.
+constexpr int max_pool_threads = 12;
+// Steps (one k chunk of one tile) planned ahead of the one whose product is enqueued next: two tiles' worth,
+// within these bounds, so that the upload thread moves the next row's panels while light tiles compute.
+constexpr int64_t min_lookahead_steps = 3;
+constexpr int64_t max_lookahead_steps = 16;
+// Device memory left to the products themselves (workspaces) when the staging buffers are sized.
+constexpr size_t reserved_device_bytes = size_t(768) << 20;
+
+// Copies count floats; large copies use streaming stores, which neither read the destination first nor
+// fill the caches with it: the destination is a pinned buffer the device reads next, or the caller's C.
+void copy_floats(float *dst, const float *src, size_t count) {
+#if defined(__SSE2__)
+  if (count >= 256 && (reinterpret_cast<uintptr_t>(dst) & 3) == 0) {
+    while ((reinterpret_cast<uintptr_t>(dst) & 15) != 0) {
+      *dst++ = *src++;
+      --count;
+    }
+    size_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+      const __m128 v0 = _mm_loadu_ps(src + i), v1 = _mm_loadu_ps(src + i + 4);
+      const __m128 v2 = _mm_loadu_ps(src + i + 8), v3 = _mm_loadu_ps(src + i + 12);
+      _mm_stream_ps(dst + i, v0);
+      _mm_stream_ps(dst + i + 4, v1);
+      _mm_stream_ps(dst + i + 8, v2);
+      _mm_stream_ps(dst + i + 12, v3);
+    }
+    if (i < count) std::memcpy(dst + i, src + i, (count - i) * sizeof(float));
+    return;
+  }
+#endif
+  std::memcpy(dst, src, count * sizeof(float));
+}
+
+void copy_lines_serial(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length) {
+  if (dst_ld == length && src_ld == length) {
+    copy_floats(dst, src, static_cast<size_t>(lines) * static_cast<size_t>(length));
+  } else {
+    for (int64_t line = 0; line < lines; ++line)
+      copy_floats(dst + line * dst_ld, src + line * src_ld, static_cast<size_t>(length));
+  }
+#if defined(__SSE2__)
+  _mm_sfence();  // the streaming stores are visible before the copy is reported done
+#endif
+}
+
+}  // namespace
+
+// Host threads that copy parts of a region beside the thread that asks; kept for the handle's life so that
+// no copy waits for threads to start. They make no CUDA call.
+class CopyPool {
+ public:
+  explicit CopyPool(int threads) : wanted_(threads) {}
+  ~CopyPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    for (std::thread &thread : threads_) thread.join();
+  }
+  CopyPool(const CopyPool &) = delete;
+  CopyPool &operator=(const CopyPool &) = delete;
+
+  // Copies `lines` lines of `length` floats; returns once every part is done. Callable from several
+  // threads at once.
+  void copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length) {
+    const size_t bytes = static_cast<size_t>(lines) * static_cast<size_t>(length) * sizeof(float);
+    const int64_t parts =
+        std::min<int64_t>({static_cast<int64_t>(wanted_) + 1, lines, static_cast<int64_t>(bytes / copy_part_bytes)});
+    if (parts <= 1 || !started()) {
+      copy_lines_serial(dst, dst_ld, src, src_ld, lines, length);
+      return;
+    }
+    Batch batch{dst, dst_ld, src, src_ld, lines, length, parts, (lines + parts - 1) / parts};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.push_back(&batch);
+    }
+    work_.notify_all();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      const int64_t part = claim(batch);
+      if (part < 0) break;
+      lock.unlock();
+      run(batch, part);
+      lock.lock();
+      ++batch.done;
+    }
+    finished_.wait(lock, [&] { return batch.done == batch.parts; });
+  }
+
+ private:
+  struct Batch {
+    float *dst;
+    int64_t dst_ld;
+    const float *src;
+    int64_t src_ld, lines, length, parts, lines_per_part;
+    int64_t claimed = 0, done = 0;
+  };
+
+  // With the mutex held: the next part of `batch`, or -1; the batch leaves the queue with its last part.
+  int64_t claim(Batch &batch) {
+    if (batch.claimed == batch.parts) return -1;
+    const int64_t part = batch.claimed++;
+    if (batch.claimed == batch.parts) pending_.erase(std::find(pending_.begin(), pending_.end(), &batch));
+    return part;
+  }
+
+  static void run(const Batch &batch, int64_t part) {
+    const int64_t first = part * batch.lines_per_part;
+    const int64_t lines = std::min(batch.lines_per_part, batch.lines - first);
+    if (lines > 0)
+      copy_lines_serial(batch.dst + first * batch.dst_ld, batch.dst_ld, batch.src + first * batch.src_ld, batch.src_ld,
+                        lines, batch.length);
+  }
+
+  // Starts the threads on first use; a host that cannot give them leaves the callers to copy alone.
+  bool started() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!tried_) {
+      tried_ = true;
+      try {
+        while (static_cast<int>(threads_.size()) < wanted_) threads_.emplace_back([this] { serve(); });
+      } catch (...) {
+      }
+    }
+    return !threads_.empty();
+  }
+
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (stopping_) return;
+      Batch &batch = *pending_.front();
+      const int64_t part = claim(batch);
+      lock.unlock();
+      run(batch, part);
+      lock.lock();
+      if (++batch.done == batch.parts) finished_.notify_all();
+    }
+  }
+
+  const int wanted_;
+  std::mutex mutex_;
+  std::condition_variable work_, finished_;
+  std::deque<Batch *> pending_;
+  std::vector<std::thread> threads_;
+  bool tried_ = false, stopping_ = false;
+};
+
+namespace {
 
 // Where an operand lives, as seen from one worker's device.
 enum class Residence {
   in_place,  // device memory of the worker's device: read and written where it is
   direct,    // pinned host, managed, or another device's memory: one asynchronous 2D copy reaches it
-  pageable,  // ordinary host memory: packed through the pinned ring by the host
+  pageable,  // ordinary host memory: packed through a pinned ring by the host
 };
 
 struct PointerPlace {
@@ -89,41 +255,6 @@ Region b_region(const GemmOperand &b, int64_t k0, int64_t depth, int64_t col, in
   return Region{b.data + k0 * b.ld + col, b.ld, depth, cols};
 }
 
-void copy_lines_serial(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length) {
-  const size_t bytes = static_cast<size_t>(length) * sizeof(float);
-  if (dst_ld == length && src_ld == length) {
-    std::memcpy(dst, src, bytes * static_cast<size_t>(lines));
-    return;
-  }
-  for (int64_t line = 0; line < lines; ++line) std::memcpy(dst + line * dst_ld, src + line * src_ld, bytes);
-}
-
-// Host-to-host copy of `lines` lines, split over up to `threads` threads when it is large.
-void copy_lines(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length,
-                int threads) {
-  const size_t bytes = static_cast<size_t>(lines) * static_cast<size_t>(length) * sizeof(float);
-  const int64_t parts = std::min<int64_t>({threads, lines, static_cast<int64_t>(bytes / parallel_copy_bytes)});
-  if (parts <= 1) {
-    copy_lines_serial(dst, dst_ld, src, src_ld, lines, length);
-    return;
-  }
-  std::vector<std::thread> helpers;
-  const int64_t per_part = (lines + parts - 1) / parts;
-  int64_t first = per_part;  // the calling thread copies part 0
-  try {
-    for (; first < lines; first += per_part) {
-      const int64_t count = std::min(per_part, lines - first);
-      helpers.emplace_back(copy_lines_serial, dst + first * dst_ld, dst_ld, src + first * src_ld, src_ld, count,
-                           length);
-    }
-  } catch (...) {
-    // No thread to be had: the calling thread copies what no helper took.
-    copy_lines_serial(dst + first * dst_ld, dst_ld, src + first * src_ld, src_ld, lines - first, length);
-  }
-  copy_lines_serial(dst, dst_ld, src, src_ld, std::min(per_part, lines), length);
-  for (auto &helper : helpers) helper.join();
-}
-
 // cudaMemcpy2DAsync refuses pitches past INT_MAX bytes: such lines go one copy each.
 Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length,
                      cudaStream_t stream) {
@@ -140,11 +271,13 @@ Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_l
   return Status::success();
 }
 
-// A device buffer for one A or B panel or one C tile, and the events that order its reuse.
+// A device buffer for one k chunk of an A or B panel, or one C tile, and the events that order its reuse.
 struct DeviceSlot {
   float *data = nullptr;
   size_t floats = 0;
-  int64_t key = -1;                // which panel it holds during this call; -1: none
+  int64_t key = -1;                // which piece it holds during this call; -1: none
+  int64_t last_step = -1;          // the last planned step that reads it
+  int64_t request = -1;            // the upload that fills it
   cudaEvent_t ready = nullptr;     // its upload is done; for a C tile, then its products
   cudaEvent_t released = nullptr;  // the last work that read or wrote it is done
 };
@@ -152,6 +285,18 @@ struct DeviceSlot {
 struct RingChunk {
   float *data = nullptr;
   cudaEvent_t done = nullptr;  // the last copy from or to it is done
+};
+
+// In which order a worker takes the steps (tile, k chunk). Tile by tile, each tile's chunks in a row,
+// while the panels that a row of tiles reuses fit on the device; chunk by chunk over C's tiles, all kept
+// on the device, when they do not (k so deep that A and B exceed the device, C not): then every piece of A
+// and B crosses the bus once. Either way each tile sums its chunks in k order.
+enum class Order { tile_major, chunk_major };
+
+// How many device slots of each kind one call uses.
+struct SlotCounts {
+  Order order = Order::tile_major;
+  size_t a = 0, b = 0, c = 0;
 };
 
 }  // namespace
@@ -162,10 +307,13 @@ struct HostJob {
   bool product = true;
   fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
   const HostTileOps *ops = nullptr;
+  CopyPool *pool = nullptr;
   HostTiling tiling;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
   PointerPlace a_place, b_place, c_place;
-  int copy_threads = 1;
+  SlotCounts slots;
+  int64_t lookahead = min_lookahead_steps;
+  int workers = 1;
   bool single_worker = true;
   std::atomic<int64_t> next_tile{0};
   std::atomic<bool> failed{false};
@@ -176,7 +324,57 @@ struct HostJob {
   Residence c_on(int device) const { return residence_on(c_place, device, single_worker); }
 };
 
-// One device's share of the work: its streams, buffers and pinned ring, kept across calls.
+namespace {
+
+struct UploadRequest {
+  Region region;
+  Residence where;
+  DeviceSlot *slot;
+  int64_t after_step;      // >= 0: the slot is free once this step's products are done
+  int64_t after_download;  // >= 0: the slot is free once this download is done
+};
+
+struct DownloadRequest {
+  int64_t tile;
+  DeviceSlot *slot;
+};
+
+// The hand-offs between a worker's three threads during one call. An event is waited for only once the
+// thread that records it has said so here, so that every wait sees the record it needs.
+struct Progress {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int64_t steps_enqueued = 0;      // steps whose products, and the release of their pieces, are enqueued
+  int64_t uploads_recorded = 0;    // upload requests whose slot's ready event is recorded
+  int64_t downloads_released = 0;  // download requests whose slot's released event is recorded
+  std::deque<UploadRequest> uploads;
+  std::deque<DownloadRequest> downloads;
+  bool closed = false;  // no request will be added
+
+  template <typename Predicate>
+  bool wait(const std::atomic<bool> &failed, Predicate ready) {
+    // Another worker's failure is not announced here: it is seen within one timeout.
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!failed.load() && !ready()) changed.wait_for(lock, std::chrono::milliseconds(20));
+    return !failed.load();
+  }
+  template <typename Change>
+  void update(Change change) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      change();
+    }
+    changed.notify_all();
+  }
+};
+
+Status failed_elsewhere() {
+  return Status::failure(StatusCode::internal_error, "another part of fg_sgemm_host failed");
+}
+
+}  // namespace
+
+// One device's share of the work: its streams, buffers and pinned rings, kept across calls.
 class HostWorker {
  public:
   // Made with `device` current.
@@ -186,34 +384,50 @@ class HostWorker {
   HostWorker &operator=(const HostWorker &) = delete;
 
   int device() const { return device_; }
+  // Device memory the staging buffers may use: what is free, and what they hold already. With the device
+  // current.
+  Status staging_room(size_t *bytes);
   // Allocates what the job needs on this device; with the device current.
   Status prepare(const HostJob &job);
-  // Takes tiles until none is left; with the device current. Returns once its streams are idle.
-  Status work(HostJob &job, fg_sgemm_algo_t *ran);
+  // Computes its share of the tiles (worker `index` of the job's); with the device current. Returns once
+  // its streams are idle.
+  Status work(HostJob &job, int index, fg_sgemm_algo_t *ran);
 
  private:
+  struct Step {
+    int64_t tile = -1, chunk = 0, tile_index = 0;  // tile_index: how many tiles this worker began before
+  };
+  struct Planned {
+    Step step;
+    DeviceSlot *a = nullptr, *b = nullptr, *c = nullptr;
+    int64_t uploads_needed = 0;  // uploads_recorded that the step's product waits for
+  };
+
   HostWorker() = default;
-  Status compute_tile(HostJob &job, int64_t tile, DeviceSlot &c_slot, fg_sgemm_algo_t *ran);
-  Status stage_operand(const Region &region, Residence where, int64_t key, std::vector<DeviceSlot> &slots, bool cached,
-                       int64_t *last, HostJob &job, const float **data, int64_t *ld);
   Status ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats);
-  Status upload(const Region &region, Residence where, float *dst, HostJob &job);
-  Status download(HostJob &job, int64_t tile, DeviceSlot &c_slot);
+  size_t held_bytes() const;
+  bool next_step(HostJob &job, int index, Step *step);
+  void plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
+  DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where,
+                    int64_t step_index, int64_t *requests, int64_t *needed);
+  Status enqueue(HostJob &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran);
+  Status upload_all(HostJob &job);
+  Status download_all(HostJob &job);
+  Status upload(HostJob &job, const Region &region, Residence where, float *dst);
+  Status download(HostJob &job, const DownloadRequest &request);
   Status drain();
-  RingChunk &next_chunk();
 
   int device_ = -1;
   Context *context_ = nullptr;
   std::unique_ptr<Context> own_context_;
   cudaStream_t upload_stream_ = nullptr, download_stream_ = nullptr;
-  // Two slots each for A panels and C tiles; for B panels two, or one per panel of the product when they
-  // all fit in the device's free memory (b_cached_), so that B crosses the bus once, not once per row of
-  // tiles.
   std::vector<DeviceSlot> a_slots_, b_slots_, c_slots_;
-  bool b_cached_ = false;
-  RingChunk ring_[ring_chunks];
-  int ring_next_ = 0;
-  int64_t last_a_ = 0, last_b_ = 0;
+  RingChunk upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
+  int upload_next_ = 0;
+  Progress progress_;
+  // The steps of a chunk-major call: this worker's tiles, and where the walk over them is.
+  std::vector<int64_t> my_tiles_;
+  int64_t walk_ = 0;
 };
 
 namespace {
@@ -223,11 +437,28 @@ Status create_event(cudaEvent_t *event) {
   return Status::success();
 }
 
+size_t slot_bytes(const std::vector<DeviceSlot> &slots) {
+  size_t bytes = 0;
+  for (const DeviceSlot &slot : slots) bytes += slot.floats * sizeof(float);
+  return bytes;
+}
+
 }  // namespace
 
+size_t HostWorker::held_bytes() const { return slot_bytes(a_slots_) + slot_bytes(b_slots_) + slot_bytes(c_slots_); }
+
 // Buffers are allocated and freed in the upload stream's order, so that neither a larger problem nor a
-// handle's end synchronizes the device.
+// handle's end synchronizes the device. Slots beyond `count` are freed: a call that needed many (all of
+// C's tiles) does not keep them from the next.
 Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats) {
+  while (slots.size() > count) {
+    DeviceSlot &slot = slots.back();
+    if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
+    (void)cudaEventDestroy(slot.ready);
+    (void)cudaEventDestroy(slot.released);
+    slots.pop_back();
+  }
+  slots.reserve(count);
   while (slots.size() < count) {
     DeviceSlot slot;
     FG_RETURN_IF_ERROR(create_event(&slot.ready));
@@ -236,8 +467,7 @@ Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, si
     FG_RETURN_IF_ERROR(released);
     slots.push_back(slot);
   }
-  for (size_t i = 0; i < count; ++i) {
-    DeviceSlot &slot = slots[i];
+  for (DeviceSlot &slot : slots) {
     if (slot.floats >= floats) continue;
     if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
     slot.data = nullptr;
@@ -261,7 +491,8 @@ Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWork
   }
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->upload_stream_, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
-  for (RingChunk &chunk : worker->ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
+  for (RingChunk &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
+  for (RingChunk &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   *out = std::move(worker);
   return Status::success();
 }
@@ -276,55 +507,202 @@ HostWorker::~HostWorker() {
       (void)cudaEventDestroy(slot.ready);
       (void)cudaEventDestroy(slot.released);
     }
-  for (RingChunk &chunk : ring_) {
-    if (chunk.data != nullptr) (void)cudaFreeHost(chunk.data);
-    if (chunk.done != nullptr) (void)cudaEventDestroy(chunk.done);
-  }
+  for (RingChunk *ring : {upload_ring_, download_ring_})
+    for (int i = 0; i < (ring == upload_ring_ ? upload_ring_chunks : download_ring_chunks); ++i) {
+      if (ring[i].data != nullptr) (void)cudaFreeHost(ring[i].data);
+      if (ring[i].done != nullptr) (void)cudaEventDestroy(ring[i].done);
+    }
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
   if (download_stream_ != nullptr) (void)cudaStreamDestroy(download_stream_);
   own_context_.reset();
 }
 
-Status HostWorker::prepare(const HostJob &job) {
-  const HostTiling &t = job.tiling;
-  const Residence a = job.a_on(device_), b = job.b_on(device_), c = job.c_on(device_);
-  if (job.product && a != Residence::in_place) FG_RETURN_IF_ERROR(ensure_slots(a_slots_, 2, t.tile_m * t.tile_k));
-  if (c != Residence::in_place) FG_RETURN_IF_ERROR(ensure_slots(c_slots_, 2, t.tile_m * t.tile_n));
-  b_cached_ = false;
-  if (job.product && b != Residence::in_place) {
-    const size_t panels = static_cast<size_t>(job.tiles_n * job.chunks), panel_floats = t.tile_k * t.tile_n;
-    const size_t held = b_slots_.size() >= panels ? 0 : (panels - b_slots_.size()) * panel_floats * sizeof(float);
-    size_t free_bytes = 0, total_bytes = 0;
-    FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    b_cached_ = job.tiles_m > 1 && panels > 2 && held <= free_bytes / 2;
-    FG_RETURN_IF_ERROR(ensure_slots(b_slots_, b_cached_ ? panels : 2, panel_floats));
-  }
-  FG_CUDA_CHECK(cudaStreamSynchronize(upload_stream_));  // the allocations, before any stream uses them
-  const bool pageable =
-      c == Residence::pageable || (job.product && (a == Residence::pageable || b == Residence::pageable));
-  if (pageable && ring_[0].data == nullptr)
-    for (RingChunk &chunk : ring_)
-      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_floats * sizeof(float),
-                                  cudaHostAllocPortable));
+Status HostWorker::staging_room(size_t *bytes) {
+  size_t free_bytes = 0, total_bytes = 0;
+  FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const size_t room = free_bytes + held_bytes();
+  *bytes = room > reserved_device_bytes ? room - reserved_device_bytes : 0;
   return Status::success();
 }
 
-RingChunk &HostWorker::next_chunk() {
-  RingChunk &chunk = ring_[ring_next_];
-  ring_next_ = (ring_next_ + 1) % ring_chunks;
-  return chunk;
+Status HostWorker::prepare(const HostJob &job) {
+  const HostTiling &t = job.tiling;
+  const SlotCounts &counts = job.slots;
+  FG_RETURN_IF_ERROR(ensure_slots(a_slots_, counts.a, static_cast<size_t>(t.tile_m * t.tile_k)));
+  FG_RETURN_IF_ERROR(ensure_slots(b_slots_, counts.b, static_cast<size_t>(t.tile_k * t.tile_n)));
+  FG_RETURN_IF_ERROR(ensure_slots(c_slots_, counts.c, static_cast<size_t>(t.tile_m * t.tile_n)));
+  FG_CUDA_CHECK(cudaStreamSynchronize(upload_stream_));  // the allocations, before any stream uses them
+  const Residence a = job.a_on(device_), b = job.b_on(device_), c = job.c_on(device_);
+  const bool pageable =
+      c == Residence::pageable || (job.product && (a == Residence::pageable || b == Residence::pageable));
+  if (pageable && upload_ring_[0].data == nullptr) {
+    for (RingChunk &chunk : upload_ring_)
+      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_floats * sizeof(float),
+                                  cudaHostAllocPortable));
+    for (RingChunk &chunk : download_ring_)
+      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_floats * sizeof(float),
+                                  cudaHostAllocPortable));
+  }
+  return Status::success();
 }
 
-Status HostWorker::upload(const Region &region, Residence where, float *dst, HostJob &job) {
+// The worker's next step, or false when it has none left. Tile-major: tiles are taken from the job's
+// counter as they come. Chunk-major: worker `index` of n keeps tiles index, index + n, ... for every chunk.
+bool HostWorker::next_step(HostJob &job, int index, Step *step) {
+  if (job.slots.order == Order::tile_major) {
+    if (step->tile >= 0 && step->chunk + 1 < std::max<int64_t>(job.chunks, 1)) {
+      ++step->chunk;
+      return true;
+    }
+    if (job.failed.load()) return false;
+    const int64_t tile = job.next_tile.fetch_add(1);
+    if (tile >= job.tiles()) return false;
+    step->tile_index = step->tile >= 0 ? step->tile_index + 1 : 0;
+    step->tile = tile;
+    step->chunk = 0;
+    return true;
+  }
+  if (walk_ == 0) {
+    my_tiles_.clear();
+    for (int64_t tile = index; tile < job.tiles(); tile += job.workers) my_tiles_.push_back(tile);
+  }
+  const int64_t count = static_cast<int64_t>(my_tiles_.size());
+  if (count == 0 || walk_ >= count * job.chunks) return false;
+  step->tile_index = walk_ % count;
+  step->tile = my_tiles_[static_cast<size_t>(step->tile_index)];
+  step->chunk = walk_ / count;
+  ++walk_;
+  return true;
+}
+
+// The slot that holds piece `key` for step `step_index`: the one holding it already, or the one whose
+// pieces were needed longest ago, filled by a new upload request.
+DeviceSlot *HostWorker::stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where,
+                              int64_t step_index, int64_t *requests, int64_t *needed) {
+  DeviceSlot *chosen = nullptr;
+  for (DeviceSlot &slot : slots)
+    if (slot.key == key) chosen = &slot;
+  if (chosen == nullptr) {
+    chosen = &slots[0];
+    for (DeviceSlot &slot : slots)
+      if (slot.last_step < chosen->last_step) chosen = &slot;
+    UploadRequest request{region, where, chosen, chosen->last_step, -1};
+    chosen->key = key;
+    chosen->request = (*requests)++;
+    progress_.update([&] { progress_.uploads.push_back(request); });
+  }
+  chosen->last_step = step_index;
+  *needed = std::max(*needed, chosen->request + 1);
+  return chosen;
+}
+
+void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests) {
+  const GemmProblem &p = job.problem;
+  const HostTiling &t = job.tiling;
+  planned->step = step;
+  planned->uploads_needed = 0;
+  const int64_t tile_row = step.tile / job.tiles_n, tile_col = step.tile % job.tiles_n;
+  const int64_t row = tile_row * t.tile_m, col = tile_col * t.tile_n;
+  const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
+  const Residence c_where = job.c_on(device_);
+  if (c_where != Residence::in_place) {
+    DeviceSlot &slot = c_slots_[static_cast<size_t>(step.tile_index) % c_slots_.size()];
+    planned->c = &slot;
+    // The tile's C is fetched before its first product when beta needs it, once the slot's previous tile
+    // is downloaded.
+    if (step.chunk == 0 && p.beta != 0.0f) {
+      const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
+      UploadRequest request{Region{p.c + row * p.ldc + col, p.ldc, rows, cols}, c_where, &slot, -1, previous};
+      slot.request = (*requests)++;
+      planned->uploads_needed = slot.request + 1;
+      progress_.update([&] { progress_.uploads.push_back(request); });
+    }
+  }
+  if (!job.product) return;
+  const int64_t k0 = step.chunk * t.tile_k, depth = std::min(t.tile_k, p.k - k0);
+  const Residence a_where = job.a_on(device_), b_where = job.b_on(device_);
+  if (a_where != Residence::in_place)
+    planned->a = stage(a_slots_, tile_row * job.chunks + step.chunk, a_region(p.a, row, rows, k0, depth), a_where,
+                       step_index, requests, &planned->uploads_needed);
+  if (b_where != Residence::in_place)
+    planned->b = stage(b_slots_, tile_col * job.chunks + step.chunk, b_region(p.b, k0, depth, col, cols), b_where,
+                       step_index, requests, &planned->uploads_needed);
+}
+
+Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran) {
+  const GemmProblem &p = job.problem;
+  const HostTiling &t = job.tiling;
+  const Step &step = planned.step;
+  const int64_t row = step.tile / job.tiles_n * t.tile_m, col = step.tile % job.tiles_n * t.tile_n;
+  const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
+  const cudaStream_t compute = context_->stream();
+  const int64_t last_chunk = std::max<int64_t>(job.chunks, 1) - 1;
+  if (!progress_.wait(job.failed, [&] { return progress_.uploads_recorded >= planned.uploads_needed; }))
+    return failed_elsewhere();
+
+  GemmProblem part;
+  part.m = rows;
+  part.n = cols;
+  part.alpha = p.alpha;
+  part.beta = p.beta;
+  part.math = p.math;
+  if (planned.c == nullptr) {
+    part.c = p.c + row * p.ldc + col;
+    part.ldc = p.ldc;
+  } else {
+    part.c = planned.c->data;
+    part.ldc = cols;
+    if (step.chunk == 0) {
+      if (p.beta != 0.0f) {
+        FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->ready, 0));
+      } else {
+        // The slot's previous tile must be downloaded before it is overwritten.
+        const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
+        if (!progress_.wait(job.failed, [&] { return progress_.downloads_released > previous; }))
+          return failed_elsewhere();
+        FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->released, 0));
+      }
+    }
+  }
+
+  if (!job.product) {
+    FG_RETURN_IF_ERROR(job.ops->scale(part, compute));
+  } else {
+    const int64_t k0 = step.chunk * t.tile_k, depth = std::min(t.tile_k, p.k - k0);
+    const Region a = a_region(p.a, row, rows, k0, depth), b = b_region(p.b, k0, depth, col, cols);
+    if (planned.a != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.a->ready, 0));
+    if (planned.b != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.b->ready, 0));
+    part.k = depth;
+    part.a = planned.a != nullptr ? GemmOperand{planned.a->data, a.length, 0, p.a.transposed}
+                                  : GemmOperand{a.data, a.ld, 0, p.a.transposed};
+    part.b = planned.b != nullptr ? GemmOperand{planned.b->data, b.length, 0, p.b.transposed}
+                                  : GemmOperand{b.data, b.ld, 0, p.b.transposed};
+    // The chunks of k are summed in order into C, which holds beta * C after the first.
+    part.beta = step.chunk == 0 ? p.beta : 1.0f;
+    FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, ran));
+    if (planned.a != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.a->released, compute));
+    if (planned.b != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.b->released, compute));
+  }
+  const bool tile_done = step.chunk == last_chunk;
+  if (tile_done && planned.c != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.c->ready, compute));
+  progress_.update([&] {
+    progress_.steps_enqueued = step_index + 1;
+    if (tile_done && planned.c != nullptr) progress_.downloads.push_back(DownloadRequest{step.tile, planned.c});
+  });
+  return Status::success();
+}
+
+Status HostWorker::upload(HostJob &job, const Region &region, Residence where, float *dst) {
   if (where == Residence::direct)
     return copy_2d_async(dst, region.length, region.data, region.ld, region.lines, region.length, upload_stream_);
   const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / region.length;
   for (int64_t first = 0; first < region.lines; first += lines_per_chunk) {
+    if (job.failed.load()) return failed_elsewhere();
     const int64_t lines = std::min(lines_per_chunk, region.lines - first);
-    RingChunk &chunk = next_chunk();
+    RingChunk &chunk = upload_ring_[upload_next_];
+    upload_next_ = (upload_next_ + 1) % upload_ring_chunks;
     FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
-    copy_lines(chunk.data, region.length, region.data + first * region.ld, region.ld, lines, region.length,
-               job.copy_threads);
+    job.pool->copy(chunk.data, region.length, region.data + first * region.ld, region.ld, lines, region.length);
     FG_CUDA_CHECK(cudaMemcpyAsync(dst + first * region.length, chunk.data,
                                   static_cast<size_t>(lines * region.length) * sizeof(float), cudaMemcpyHostToDevice,
                                   upload_stream_));
@@ -333,104 +711,48 @@ Status HostWorker::upload(const Region &region, Residence where, float *dst, Hos
   return Status::success();
 }
 
-// Puts the operand's panel where the product can read it: in place, or in the slot that already holds it,
-// or uploaded into the slot the previous step did not use (after the products that read it are done).
-Status HostWorker::stage_operand(const Region &region, Residence where, int64_t key, std::vector<DeviceSlot> &slots,
-                                 bool cached, int64_t *last, HostJob &job, const float **data, int64_t *ld) {
-  if (where == Residence::in_place) {
-    *data = region.data;
-    *ld = region.ld;
-    return Status::success();
+// The upload thread: the requests in order, each once the slot's earlier contents are no longer needed.
+Status HostWorker::upload_all(HostJob &job) {
+  for (;;) {
+    UploadRequest request{};
+    bool have = false;
+    if (!progress_.wait(job.failed, [&] { return progress_.closed || !progress_.uploads.empty(); }))
+      return failed_elsewhere();
+    progress_.update([&] {
+      if (progress_.uploads.empty()) return;
+      request = progress_.uploads.front();
+      progress_.uploads.pop_front();
+      have = true;
+    });
+    if (!have) return Status::success();
+    if (request.after_step >= 0 || request.after_download >= 0) {
+      if (!progress_.wait(job.failed, [&] {
+            return progress_.steps_enqueued > request.after_step &&
+                   progress_.downloads_released > request.after_download;
+          }))
+        return failed_elsewhere();
+      FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, request.slot->released, 0));
+    }
+    FG_RETURN_IF_ERROR(upload(job, request.region, request.where, request.slot->data));
+    FG_CUDA_CHECK(cudaEventRecord(request.slot->ready, upload_stream_));
+    progress_.update([&] { ++progress_.uploads_recorded; });
   }
-  int64_t index = cached ? key : (slots[0].key == key ? 0 : (slots[1].key == key ? 1 : -1));
-  if (index < 0 || slots[index].key != key) {
-    if (index < 0) index = 1 - *last;
-    DeviceSlot &slot = slots[index];
-    slot.key = -1;
-    FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, slot.released, 0));
-    FG_RETURN_IF_ERROR(upload(region, where, slot.data, job));
-    FG_CUDA_CHECK(cudaEventRecord(slot.ready, upload_stream_));
-    slot.key = key;
-  }
-  *last = index;
-  FG_CUDA_CHECK(cudaStreamWaitEvent(context_->stream(), slots[index].ready, 0));
-  *data = slots[index].data;
-  *ld = region.length;
-  return Status::success();
 }
 
-Status HostWorker::compute_tile(HostJob &job, int64_t tile, DeviceSlot &c_slot, fg_sgemm_algo_t *ran) {
+// Writes a computed tile back to the caller's C: D2H copies into the ring, each unpacked once it is done;
+// the slot is released as soon as its last copy is enqueued.
+Status HostWorker::download(HostJob &job, const DownloadRequest &request) {
   const GemmProblem &p = job.problem;
   const HostTiling &t = job.tiling;
-  const int64_t tile_row = tile / job.tiles_n, tile_col = tile % job.tiles_n;
-  const int64_t row = tile_row * t.tile_m, col = tile_col * t.tile_n;
-  const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
-  const cudaStream_t compute = context_->stream();
-
-  GemmProblem part;
-  part.m = rows;
-  part.n = cols;
-  part.alpha = p.alpha;
-  part.beta = p.beta;
-  part.math = p.math;
-  const Residence c_where = job.c_on(device_);
-  float *user_c = p.c + row * p.ldc + col;
-  if (c_where == Residence::in_place) {
-    part.c = user_c;
-    part.ldc = p.ldc;
-  } else {
-    part.c = c_slot.data;
-    part.ldc = cols;
-    // The slot's previous tile must be downloaded before it is overwritten.
-    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, c_slot.released, 0));
-    if (p.beta != 0.0f) {
-      FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, c_slot.released, 0));
-      FG_RETURN_IF_ERROR(upload(Region{user_c, p.ldc, rows, cols}, c_where, c_slot.data, job));
-      FG_CUDA_CHECK(cudaEventRecord(c_slot.ready, upload_stream_));
-      FG_CUDA_CHECK(cudaStreamWaitEvent(compute, c_slot.ready, 0));
-    }
-  }
-
-  if (!job.product) {
-    FG_RETURN_IF_ERROR(job.ops->scale(part, compute));
-  } else {
-    const Residence a_where = job.a_on(device_), b_where = job.b_on(device_);
-    for (int64_t chunk = 0; chunk < job.chunks; ++chunk) {
-      const int64_t k0 = chunk * t.tile_k, depth = std::min(t.tile_k, p.k - k0);
-      const float *a_data = nullptr, *b_data = nullptr;
-      int64_t a_ld = 0, b_ld = 0;
-      FG_RETURN_IF_ERROR(stage_operand(a_region(p.a, row, rows, k0, depth), a_where, tile_row * job.chunks + chunk,
-                                       a_slots_, false, &last_a_, job, &a_data, &a_ld));
-      FG_RETURN_IF_ERROR(stage_operand(b_region(p.b, k0, depth, col, cols), b_where, tile_col * job.chunks + chunk,
-                                       b_slots_, b_cached_, &last_b_, job, &b_data, &b_ld));
-      part.k = depth;
-      part.a = GemmOperand{a_data, a_ld, 0, p.a.transposed};
-      part.b = GemmOperand{b_data, b_ld, 0, p.b.transposed};
-      // The chunks of k are summed in order into C, which holds beta * C after the first.
-      part.beta = chunk == 0 ? p.beta : 1.0f;
-      FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, ran));
-      if (a_where != Residence::in_place) FG_CUDA_CHECK(cudaEventRecord(a_slots_[last_a_].released, compute));
-      if (b_where != Residence::in_place) FG_CUDA_CHECK(cudaEventRecord(b_slots_[last_b_].released, compute));
-    }
-  }
-  // The stage-in's wait has been enqueued, so the event can now mark the tile's products as done.
-  if (c_where != Residence::in_place) FG_CUDA_CHECK(cudaEventRecord(c_slot.ready, compute));
-  return Status::success();
-}
-
-// Writes a computed tile back to the caller's C (nothing to do for C in place).
-Status HostWorker::download(HostJob &job, int64_t tile, DeviceSlot &c_slot) {
-  const GemmProblem &p = job.problem;
-  const HostTiling &t = job.tiling;
-  const Residence c_where = job.c_on(device_);
-  if (c_where == Residence::in_place) return Status::success();
-  const int64_t row = tile / job.tiles_n * t.tile_m, col = tile % job.tiles_n * t.tile_n;
+  const int64_t row = request.tile / job.tiles_n * t.tile_m, col = request.tile % job.tiles_n * t.tile_n;
   const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
   float *user_c = p.c + row * p.ldc + col;
-  FG_CUDA_CHECK(cudaStreamWaitEvent(download_stream_, c_slot.ready, 0));
-  if (c_where == Residence::direct) {
-    FG_RETURN_IF_ERROR(copy_2d_async(user_c, p.ldc, c_slot.data, cols, rows, cols, download_stream_));
-    FG_CUDA_CHECK(cudaEventRecord(c_slot.released, download_stream_));
+  DeviceSlot &slot = *request.slot;
+  FG_CUDA_CHECK(cudaStreamWaitEvent(download_stream_, slot.ready, 0));
+  if (job.c_on(device_) == Residence::direct) {
+    FG_RETURN_IF_ERROR(copy_2d_async(user_c, p.ldc, slot.data, cols, rows, cols, download_stream_));
+    FG_CUDA_CHECK(cudaEventRecord(slot.released, download_stream_));
+    progress_.update([&] { ++progress_.downloads_released; });
     return Status::success();
   }
   struct Pending {
@@ -442,25 +764,45 @@ Status HostWorker::download(HostJob &job, int64_t tile, DeviceSlot &c_slot) {
     const Pending oldest = pending.front();
     pending.pop_front();
     FG_CUDA_CHECK(cudaEventSynchronize(oldest.chunk->done));
-    copy_lines(user_c + oldest.first * p.ldc, p.ldc, oldest.chunk->data, cols, oldest.lines, cols, job.copy_threads);
+    job.pool->copy(user_c + oldest.first * p.ldc, p.ldc, oldest.chunk->data, cols, oldest.lines, cols);
     return Status::success();
   };
   const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / cols;
+  int next = 0;
   for (int64_t first = 0; first < rows; first += lines_per_chunk) {
     // The ring is taken in order, so the oldest pending chunk is the one about to be reused.
-    if (pending.size() == ring_chunks) FG_RETURN_IF_ERROR(unpack_oldest());
+    if (pending.size() == download_ring_chunks) FG_RETURN_IF_ERROR(unpack_oldest());
     const int64_t lines = std::min(lines_per_chunk, rows - first);
-    RingChunk &chunk = next_chunk();
-    FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
-    FG_CUDA_CHECK(cudaMemcpyAsync(chunk.data, c_slot.data + first * cols,
+    RingChunk &chunk = download_ring_[next];
+    next = (next + 1) % download_ring_chunks;
+    FG_CUDA_CHECK(cudaMemcpyAsync(chunk.data, slot.data + first * cols,
                                   static_cast<size_t>(lines * cols) * sizeof(float), cudaMemcpyDeviceToHost,
                                   download_stream_));
     FG_CUDA_CHECK(cudaEventRecord(chunk.done, download_stream_));
     pending.push_back(Pending{&chunk, first, lines});
   }
-  FG_CUDA_CHECK(cudaEventRecord(c_slot.released, download_stream_));
+  FG_CUDA_CHECK(cudaEventRecord(slot.released, download_stream_));
+  progress_.update([&] { ++progress_.downloads_released; });
   while (!pending.empty()) FG_RETURN_IF_ERROR(unpack_oldest());
   return Status::success();
+}
+
+// The download thread: each computed tile in the order the products finished being enqueued.
+Status HostWorker::download_all(HostJob &job) {
+  for (;;) {
+    DownloadRequest request{};
+    bool have = false;
+    if (!progress_.wait(job.failed, [&] { return progress_.closed || !progress_.downloads.empty(); }))
+      return failed_elsewhere();
+    progress_.update([&] {
+      if (progress_.downloads.empty()) return;
+      request = progress_.downloads.front();
+      progress_.downloads.pop_front();
+      have = true;
+    });
+    if (!have) return Status::success();
+    FG_RETURN_IF_ERROR(download(job, request));
+  }
 }
 
 Status HostWorker::drain() {
@@ -470,31 +812,65 @@ Status HostWorker::drain() {
   return !compute.ok() ? compute : (!up.ok() ? up : down);
 }
 
-Status HostWorker::work(HostJob &job, fg_sgemm_algo_t *ran) {
+Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
-    for (DeviceSlot &slot : *slots) slot.key = -1;
-  // The slot each operand used last belongs to the last call, whose B panels may each have had one of many
-  // slots: a call that takes turns in two slots starts from the first.
-  last_a_ = last_b_ = 0;
-  // A tile is downloaded once the next one's products are enqueued, so that the host packs and unpacks
-  // while the device computes.
-  int64_t pending_tile = -1;
-  int tiles_done = 0;
-  Status status = Status::success();
-  while (!job.failed.load()) {
-    const int64_t tile = job.next_tile.fetch_add(1);
-    if (tile >= job.tiles()) break;
-    DeviceSlot &c_slot = c_slots_[tiles_done % 2];
-    status = compute_tile(job, tile, c_slot, ran);
-    if (status.ok() && pending_tile >= 0) status = download(job, pending_tile, c_slots_[(tiles_done - 1) % 2]);
-    if (!status.ok()) break;
-    pending_tile = tile;
-    ++tiles_done;
+    for (DeviceSlot &slot : *slots) slot.key = slot.last_step = slot.request = -1;
+  // Earlier calls' downloads were all drained: the ring's chunks hold nothing pending.
+  walk_ = 0;
+  {
+    std::lock_guard<std::mutex> lock(progress_.mutex);
+    progress_.steps_enqueued = progress_.uploads_recorded = progress_.downloads_released = 0;
+    progress_.uploads.clear();
+    progress_.downloads.clear();
+    progress_.closed = false;
   }
-  if (status.ok() && pending_tile >= 0) status = download(job, pending_tile, c_slots_[(tiles_done - 1) % 2]);
+  Status upload_result = Status::success(), download_result = Status::success();
+  const auto helper = [&](Status (HostWorker::*body)(HostJob &), Status *result) {
+    DeviceGuard guard;
+    *result = guard.enter(device_);
+    if (result->ok()) *result = (this->*body)(job);
+    if (!result->ok()) {
+      job.failed.store(true);
+      progress_.update([] {});
+    }
+  };
+  std::thread uploader, downloader;
+  Status status = Status::success();
+  try {
+    uploader = std::thread(helper, &HostWorker::upload_all, &upload_result);
+    downloader = std::thread(helper, &HostWorker::download_all, &download_result);
+  } catch (...) {
+    status = Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: no host thread could be started");
+    job.failed.store(true);
+  }
+
+  std::deque<Planned> planned;
+  int64_t requests = 0, planned_steps = 0;
+  Step cursor;
+  bool more = true;
+  for (int64_t step_index = 0; status.ok() && !job.failed.load(); ++step_index) {
+    while (more && planned_steps <= step_index + job.lookahead) {
+      more = next_step(job, index, &cursor);
+      if (!more) break;
+      Planned next;
+      plan(job, cursor, planned_steps++, &next, &requests);
+      planned.push_back(next);
+    }
+    if (planned.empty()) break;
+    status = enqueue(job, planned.front(), step_index, ran);
+    planned.pop_front();
+  }
   if (!status.ok()) job.failed.store(true);
+  progress_.update([&] { progress_.closed = true; });
+  if (uploader.joinable()) uploader.join();
+  if (downloader.joinable()) downloader.join();
   const Status drained = drain();
-  return status.ok() ? drained : status;
+  // The first failure is the one to report; the others only followed it.
+  for (const Status *result : {&status, &upload_result, &download_result})
+    if (!result->ok() && result->message != failed_elsewhere().message) return *result;
+  for (const Status *result : {&status, &upload_result, &download_result})
+    if (!result->ok()) return *result;
+  return drained;
 }
 
 int64_t host_tile_limit_from_environment() {
@@ -515,7 +891,13 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   tiling.tile_m = std::min(m, edge);
   tiling.tile_n = std::min(n, edge);
   if (k == 0) return tiling;
-  tiling.tile_k = std::min(k, limit > 0 ? limit : max_tile_k);
+  if (limit > 0) {
+    tiling.tile_k = std::min(k, limit);
+  } else {
+    const int64_t chunks = (k + edge - 1) / edge;
+    const int64_t balanced = (k + chunks - 1) / chunks;
+    tiling.tile_k = std::min(k, (balanced + chunk_k_multiple - 1) / chunk_k_multiple * chunk_k_multiple);
+  }
   const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
   const auto bytes = [&](int64_t depth) {
     return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
@@ -575,6 +957,57 @@ Status HostGemm::ensure_workers() {
   return Status::success();
 }
 
+namespace {
+
+// The device memory the staging buffers may use, as FASTGEMM_HOST_STAGING asks (bytes; a testing knob that
+// forces the orders and slot counts of a device with little memory), or 0 when it asks for no limit.
+size_t host_staging_limit_from_environment() {
+  const char *text = std::getenv("FASTGEMM_HOST_STAGING");
+  if (text == nullptr || *text == '\0') return 0;
+  char *end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  return *end == '\0' && value > 0 ? static_cast<size_t>(value) : 0;
+}
+
+// The slots one call uses on each device, within `room` bytes of device memory (the smallest worker's).
+SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
+  const HostTiling &t = job.tiling;
+  const int64_t chunks = std::max<int64_t>(job.chunks, 1);
+  const int64_t tiles_per_worker = (job.tiles() + job.workers - 1) / job.workers;
+  const bool staged_a = job.product && job.a_on(device) != Residence::in_place;
+  const bool staged_b = job.product && job.b_on(device) != Residence::in_place;
+  const bool staged_c = job.c_on(device) != Residence::in_place;
+  const auto bytes = [&](const SlotCounts &counts) {
+    return (counts.a * static_cast<size_t>(t.tile_m * t.tile_k) + counts.b * static_cast<size_t>(t.tile_k * t.tile_n) +
+            counts.c * static_cast<size_t>(t.tile_m * t.tile_n)) *
+           sizeof(float);
+  };
+  const auto staged = [](bool is_staged, int64_t count) { return is_staged ? static_cast<size_t>(count) : 0; };
+  // Few pieces, each read by the steps planned ahead, for operands streamed through the device.
+  const int64_t few = job.lookahead + 2;
+  // Three C tiles: one computed, one downloaded, and one whose beta * C is fetched ahead.
+  const size_t c_few = staged(staged_c, std::min<int64_t>(3, tiles_per_worker));
+  // Tile by tile: a row of tiles' A panel (every chunk) stays while the row is computed, and every B
+  // panel for the whole call, so that each crosses the bus once.
+  const SlotCounts whole{Order::tile_major, staged(staged_a, std::min(job.tiles_m * chunks, chunks + few)),
+                         staged(staged_b, job.tiles_n * chunks), c_few};
+  if (bytes(whole) <= room) return whole;
+  // Chunk by chunk: C's tiles stay, and one chunk of B's panels at a time.
+  const SlotCounts deep{Order::chunk_major, staged(staged_a, few),
+                        staged(staged_b, std::min(job.tiles_n * chunks, job.tiles_n + few)),
+                        staged(staged_c, tiles_per_worker)};
+  if (chunks > 1 && bytes(deep) <= room) return deep;
+  // Tile by tile with panels uploaded again where they do not fit: slower, but within the memory.
+  SlotCounts streamed{Order::tile_major, whole.a, staged(staged_b, std::min(job.tiles_n * chunks, few)), c_few};
+  if (bytes(streamed) > room) streamed.a = staged(staged_a, few);
+  if (bytes(streamed) > room)
+    streamed = SlotCounts{Order::tile_major, staged(staged_a, 2), staged(staged_b, 2),
+                          staged(staged_c, std::min<int64_t>(2, tiles_per_worker))};
+  return streamed;
+}
+
+}  // namespace
+
 Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
                      fg_sgemm_algo_t *ran) {
   *ran = FG_SGEMM_AUTO;
@@ -591,20 +1024,41 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   if (product) FG_RETURN_IF_ERROR(locate(problem.b.data, &job.b_place));
   FG_RETURN_IF_ERROR(locate(problem.c, &job.c_place));
 
-  size_t smallest_memory = SIZE_MAX;
+  size_t smallest_memory = SIZE_MAX, smallest_room = SIZE_MAX;
   for (const auto &worker : workers_) {
     cudaDeviceProp properties = {};
     FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, worker->device()));
     smallest_memory = std::min(smallest_memory, properties.totalGlobalMem);
+    DeviceGuard guard;
+    FG_RETURN_IF_ERROR(guard.enter(worker->device()));
+    size_t room = 0;
+    FG_RETURN_IF_ERROR(worker->staging_room(&room));
+    smallest_room = std::min(smallest_room, room);
   }
+  const size_t staging_limit = host_staging_limit_from_environment();
+  if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
                                   host_tile_limit_from_environment());
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  job.workers = static_cast<int>(workers_.size());
   job.single_worker = workers_.size() == 1;
-  job.copy_threads = std::clamp(hardware / static_cast<int>(workers_.size()), 1, max_copy_threads);
+  job.lookahead = std::clamp(2 * std::max<int64_t>(job.chunks, 1) + 1, min_lookahead_steps, max_lookahead_steps);
+  job.slots = choose_slot_counts(job, workers_[0]->device(), smallest_room);
+
+  const bool pageable =
+      job.c_place.type == cudaMemoryTypeUnregistered ||
+      (product && (job.a_place.type == cudaMemoryTypeUnregistered || job.b_place.type == cudaMemoryTypeUnregistered));
+  if (pageable && !pool_) {
+    const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+    try {
+      pool_ = std::make_unique<CopyPool>(std::clamp(hardware - 4, 0, max_pool_threads));
+    } catch (...) {
+      return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+    }
+  }
+  job.pool = pool_.get();
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.
   for (const auto &worker : workers_) {
@@ -618,7 +1072,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const auto run_worker = [&](size_t index) {
     DeviceGuard guard;
     results[index] = guard.enter(workers_[index]->device());
-    if (results[index].ok()) results[index] = workers_[index]->work(job, &ran_by[index]);
+    if (results[index].ok()) results[index] = workers_[index]->work(job, static_cast<int>(index), &ran_by[index]);
     if (!results[index].ok()) job.failed.store(true);
   };
   std::vector<std::thread> threads;
@@ -626,11 +1080,16 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     try {
       threads.emplace_back(run_worker, index);
     } catch (...) {
-      break;  // fewer threads: the workers that run take every tile
+      // A chunk-major call gives each worker its own tiles: without a thread for one, the call fails.
+      job.failed.store(true);
+      results[index] = Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: no host thread could be started");
+      break;
     }
   }
   run_worker(0);
   for (auto &thread : threads) thread.join();
+  for (const Status &result : results)
+    if (!result.ok() && result.message != failed_elsewhere().message) return result;
   for (const Status &result : results)
     if (!result.ok()) return result;
   for (const fg_sgemm_algo_t algo_ran : ran_by)

@@ -1,8 +1,9 @@
 // fg_sgemm_host's engine: a product whose operands may live anywhere (pageable, pinned, managed or device
 // memory, of any size) computed tile by tile of C on one or more devices. A and B panels and C tiles are
-// staged through device buffers and, for pageable memory, through a small ring of pinned chunks; copies
-// in both directions run on their own streams beside the products. Device memory of a worker's device is
-// used in place.
+// staged through device buffers and, for pageable memory, through rings of pinned chunks that a pool of
+// host threads packs and unpacks. Per device, one thread enqueues the products, one the uploads and one
+// the downloads, each on its own stream, so that host copies, transfers both ways and products overlap.
+// Device memory of a worker's device is used in place.
 //
 // Bitwise reproducibility: the tile grid (tile edges and k chunks) is a function of the problem and of the
 // devices' total memory only, every tile is computed by the same algorithm path whichever device takes
@@ -24,7 +25,8 @@
 
 namespace fastgemm::detail {
 
-// The tile grid of one product: C in tiles of tile_m x tile_n, k in chunks of tile_k.
+// The tile grid of one product: C in tiles of tile_m x tile_n, k in chunks of tile_k. Chunks about as deep
+// as a tile is wide let a tile's first product start once the first chunk of its panels has arrived.
 struct HostTiling {
   int64_t tile_m = 0, tile_n = 0, tile_k = 0;
 };
@@ -46,6 +48,7 @@ struct HostTileOps {
 };
 
 class HostWorker;
+class CopyPool;
 
 // The per-handle state of fg_sgemm_host: the device list and one worker per device, whose buffers are
 // allocated on first use and kept for later calls.
@@ -73,6 +76,7 @@ class HostGemm {
   Context &primary_;
   std::vector<int> devices_;
   std::vector<std::unique_ptr<HostWorker>> workers_;
+  std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
 };
 
 }  // namespace fastgemm::detail

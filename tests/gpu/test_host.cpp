@@ -1,6 +1,7 @@
 // fg_sgemm_host: operands in pageable, pinned, managed or device memory, every layout and transpose,
 // leading dimensions, scalars, misaligned pointers, and products cut into many tiles and k chunks
-// (FASTGEMM_HOST_TILE), against the double reference with C's window poisoned where beta == 0.
+// (FASTGEMM_HOST_TILE) and staged through few device buffers (FASTGEMM_HOST_STAGING), against the double
+// reference with C's window poisoned where beta == 0; and, hidden, one product larger than the device.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
@@ -8,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "fastgemm/fastgemm.hpp"
 #include "gpu/gemm_harness.hpp"
@@ -76,6 +79,15 @@ class TileLimit {
     if (edge > 0) setenv("FASTGEMM_HOST_TILE", std::to_string(edge).c_str(), 1);
   }
   ~TileLimit() { unsetenv("FASTGEMM_HOST_TILE"); }
+};
+
+// Sets FASTGEMM_HOST_STAGING (bytes of device memory for the staging buffers) for its lifetime.
+class StagingLimit {
+ public:
+  explicit StagingLimit(size_t bytes) {
+    if (bytes > 0) setenv("FASTGEMM_HOST_STAGING", std::to_string(bytes).c_str(), 1);
+  }
+  ~StagingLimit() { unsetenv("FASTGEMM_HOST_STAGING"); }
 };
 
 bool same_bits_where(const std::vector<float> &x, const std::vector<float> &y, const std::vector<char> &mask,
@@ -244,6 +256,81 @@ TEST_CASE("host: bitwise the same C whatever the memory of host operands, run af
   const std::vector<float> listed =
       check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
   CHECK(std::memcmp(pageable.data(), listed.data(), pageable.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("host: bitwise the same C whatever the order of steps and the device buffers at hand", "[host]") {
+  Handle handle;
+  // 40 x 40 x 400 in tiles of 16: 3 x 3 tiles of 25 k chunks, pieces of 1 KiB. With room for every piece
+  // the tiles go one by one, each B panel kept; with 100 000 bytes chunk by chunk over C's tiles, all
+  // kept; with 45 000 tile by tile, pieces uploaded again; with 20 000 and 1 000 in two buffers each.
+  const TileLimit limit(16);
+  for (float beta : {0.0f, 0.5f}) {
+    const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 40, 40, 400, 1.0f, beta);
+    const std::vector<float> first =
+        check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
+    for (size_t bytes : {100000, 45000, 20000, 1000}) {
+      INFO("FASTGEMM_HOST_STAGING=" << bytes);
+      const StagingLimit staging(bytes);
+      const std::vector<float> again =
+          check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
+      CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
+      const std::vector<float> mixed =
+          check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 21);
+      CHECK(std::memcmp(first.data(), mixed.data(), first.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+// Operands in pageable host memory that the device cannot hold together (A and B of 43 GB each, C of 1 GB:
+// 87 GB against the H100's 80), so that every piece of A and B streams through. Needs about 90 GB of host
+// memory: hidden, run as test_gpu "[.host_beyond_device]". C's elements are checked on a sample.
+TEST_CASE("host: a product larger than the device's memory", "[.host_beyond_device]") {
+  const int64_t m = 16384, n = 16384, k = 655360;
+  size_t free_bytes = 0, total_bytes = 0;
+  REQUIRE_CUDA_OK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  REQUIRE(4.0 * (m * k + k * n + m * n) > static_cast<double>(total_bytes));
+  std::unique_ptr<float[]> a(new float[static_cast<size_t>(m * k)]), b(new float[static_cast<size_t>(k * n)]);
+  std::unique_ptr<float[]> c(new float[static_cast<size_t>(m * n)]);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto fill = [&](float *data, size_t count, uint64_t seed) {
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+      workers.emplace_back([=] {
+        uint64_t state = seed * 0x9E3779B97F4A7C15ull + (t + 1) * 0xBF58476D1CE4E5B9ull;
+        for (size_t i = count / threads * t; i < (t + 1 == threads ? count : count / threads * (t + 1)); ++i) {
+          state ^= state << 13;
+          state ^= state >> 7;
+          state ^= state << 17;
+          data[i] = static_cast<float>(static_cast<double>(state >> 11) * 0x1.0p-52 - 1.0);
+        }
+      });
+    for (std::thread &worker : workers) worker.join();
+  };
+  fill(a.get(), static_cast<size_t>(m * k), 1);
+  fill(b.get(), static_cast<size_t>(k * n), 2);
+  for (int64_t i = 0; i < m * n; ++i) c[i] = std::numeric_limits<float>::quiet_NaN();
+  Handle handle;
+  REQUIRE_FG_OK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.get(), k, b.get(), n, 0.0f,
+                              c.get(), n));
+  constexpr int samples = 64;
+  double errors[samples] = {};
+  std::vector<std::thread> checkers;
+  for (int sample = 0; sample < samples; ++sample)
+    checkers.emplace_back([&, sample] {
+      const int64_t i = (sample * 7919 + 13) % m, j = (sample * 104729 + 7) % n;
+      double sum = 0.0, absolute = 0.0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double term = static_cast<double>(a[i * k + l]) * b[l * n + j];
+        sum += term;
+        absolute += std::fabs(term);
+      }
+      errors[sample] = std::fabs(c[i * n + j] - sum) / absolute;
+    });
+  for (std::thread &checker : checkers) checker.join();
+  for (int sample = 0; sample < samples; ++sample) {
+    INFO("sample " << sample << ": error " << errors[sample]);
+    CHECK(errors[sample] <= gemm_tolerance(k));
+  }
 }
 
 TEST_CASE("host: devices are listed, checked, and the caller's device is left alone", "[host]") {

@@ -17,16 +17,16 @@ size_t staging_bytes(const HostTiling &t) {
 }
 }  // namespace
 
-TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k whole while the panels fit",
+TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k in chunks as deep as a tile",
           "[host_tiling]") {
   const HostTiling big = choose_host_tiling(16384, 16384, 16384, 80 * kGiB, 0);
   CHECK(big.tile_m == 4096);
   CHECK(big.tile_n == 4096);
-  CHECK(big.tile_k == 16384);
+  CHECK(big.tile_k == 4096);
   const HostTiling middle = choose_host_tiling(8192, 6000, 4096, 80 * kGiB, 0);
   CHECK(middle.tile_m == 2048);
   CHECK(middle.tile_n == 2048);
-  CHECK(middle.tile_k == 4096);
+  CHECK(middle.tile_k == 2048);
   const HostTiling small = choose_host_tiling(100, 3000, 50, 80 * kGiB, 0);
   CHECK(small.tile_m == 100);
   CHECK(small.tile_n == 1024);
@@ -35,16 +35,26 @@ TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k
   CHECK(tiny.tile_m == 300);
   CHECK(tiny.tile_n == 200);
   CHECK(choose_host_tiling(10, 10, 0, 80 * kGiB, 0).tile_k == 0);  // C := beta * C has no k
+  // A depth just past a whole number of chunks is cut in balanced chunks, each a multiple of 128.
+  const HostTiling uneven = choose_host_tiling(4096, 4096, 4100, 80 * kGiB, 0);
+  CHECK(uneven.tile_k == 896);
+  CHECK((4100 + uneven.tile_k - 1) / uneven.tile_k == 5);
 }
 
 TEST_CASE("host tiling: k is chunked to fit a quarter of the device, at most 6 GiB", "[host_tiling]") {
   const HostTiling deep = choose_host_tiling(8192, 8192, 1 << 20, 80 * kGiB, 0);
   CHECK(deep.tile_k <= 65536);
   CHECK(staging_bytes(deep) <= 6 * kGiB);
+  CHECK(deep.tile_k == 2048);
   const HostTiling small_device = choose_host_tiling(8192, 8192, 1 << 20, 4 * kGiB, 0);
   CHECK(staging_bytes(small_device) <= kGiB);
-  CHECK(small_device.tile_k >= 256);
-  CHECK(small_device.tile_k < deep.tile_k);
+  // Wide tiles forced by the knob get shallower chunks on a small device.
+  const HostTiling wide = choose_host_tiling(65536, 65536, 1 << 20, 80 * kGiB, 8192);
+  const HostTiling wide_small = choose_host_tiling(65536, 65536, 1 << 20, 4 * kGiB, 8192);
+  CHECK(staging_bytes(wide) <= 6 * kGiB);
+  CHECK(staging_bytes(wide_small) <= kGiB);
+  CHECK(wide_small.tile_k >= 256);
+  CHECK(wide_small.tile_k < wide.tile_k);
 }
 
 TEST_CASE("host tiling: the same arguments give the same grid; the knob caps every edge", "[host_tiling]") {
