@@ -124,6 +124,15 @@ int main(int argc, char **argv) {
                  fg_last_error_message());
     return kExitFailure;
   }
+  if (!options.host_devices.empty()) {
+    const fg_status_t listed =
+        fg_set_devices(handle, options.host_devices.data(), static_cast<int>(options.host_devices.size()));
+    if (listed != FG_STATUS_SUCCESS) {
+      std::fprintf(stderr, "fastgemm-bench: --devices: %s\n", fg_last_error_message());
+      (void)fg_destroy(handle);
+      return kExitFailure;
+    }
+  }
   int status = 0;
   if (options.command == "overhead")
     status = bench::run_overhead(overhead, options, handle);

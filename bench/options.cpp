@@ -82,6 +82,12 @@ const ValueOption kValueOptions[] = {
      }},
     {"--device",
      [](Options &o, const std::string &v) { o.device = static_cast<int>(parse_integer(v, "--device", 0)); }},
+    {"--devices",
+     [](Options &o, const std::string &v) {
+       o.host_devices.clear();
+       for (const std::string &entry : split(v, ','))
+         o.host_devices.push_back(static_cast<int>(parse_integer(entry, "--devices entry", 0)));
+     }},
     {"--csv", [](Options &o, const std::string &v) { o.csv_path = v; }},
     {"--json", [](Options &o, const std::string &v) { o.json_path = v; }},
 };
@@ -231,6 +237,8 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1) unless 
   --host              operands in pageable host memory, through fg_sgemm_host, each problem also run
                       device-resident through fg_sgemm, so that the rows show the share of its speed
   --pinned            the same with operands in pinned host memory (cudaMallocHost)
+  --devices LIST      with --host or --pinned: the devices fg_sgemm_host spreads each product over
+                      (fg_set_devices), ordinals separated by commas; default: the --device alone
                       A --host problem too large for the device (row-major NN) is checked on a sample
                       of C and timed against cuBLAS on a device-resident slab of k / 10, called ten times
   --math MODE         the math mode of fastgemm's handle: fp32, or fp32_emulated (FP32 accuracy from

@@ -31,6 +31,7 @@ struct Options {
   // sgemm --host / --pinned: operands in pageable / pinned host memory, through fg_sgemm_host; empty:
   // device memory, through fg_sgemm.
   std::string host_memory;
+  std::vector<int> host_devices;     // sgemm --devices: the devices fg_sgemm_host spreads a product over
   std::vector<std::string> trans;    // --trans entries
   std::vector<std::string> layouts;  // --layout entries
   std::optional<int64_t> batch;

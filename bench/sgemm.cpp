@@ -452,6 +452,8 @@ Plan make_sgemm_plan(const Options &options) {
   plan.family = sgemm_algos();
   plan.algos = resolve_algos(options.algos, plan.family);
   if (!options.host_memory.empty() && options.batch) throw UsageError("--host and --pinned take no --batch");
+  if (!options.host_devices.empty() && options.host_memory.empty())
+    throw UsageError("--devices applies to --host and --pinned");
   for (const GemmShape &s : options.suite ? suite_shapes(options) : requested_shapes(options)) {
     if (!options.host_memory.empty() && s.batch == 1) {
       GemmShape on_host = s;

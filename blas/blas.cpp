@@ -6,6 +6,8 @@
 // Environment:
 //   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU; unset: the
 //                            default rule below
+//   FASTGEMM_BLAS_DEVICES    the devices fg_sgemm_host spreads a product over: "all", or ordinals
+//                            separated by commas ("0,1"); unset: the calling thread's current device
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
 // (FASTGEMM_HOST_TILE and FASTGEMM_MATH are read by the library itself; a FASTGEMM_MATH that names no mode
 // makes fg_create fail, and every call then runs on the CPU.)
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -52,6 +55,7 @@ struct Settings {
   double min_flops = default_min_flops;
   bool default_rule = true;
   bool log = false;
+  const char *devices = nullptr;  // FASTGEMM_BLAS_DEVICES as given; nullptr or "": the handle's own device
 };
 
 const Settings &settings() {
@@ -71,6 +75,7 @@ const Settings &settings() {
                      text);
       }
     }
+    s.devices = std::getenv("FASTGEMM_BLAS_DEVICES");
     return s;
   }();
   return read;
@@ -84,6 +89,46 @@ Function next_definition(const char *name) {
 template <typename Function>
 Function program_definition(const char *name) {
   return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
+
+// FASTGEMM_BLAS_DEVICES as a list: "all" is every device, the current one first; otherwise ordinals
+// separated by commas. False when the text is neither (fg_set_devices checks the ordinals themselves).
+bool device_list(const char *text, std::vector<int> *list) {
+  if (std::strcmp(text, "all") == 0) {
+    int current = 0, count = 0;
+    if (cudaGetDevice(&current) != cudaSuccess || cudaGetDeviceCount(&count) != cudaSuccess) return false;
+    list->push_back(current);
+    for (int device = 0; device < count; ++device)
+      if (device != current) list->push_back(device);
+    return true;
+  }
+  const char *next = text;
+  while (true) {
+    char *end = nullptr;
+    const long value = std::strtol(next, &end, 10);
+    if (end == next || value < 0 || value > 1023) return false;
+    list->push_back(static_cast<int>(value));
+    if (*end == '\0') return true;
+    if (*end != ',') return false;
+    next = end + 1;
+  }
+}
+
+// Spreads the handle's host products over the devices FASTGEMM_BLAS_DEVICES names. A list that cannot be
+// used leaves the handle on its own device (the products are the same, only slower), and FASTGEMM_LOG=1
+// says why.
+void apply_device_list(fg_handle_t handle) {
+  const char *text = settings().devices;
+  if (text == nullptr || *text == '\0') return;
+  std::vector<int> list;
+  const fg_status_t status = device_list(text, &list)
+                                 ? fg_set_devices(handle, list.data(), static_cast<int>(list.size()))
+                                 : FG_STATUS_INVALID_VALUE;
+  if (status != FG_STATUS_SUCCESS && settings().log)
+    std::fprintf(stderr,
+                 "fastgemm_blas: FASTGEMM_BLAS_DEVICES=%s is not used (%s%s%s); the thread's device runs alone\n", text,
+                 fg_status_name(status), list.empty() ? "" : ": ",
+                 list.empty() ? "no list of ordinals or \"all\"" : fg_last_error_message());
 }
 
 // Once any thread has found no usable GPU, or fastgemm refusing the environment, every later call goes to the CPU.
@@ -104,6 +149,7 @@ class ThreadHandle {
     const fg_status_t status = fg_create(&handle);
     if (status == FG_STATUS_SUCCESS) {
       handle_ = handle;
+      apply_device_list(handle_);
       return handle_;
     }
     // No device, and an environment fastgemm refuses (FASTGEMM_MATH naming no mode), hold for every thread:
