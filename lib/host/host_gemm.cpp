@@ -315,10 +315,17 @@ struct HostJob {
   int64_t lookahead = min_lookahead_steps;
   int workers = 1;
   bool single_worker = true;
-  std::atomic<int64_t> next_tile{0};
+  // Tile-major order: the rows of tiles are cut into one band per worker (at most max_bands, and no more
+  // than rows), each with its own counter. A worker takes the tiles of its band first, row by row, so that
+  // a row's A panel crosses to one device only, then helps the other bands where they are.
+  static constexpr int max_bands = 16;
+  std::atomic<int64_t> band_next[max_bands]{};
   std::atomic<bool> failed{false};
 
   int64_t tiles() const { return tiles_m * tiles_n; }
+  int bands() const { return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({workers, max_bands, tiles_m}))); }
+  // The first tile of `band` (band == bands(): one past the last tile).
+  int64_t band_begin(int band) const { return band * tiles_m / bands() * tiles_n; }
   Residence a_on(int device) const { return residence_on(a_place, device, single_worker); }
   Residence b_on(int device) const { return residence_on(b_place, device, single_worker); }
   Residence c_on(int device) const { return residence_on(c_place, device, single_worker); }
@@ -547,7 +554,8 @@ Status HostWorker::prepare(const HostJob &job) {
 }
 
 // The worker's next step, or false when it has none left. Tile-major: tiles are taken from the job's
-// counter as they come. Chunk-major: worker `index` of n keeps tiles index, index + n, ... for every chunk.
+// counters as they come, the worker's own band first. Chunk-major: worker `index` of n keeps tiles index, index + n,
+// ... for every chunk.
 bool HostWorker::next_step(HostJob &job, int index, Step *step) {
   if (job.slots.order == Order::tile_major) {
     if (step->tile >= 0 && step->chunk + 1 < std::max<int64_t>(job.chunks, 1)) {
@@ -555,12 +563,17 @@ bool HostWorker::next_step(HostJob &job, int index, Step *step) {
       return true;
     }
     if (job.failed.load()) return false;
-    const int64_t tile = job.next_tile.fetch_add(1);
-    if (tile >= job.tiles()) return false;
-    step->tile_index = step->tile >= 0 ? step->tile_index + 1 : 0;
-    step->tile = tile;
-    step->chunk = 0;
-    return true;
+    const int bands = job.bands();
+    for (int turn = 0; turn < bands; ++turn) {
+      const int band = (index + turn) % bands;
+      const int64_t tile = job.band_begin(band) + job.band_next[band].fetch_add(1);
+      if (tile >= job.band_begin(band + 1)) continue;
+      step->tile_index = step->tile >= 0 ? step->tile_index + 1 : 0;
+      step->tile = tile;
+      step->chunk = 0;
+      return true;
+    }
+    return false;
   }
   if (walk_ == 0) {
     my_tiles_.clear();
