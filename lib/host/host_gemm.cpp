@@ -28,10 +28,14 @@ namespace {
 // 4096 at 46 TFLOPS, 2.7 ms at 4096 square) still dwarfs the launch and event overheads.
 constexpr int64_t largest_tile_edge = 4096;
 constexpr int64_t smallest_tile_edge = 1024;
-// k is cut in chunks about as deep as the tile is wide (balanced, a multiple of 128): the first product
-// waits for a quarter of the first panels at most, and each chunk's product (1024^3 to 4096^3) still runs
-// at the device's full rate.
+// k is cut in chunks about as deep as the tile is wide, and at least min_chunk_k deep (balanced, a multiple
+// of 128): the first product waits for a quarter of the first panels at most, and each chunk's product
+// still runs at the device's full rate. The floor halves the steps of the 1024-wide tiles: on the H100,
+// 4096^3 took 4.57 ms pinned and 7.12 ms pageable with chunks of 2048, against 5.24 and 8.43 ms with
+// chunks of 1024 (and 4.44 / 8.35 ms with 4096); 8192^3 was as fast or faster (24.7 / 29.4 ms against
+// 24.8 / 32.9).
 constexpr int64_t chunk_k_multiple = 128;
+constexpr int64_t min_chunk_k = 2048;
 constexpr int64_t max_tile_k = 65536;
 constexpr int64_t min_tile_k = 256;
 // The staging buffers of the grid's formula may use at most a quarter of the device's memory, and never
@@ -907,7 +911,8 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   if (limit > 0) {
     tiling.tile_k = std::min(k, limit);
   } else {
-    const int64_t chunks = (k + edge - 1) / edge;
+    const int64_t depth = std::max(edge, min_chunk_k);
+    const int64_t chunks = (k + depth - 1) / depth;
     const int64_t balanced = (k + chunks - 1) / chunks;
     tiling.tile_k = std::min(k, (balanced + chunk_k_multiple - 1) / chunk_k_multiple * chunk_k_multiple);
   }

@@ -17,8 +17,10 @@ size_t staging_bytes(const HostTiling &t) {
 }
 }  // namespace
 
-TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k in chunks as deep as a tile",
-          "[host_tiling]") {
+TEST_CASE(
+    "host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k in chunks as deep as a tile "
+    "and at least 2048",
+    "[host_tiling]") {
   const HostTiling big = choose_host_tiling(16384, 16384, 16384, 80 * kGiB, 0);
   CHECK(big.tile_m == 4096);
   CHECK(big.tile_n == 4096);
@@ -35,10 +37,13 @@ TEST_CASE("host tiling: tiles of 1024 to 4096 cutting C's longer side in four, k
   CHECK(tiny.tile_m == 300);
   CHECK(tiny.tile_n == 200);
   CHECK(choose_host_tiling(10, 10, 0, 80 * kGiB, 0).tile_k == 0);  // C := beta * C has no k
-  // A depth just past a whole number of chunks is cut in balanced chunks, each a multiple of 128.
+  // A depth just past a whole number of chunks is cut in balanced chunks, each a multiple of 128; tiles of
+  // 1024 still get chunks of about 2048.
   const HostTiling uneven = choose_host_tiling(4096, 4096, 4100, 80 * kGiB, 0);
-  CHECK(uneven.tile_k == 896);
-  CHECK((4100 + uneven.tile_k - 1) / uneven.tile_k == 5);
+  CHECK(uneven.tile_m == 1024);
+  CHECK(uneven.tile_k == 1408);
+  CHECK((4100 + uneven.tile_k - 1) / uneven.tile_k == 3);
+  CHECK(choose_host_tiling(4096, 4096, 4096, 80 * kGiB, 0).tile_k == 2048);
 }
 
 TEST_CASE("host tiling: k is chunked to fit a quarter of the device, at most 6 GiB", "[host_tiling]") {
