@@ -377,6 +377,20 @@ struct Progress {
     }
     changed.notify_all();
   }
+  // The oldest request of `queue` (uploads or downloads), once there is one: *taken is false when the
+  // queue was closed empty. Returns false when another worker failed.
+  template <typename Request>
+  bool take(const std::atomic<bool> &failed, std::deque<Request> &queue, Request *request, bool *taken) {
+    *taken = false;
+    if (!wait(failed, [&] { return closed || !queue.empty(); })) return false;
+    update([&] {
+      if (queue.empty()) return;
+      *request = queue.front();
+      queue.pop_front();
+      *taken = true;
+    });
+    return true;
+  }
 };
 
 Status failed_elsewhere() {
@@ -733,14 +747,7 @@ Status HostWorker::upload_all(HostJob &job) {
   for (;;) {
     UploadRequest request{};
     bool have = false;
-    if (!progress_.wait(job.failed, [&] { return progress_.closed || !progress_.uploads.empty(); }))
-      return failed_elsewhere();
-    progress_.update([&] {
-      if (progress_.uploads.empty()) return;
-      request = progress_.uploads.front();
-      progress_.uploads.pop_front();
-      have = true;
-    });
+    if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return failed_elsewhere();
     if (!have) return Status::success();
     if (request.after_step >= 0 || request.after_download >= 0) {
       if (!progress_.wait(job.failed, [&] {
@@ -809,14 +816,7 @@ Status HostWorker::download_all(HostJob &job) {
   for (;;) {
     DownloadRequest request{};
     bool have = false;
-    if (!progress_.wait(job.failed, [&] { return progress_.closed || !progress_.downloads.empty(); }))
-      return failed_elsewhere();
-    progress_.update([&] {
-      if (progress_.downloads.empty()) return;
-      request = progress_.downloads.front();
-      progress_.downloads.pop_front();
-      have = true;
-    });
+    if (!progress_.take(job.failed, progress_.downloads, &request, &have)) return failed_elsewhere();
     if (!have) return Status::success();
     FG_RETURN_IF_ERROR(download(job, request));
   }
