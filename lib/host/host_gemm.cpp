@@ -47,6 +47,14 @@ constexpr size_t max_staging_bytes = size_t(6) << 30;
 constexpr size_t ring_chunk_floats = size_t(4) << 20;
 constexpr int upload_ring_chunks = 6;
 constexpr int download_ring_chunks = 4;
+// Pageable B pieces are packed once into pinned buffers shared by every worker of a call (each device needs all
+// of B, and packing it once per device made the host's copies the limit with two devices). A worker has at most
+// this many shared pieces whose transfer it has enqueued and not yet seen finish; beyond those, each worker
+// of several leaves this many more packed for the others to find. Pieces larger than the cap go through the
+// rings.
+constexpr int shared_pieces_in_flight = 2;
+constexpr int shared_pieces_kept_per_worker = 2;
+constexpr size_t max_shared_piece_floats = size_t(16) << 20;
 // Host copies are cut in parts of at least this many bytes, one per thread of the pool.
 constexpr size_t copy_part_bytes = size_t(256) << 10;
 // The pool's threads beside the two that enqueue transfers: a 16-core host packs at 40 GB/s with 8
@@ -275,6 +283,103 @@ Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_l
   return Status::success();
 }
 
+}  // namespace
+
+// Pinned host buffers holding packed pieces of a pageable B for every worker of a call: the first worker that
+// needs a piece packs it, the others upload the same copy. A piece in use by a worker (being packed, or read
+// by a transfer that worker has not seen finish) is never replaced; of the others, the one used longest ago
+// is. Kept for the handle's life.
+class SharedPieces {
+ public:
+  struct Piece {
+    float *data = nullptr;
+    int64_t key = -1;     // which piece of the call it holds; -1: none
+    bool packed = false;  // its contents are complete
+    int users = 0;        // workers that wait for it or whose transfer from it may still run
+    uint64_t last_use = 0;
+  };
+
+  SharedPieces() = default;
+  ~SharedPieces() { free_buffers(); }
+  SharedPieces(const SharedPieces &) = delete;
+  SharedPieces &operator=(const SharedPieces &) = delete;
+
+  // At least `count` buffers of `floats` each, holding nothing, for a new call (no transfer of an earlier
+  // call runs). False when the host cannot pin that much: the call then packs B through each worker's ring.
+  bool prepare(size_t count, size_t floats) {
+    if (pieces_.size() < count || floats_ < floats) {
+      free_buffers();
+      pieces_.resize(count);
+      for (Piece &piece : pieces_) {
+        if (cudaHostAlloc(reinterpret_cast<void **>(&piece.data), floats * sizeof(float), cudaHostAllocPortable) ==
+            cudaSuccess)
+          continue;
+        piece.data = nullptr;
+        (void)cudaGetLastError();  // an allocation failure is not sticky; the call goes on without these
+        free_buffers();
+        return false;
+      }
+      floats_ = floats;
+    }
+    for (Piece &piece : pieces_) {
+      piece.key = -1;
+      piece.packed = false;
+      piece.users = 0;
+      piece.last_use = 0;
+    }
+    clock_ = 0;
+    return true;
+  }
+
+  // The piece holding `key`, packed from `region` by the calling thread when no worker has packed it yet;
+  // nullptr when every buffer is in use. The caller releases it once nothing reads it any more.
+  Piece *acquire(int64_t key, const Region &region, CopyPool &pool) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (Piece &piece : pieces_) {
+      if (piece.key != key) continue;
+      ++piece.users;
+      piece.last_use = ++clock_;
+      packed_.wait(lock, [&] { return piece.packed; });
+      return &piece;
+    }
+    Piece *chosen = nullptr;
+    for (Piece &piece : pieces_)
+      if (piece.users == 0 && (chosen == nullptr || piece.last_use < chosen->last_use)) chosen = &piece;
+    if (chosen == nullptr) return nullptr;
+    chosen->key = key;
+    chosen->packed = false;
+    chosen->users = 1;
+    chosen->last_use = ++clock_;
+    lock.unlock();
+    pool.copy(chosen->data, region.length, region.data, region.ld, region.lines, region.length);
+    lock.lock();
+    chosen->packed = true;
+    packed_.notify_all();
+    return chosen;
+  }
+
+  void release(Piece *piece) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --piece->users;
+  }
+
+ private:
+  void free_buffers() {
+    for (Piece &piece : pieces_)
+      if (piece.data != nullptr) (void)cudaFreeHost(piece.data);
+    pieces_.clear();
+    floats_ = 0;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable packed_;
+  std::vector<Piece> pieces_;
+  size_t floats_ = 0;
+  uint64_t clock_ = 0;
+};
+
+namespace {
+
 // A device buffer for one k chunk of an A or B panel, or one C tile, and the events that order its reuse.
 struct DeviceSlot {
   float *data = nullptr;
@@ -312,6 +417,7 @@ struct HostJob {
   fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
   const HostTileOps *ops = nullptr;
   CopyPool *pool = nullptr;
+  SharedPieces *shared = nullptr;  // where B's pieces are packed when B is pageable; null: each worker's ring
   HostTiling tiling;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
   PointerPlace a_place, b_place, c_place;
@@ -343,6 +449,7 @@ struct UploadRequest {
   DeviceSlot *slot;
   int64_t after_step;      // >= 0: the slot is free once this step's products are done
   int64_t after_download;  // >= 0: the slot is free once this download is done
+  int64_t shared_key;      // >= 0: a piece of B, packed through the call's shared pieces when it can be
 };
 
 struct DownloadRequest {
@@ -433,12 +540,14 @@ class HostWorker {
   size_t held_bytes() const;
   bool next_step(HostJob &job, int index, Step *step);
   void plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
-  DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where,
+  DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where, bool shareable,
                     int64_t step_index, int64_t *requests, int64_t *needed);
   Status enqueue(HostJob &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran);
   Status upload_all(HostJob &job);
   Status download_all(HostJob &job);
-  Status upload(HostJob &job, const Region &region, Residence where, float *dst);
+  Status upload(HostJob &job, const UploadRequest &request);
+  Status upload_shared(HostJob &job, const UploadRequest &request, bool *uploaded);
+  Status release_held(HostJob &job, int count);
   Status download(HostJob &job, const DownloadRequest &request);
   Status drain();
 
@@ -449,6 +558,14 @@ class HostWorker {
   std::vector<DeviceSlot> a_slots_, b_slots_, c_slots_;
   RingChunk upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
   int upload_next_ = 0;
+  // The shared pieces whose transfer the upload thread has enqueued, oldest first, each with the event that
+  // says the transfer is done.
+  struct HeldPiece {
+    SharedPieces::Piece *piece = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+  HeldPiece held_[shared_pieces_in_flight];
+  int held_first_ = 0, held_count_ = 0;
   Progress progress_;
   // The steps of a chunk-major call: this worker's tiles, and where the walk over them is.
   std::vector<int64_t> my_tiles_;
@@ -518,6 +635,7 @@ Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWork
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
   for (RingChunk &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (RingChunk &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
+  for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
   *out = std::move(worker);
   return Status::success();
 }
@@ -537,6 +655,8 @@ HostWorker::~HostWorker() {
       if (ring[i].data != nullptr) (void)cudaFreeHost(ring[i].data);
       if (ring[i].done != nullptr) (void)cudaEventDestroy(ring[i].done);
     }
+  for (HeldPiece &held : held_)
+    if (held.done != nullptr) (void)cudaEventDestroy(held.done);
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
   if (download_stream_ != nullptr) (void)cudaStreamDestroy(download_stream_);
   own_context_.reset();
@@ -609,7 +729,7 @@ bool HostWorker::next_step(HostJob &job, int index, Step *step) {
 // The slot that holds piece `key` for step `step_index`: the one holding it already, or the one whose
 // pieces were needed longest ago, filled by a new upload request.
 DeviceSlot *HostWorker::stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where,
-                              int64_t step_index, int64_t *requests, int64_t *needed) {
+                              bool shareable, int64_t step_index, int64_t *requests, int64_t *needed) {
   DeviceSlot *chosen = nullptr;
   for (DeviceSlot &slot : slots)
     if (slot.key == key) chosen = &slot;
@@ -617,7 +737,7 @@ DeviceSlot *HostWorker::stage(std::vector<DeviceSlot> &slots, int64_t key, const
     chosen = &slots[0];
     for (DeviceSlot &slot : slots)
       if (slot.last_step < chosen->last_step) chosen = &slot;
-    UploadRequest request{region, where, chosen, chosen->last_step, -1};
+    UploadRequest request{region, where, chosen, chosen->last_step, -1, shareable ? key : -1};
     chosen->key = key;
     chosen->request = (*requests)++;
     progress_.update([&] { progress_.uploads.push_back(request); });
@@ -643,7 +763,7 @@ void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planne
     // is downloaded.
     if (step.chunk == 0 && p.beta != 0.0f) {
       const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
-      UploadRequest request{Region{p.c + row * p.ldc + col, p.ldc, rows, cols}, c_where, &slot, -1, previous};
+      UploadRequest request{Region{p.c + row * p.ldc + col, p.ldc, rows, cols}, c_where, &slot, -1, previous, -1};
       slot.request = (*requests)++;
       planned->uploads_needed = slot.request + 1;
       progress_.update([&] { progress_.uploads.push_back(request); });
@@ -654,9 +774,9 @@ void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planne
   const Residence a_where = job.a_on(device_), b_where = job.b_on(device_);
   if (a_where != Residence::in_place)
     planned->a = stage(a_slots_, tile_row * job.chunks + step.chunk, a_region(p.a, row, rows, k0, depth), a_where,
-                       step_index, requests, &planned->uploads_needed);
+                       false, step_index, requests, &planned->uploads_needed);
   if (b_where != Residence::in_place)
-    planned->b = stage(b_slots_, tile_col * job.chunks + step.chunk, b_region(p.b, k0, depth, col, cols), b_where,
+    planned->b = stage(b_slots_, tile_col * job.chunks + step.chunk, b_region(p.b, k0, depth, col, cols), b_where, true,
                        step_index, requests, &planned->uploads_needed);
 }
 
@@ -723,9 +843,55 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   return Status::success();
 }
 
-Status HostWorker::upload(HostJob &job, const Region &region, Residence where, float *dst) {
-  if (where == Residence::direct)
+// Lets go of the `count` oldest held pieces once their transfers are done.
+Status HostWorker::release_held(HostJob &job, int count) {
+  for (; count > 0 && held_count_ > 0; --count) {
+    HeldPiece &held = held_[held_first_];
+    const cudaError_t error = cudaEventSynchronize(held.done);
+    if (error != cudaSuccess) return cuda_status(error, "cudaEventSynchronize");
+    job.shared->release(held.piece);
+    held.piece = nullptr;
+    held_first_ = (held_first_ + 1) % shared_pieces_in_flight;
+    --held_count_;
+  }
+  return Status::success();
+}
+
+// A piece of a pageable B through the call's shared pieces: packed here unless another worker has, then one
+// transfer. *uploaded is false when every shared piece was in use: the caller packs it through the ring.
+Status HostWorker::upload_shared(HostJob &job, const UploadRequest &request, bool *uploaded) {
+  *uploaded = false;
+  if (held_count_ == shared_pieces_in_flight) FG_RETURN_IF_ERROR(release_held(job, 1));
+  const Region &region = request.region;
+  SharedPieces::Piece *piece = job.shared->acquire(request.shared_key, region, *job.pool);
+  if (piece == nullptr) return Status::success();
+  HeldPiece &held = held_[(held_first_ + held_count_) % shared_pieces_in_flight];
+  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(float);
+  const cudaError_t copied =
+      cudaMemcpyAsync(request.slot->data, piece->data, bytes, cudaMemcpyHostToDevice, upload_stream_);
+  const cudaError_t recorded = copied == cudaSuccess ? cudaEventRecord(held.done, upload_stream_) : copied;
+  if (recorded != cudaSuccess) {
+    // A transfer that was enqueued may still read the piece: it is let go once the stream is idle.
+    (void)cudaStreamSynchronize(upload_stream_);
+    job.shared->release(piece);
+    return cuda_status(recorded, copied != cudaSuccess ? "cudaMemcpyAsync" : "cudaEventRecord");
+  }
+  held.piece = piece;
+  ++held_count_;
+  *uploaded = true;
+  return Status::success();
+}
+
+Status HostWorker::upload(HostJob &job, const UploadRequest &request) {
+  const Region &region = request.region;
+  float *dst = request.slot->data;
+  if (request.where == Residence::direct)
     return copy_2d_async(dst, region.length, region.data, region.ld, region.lines, region.length, upload_stream_);
+  if (request.shared_key >= 0 && job.shared != nullptr) {
+    bool uploaded = false;
+    FG_RETURN_IF_ERROR(upload_shared(job, request, &uploaded));
+    if (uploaded) return Status::success();
+  }
   const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / region.length;
   for (int64_t first = 0; first < region.lines; first += lines_per_chunk) {
     if (job.failed.load()) return failed_elsewhere();
@@ -748,7 +914,7 @@ Status HostWorker::upload_all(HostJob &job) {
     UploadRequest request{};
     bool have = false;
     if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return failed_elsewhere();
-    if (!have) return Status::success();
+    if (!have) return job.shared != nullptr ? release_held(job, held_count_) : Status::success();
     if (request.after_step >= 0 || request.after_download >= 0) {
       if (!progress_.wait(job.failed, [&] {
             return progress_.steps_enqueued > request.after_step &&
@@ -757,7 +923,7 @@ Status HostWorker::upload_all(HostJob &job) {
         return failed_elsewhere();
       FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, request.slot->released, 0));
     }
-    FG_RETURN_IF_ERROR(upload(job, request.region, request.where, request.slot->data));
+    FG_RETURN_IF_ERROR(upload(job, request));
     FG_CUDA_CHECK(cudaEventRecord(request.slot->ready, upload_stream_));
     progress_.update([&] { ++progress_.uploads_recorded; });
   }
@@ -832,8 +998,9 @@ Status HostWorker::drain() {
 Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
     for (DeviceSlot &slot : *slots) slot.key = slot.last_step = slot.request = -1;
-  // Earlier calls' downloads were all drained: the ring's chunks hold nothing pending.
+  // Earlier calls' transfers were all drained: the rings' chunks and the shared pieces hold nothing pending.
   walk_ = 0;
+  held_first_ = held_count_ = 0;
   {
     std::lock_guard<std::mutex> lock(progress_.mutex);
     progress_.steps_enqueued = progress_.uploads_recorded = progress_.downloads_released = 0;
@@ -1068,15 +1235,37 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const bool pageable =
       job.c_place.type == cudaMemoryTypeUnregistered ||
       (product && (job.a_place.type == cudaMemoryTypeUnregistered || job.b_place.type == cudaMemoryTypeUnregistered));
-  if (pageable && !pool_) {
+  if (pageable) {
+    // Beside the pool, each worker has three threads that enqueue work; the pool grows with the workers
+    // where the host has the cores.
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-    try {
-      pool_ = std::make_unique<CopyPool>(std::clamp(hardware - 4, 0, max_pool_threads));
-    } catch (...) {
-      return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+    const int threads = std::clamp(hardware - 1 - 3 * job.workers, 0, max_pool_threads * job.workers);
+    if (!pool_ || pool_threads_ != threads) {
+      pool_.reset();
+      try {
+        pool_ = std::make_unique<CopyPool>(threads);
+      } catch (...) {
+        return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+      }
+      pool_threads_ = threads;
     }
   }
   job.pool = pool_.get();
+  const size_t piece_floats = static_cast<size_t>(job.tiling.tile_k * job.tiling.tile_n);
+  if (product && job.b_place.type == cudaMemoryTypeUnregistered && piece_floats <= max_shared_piece_floats) {
+    if (!shared_) {
+      try {
+        shared_ = std::make_unique<SharedPieces>();
+      } catch (...) {
+        return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+      }
+    }
+    // Each worker's pieces in flight and the one it packs or waits for, so that one is always free; with
+    // several workers, pieces kept for the others.
+    const int per_worker = shared_pieces_in_flight + 1 + (job.workers > 1 ? shared_pieces_kept_per_worker : 0);
+    const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
+    if (shared_->prepare(count, piece_floats)) job.shared = shared_.get();
+  }
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.
   for (const auto &worker : workers_) {

@@ -49,6 +49,7 @@ struct HostTileOps {
 
 class HostWorker;
 class CopyPool;
+class SharedPieces;
 
 // The per-handle state of fg_sgemm_host: the device list and one worker per device, whose buffers are
 // allocated on first use and kept for later calls.
@@ -77,6 +78,8 @@ class HostGemm {
   std::vector<int> devices_;
   std::vector<std::unique_ptr<HostWorker>> workers_;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
+  int pool_threads_ = 0;
+  std::unique_ptr<SharedPieces> shared_;  // pinned pieces of a pageable B that every worker uploads
 };
 
 }  // namespace fastgemm::detail
