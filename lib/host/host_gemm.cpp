@@ -427,7 +427,10 @@ struct HostJob {
   bool single_worker = true;
   // Tile-major order: the rows of tiles are cut into one band per worker (at most max_bands, and no more
   // than rows), each with its own counter. A worker takes the tiles of its band first, row by row, so that
-  // a row's A panel crosses to one device only, then helps the other bands where they are.
+  // a row's A panel crosses to one device only, then helps the other bands where they are, one tile at a
+  // time and only once its device has at most one tile left to compute. The host enqueues far ahead of the
+  // devices (with pinned operands nothing holds it back): taking other bands' tiles as soon as its own were
+  // enqueued made the split between two devices a race, 9 or 10 tiles of 16 on one of them.
   static constexpr int max_bands = 16;
   std::atomic<int64_t> band_next[max_bands]{};
   std::atomic<bool> failed{false};
@@ -538,7 +541,7 @@ class HostWorker {
   HostWorker() = default;
   Status ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats);
   size_t held_bytes() const;
-  bool next_step(HostJob &job, int index, Step *step);
+  bool next_step(HostJob &job, int index, bool may_help, Step *step);
   void plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
   DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where, bool shareable,
                     int64_t step_index, int64_t *requests, int64_t *needed);
@@ -550,6 +553,7 @@ class HostWorker {
   Status release_held(HostJob &job, int count);
   Status download(HostJob &job, const DownloadRequest &request);
   Status drain();
+  Status wait_until_one_tile_left();
 
   int device_ = -1;
   Context *context_ = nullptr;
@@ -566,6 +570,9 @@ class HostWorker {
   };
   HeldPiece held_[shared_pieces_in_flight];
   int held_first_ = 0, held_count_ = 0;
+  // Recorded after the products of the last two tiles this worker enqueued (tile n in tile_done_[n % 2]).
+  cudaEvent_t tile_done_[2] = {nullptr, nullptr};
+  int64_t tiles_enqueued_ = 0;
   Progress progress_;
   // The steps of a chunk-major call: this worker's tiles, and where the walk over them is.
   std::vector<int64_t> my_tiles_;
@@ -636,6 +643,7 @@ Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWork
   for (RingChunk &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (RingChunk &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
+  for (cudaEvent_t &event : worker->tile_done_) FG_RETURN_IF_ERROR(create_event(&event));
   *out = std::move(worker);
   return Status::success();
 }
@@ -657,6 +665,8 @@ HostWorker::~HostWorker() {
     }
   for (HeldPiece &held : held_)
     if (held.done != nullptr) (void)cudaEventDestroy(held.done);
+  for (cudaEvent_t event : tile_done_)
+    if (event != nullptr) (void)cudaEventDestroy(event);
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
   if (download_stream_ != nullptr) (void)cudaStreamDestroy(download_stream_);
   own_context_.reset();
@@ -691,10 +701,11 @@ Status HostWorker::prepare(const HostJob &job) {
   return Status::success();
 }
 
-// The worker's next step, or false when it has none left. Tile-major: tiles are taken from the job's
-// counters as they come, the worker's own band first. Chunk-major: worker `index` of n keeps tiles index, index + n,
+// The worker's next step, or false when it has none left (tile-major: none in its band, and none in the
+// others when it `may_help`). Tile-major: tiles are taken from the job's counters as they come, the worker's
+// own band first. Chunk-major: worker `index` of n keeps tiles index, index + n,
 // ... for every chunk.
-bool HostWorker::next_step(HostJob &job, int index, Step *step) {
+bool HostWorker::next_step(HostJob &job, int index, bool may_help, Step *step) {
   if (job.slots.order == Order::tile_major) {
     if (step->tile >= 0 && step->chunk + 1 < std::max<int64_t>(job.chunks, 1)) {
       ++step->chunk;
@@ -702,7 +713,7 @@ bool HostWorker::next_step(HostJob &job, int index, Step *step) {
     }
     if (job.failed.load()) return false;
     const int bands = job.bands();
-    for (int turn = 0; turn < bands; ++turn) {
+    for (int turn = 0; turn < (may_help ? bands : 1); ++turn) {
       const int band = (index + turn) % bands;
       const int64_t tile = job.band_begin(band) + job.band_next[band].fetch_add(1);
       if (tile >= job.band_begin(band + 1)) continue;
@@ -836,6 +847,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   }
   const bool tile_done = step.chunk == last_chunk;
   if (tile_done && planned.c != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.c->ready, compute));
+  if (tile_done) FG_CUDA_CHECK(cudaEventRecord(tile_done_[tiles_enqueued_++ % 2], compute));
   progress_.update([&] {
     progress_.steps_enqueued = step_index + 1;
     if (tile_done && planned.c != nullptr) progress_.downloads.push_back(DownloadRequest{step.tile, planned.c});
@@ -995,12 +1007,20 @@ Status HostWorker::drain() {
   return !compute.ok() ? compute : (!up.ok() ? up : down);
 }
 
+// Returns once the device has computed every enqueued tile but the last.
+Status HostWorker::wait_until_one_tile_left() {
+  if (tiles_enqueued_ < 2) return Status::success();
+  FG_CUDA_CHECK(cudaEventSynchronize(tile_done_[(tiles_enqueued_ - 2) % 2]));
+  return Status::success();
+}
+
 Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
     for (DeviceSlot &slot : *slots) slot.key = slot.last_step = slot.request = -1;
   // Earlier calls' transfers were all drained: the rings' chunks and the shared pieces hold nothing pending.
   walk_ = 0;
   held_first_ = held_count_ = 0;
+  tiles_enqueued_ = 0;
   {
     std::lock_guard<std::mutex> lock(progress_.mutex);
     progress_.steps_enqueued = progress_.uploads_recorded = progress_.downloads_released = 0;
@@ -1031,16 +1051,22 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   std::deque<Planned> planned;
   int64_t requests = 0, planned_steps = 0;
   Step cursor;
+  const bool helps = job.workers > 1 && job.slots.order == Order::tile_major;
   bool more = true;
   for (int64_t step_index = 0; status.ok() && !job.failed.load(); ++step_index) {
     while (more && planned_steps <= step_index + job.lookahead) {
-      more = next_step(job, index, &cursor);
-      if (!more) break;
+      if (!next_step(job, index, false, &cursor)) {
+        // Its own steps are all planned: another band's tile once they are enqueued and all but one computed.
+        if (!helps || !planned.empty()) break;
+        status = wait_until_one_tile_left();
+        more = status.ok() && next_step(job, index, true, &cursor);
+        if (!more) break;
+      }
       Planned next;
       plan(job, cursor, planned_steps++, &next, &requests);
       planned.push_back(next);
     }
-    if (planned.empty()) break;
+    if (!status.ok() || planned.empty()) break;
     status = enqueue(job, planned.front(), step_index, ran);
     planned.pop_front();
   }
