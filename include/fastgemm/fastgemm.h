@@ -239,15 +239,15 @@ FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
 /* fg_sgemm for operands that may live anywhere: pageable or pinned host memory, managed memory, or device
    memory (of any device); none needs to fit on a device. C is computed in tiles (1024 to 4096 on a side,
    the largest that cut C's longer side in four; k in balanced chunks about as deep as a tile is wide, at
-   least 2048) on the handle's devices (fg_set_devices; by default the handle's own device), A and B
-   panels and C tiles staged through device buffers and, for pageable memory, pinned host buffers, with
-   copies in both directions overlapped with the products; device memory of a worker's device is used in
-   place. The buffers are allocated on the first call that needs them and kept by the handle. On each
-   device: as many panel and tile buffers as the call's plan uses within the device's free memory less
-   768 MiB (a row of A's panels and every panel of B where they fit, so that each crosses the bus once).
-   In pinned host memory, for pageable operands: 160 MiB per device, plus, for a pageable B, whose pieces
-   the host packs once for every device, 3 pieces of up to 64 MiB with one device and 5 per device with
-   several.
+   least 2048 where k and the device's memory allow) on the handle's devices (fg_set_devices; by default
+   the handle's own device), A and B panels and C tiles staged through device buffers and, for pageable
+   memory, pinned host buffers, with copies in both directions overlapped with the products; device
+   memory of a worker's device is used in place. The buffers are allocated by the first call that needs
+   them and kept by the handle for later calls. On each device: as many panel and tile buffers as the
+   call's plan uses within the device's free memory less 768 MiB (a row of A's panels and every panel of
+   B where they fit, so that each crosses the bus once). In pinned host memory, for pageable operands:
+   160 MiB per device, plus, for a pageable B, whose pieces the host packs for every device at once, 2
+   pieces of up to 64 MiB with one device and 4 per device with several (the most a call so far needed).
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers

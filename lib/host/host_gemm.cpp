@@ -47,18 +47,20 @@ constexpr size_t max_staging_bytes = size_t(6) << 30;
 constexpr size_t ring_chunk_floats = size_t(4) << 20;
 constexpr int upload_ring_chunks = 6;
 constexpr int download_ring_chunks = 4;
-// Pageable B pieces are packed once into pinned buffers shared by every worker of a call (each device needs all
-// of B, and packing it once per device made the host's copies the limit with two devices). A worker has at most
-// this many shared pieces whose transfer it has enqueued and not yet seen finish; beyond those, each worker
-// of several leaves this many more packed for the others to find. Pieces larger than the cap go through the
-// rings.
+// Pieces of a pageable B are packed into pinned buffers shared by every worker of a call, so that a piece
+// every device needs is packed once while the devices keep within a few pieces of each other (packing B
+// once per device made the host's copies the limit with two devices). A worker holds at most this many
+// shared pieces, the one it packs or waits for and those whose transfer it has not seen finish; beyond
+// those, each worker of several leaves this many more packed for the others to find. Pieces larger than
+// the cap go through the rings.
 constexpr int shared_pieces_in_flight = 2;
 constexpr int shared_pieces_kept_per_worker = 2;
 constexpr size_t max_shared_piece_floats = size_t(16) << 20;
 // Host copies are cut in parts of at least this many bytes, one per thread of the pool.
 constexpr size_t copy_part_bytes = size_t(256) << 10;
-// The pool's threads beside the two that enqueue transfers: a 16-core host packs at 40 GB/s with 8
-// threads writing with streaming stores, and the copies of both directions run at once.
+// The pool's threads per device, beside the threads that enqueue work: a 16-core host packs at 40 GB/s
+// with 8 threads writing with streaming stores, and the copies of both directions run at once. The pool
+// leaves four of the host's cores to those threads.
 constexpr int max_pool_threads = 12;
 // Steps (one k chunk of one tile) planned ahead of the one whose product is enqueued next: two tiles' worth,
 // within these bounds, so that the upload thread moves the next row's panels while light tiles compute.
@@ -286,9 +288,9 @@ Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 }  // namespace
 
 // Pinned host buffers holding packed pieces of a pageable B for every worker of a call: the first worker that
-// needs a piece packs it, the others upload the same copy. A piece in use by a worker (being packed, or read
-// by a transfer that worker has not seen finish) is never replaced; of the others, the one used longest ago
-// is. Kept for the handle's life.
+// needs a piece packs it, the others upload the same copy while it is there. A piece in use by a worker (being packed,
+// or read by a transfer that worker has not seen finish) is never replaced; of the others, the one used longest ago is.
+// Kept for the handle's life.
 class SharedPieces {
  public:
   struct Piece {
@@ -643,7 +645,9 @@ Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWork
   for (RingChunk &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (RingChunk &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
-  for (cudaEvent_t &event : worker->tile_done_) FG_RETURN_IF_ERROR(create_event(&event));
+  // Waited for by a thread that has nothing else to do: it sleeps instead of spinning on a core the copies use.
+  for (cudaEvent_t &event : worker->tile_done_)
+    FG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync));
   *out = std::move(worker);
   return Status::success();
 }
@@ -1051,13 +1055,14 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   std::deque<Planned> planned;
   int64_t requests = 0, planned_steps = 0;
   Step cursor;
-  const bool helps = job.workers > 1 && job.slots.order == Order::tile_major;
+  const bool helps = job.bands() > 1 && job.slots.order == Order::tile_major;
   bool more = true;
   for (int64_t step_index = 0; status.ok() && !job.failed.load(); ++step_index) {
     while (more && planned_steps <= step_index + job.lookahead) {
       if (!next_step(job, index, false, &cursor)) {
         // Its own steps are all planned: another band's tile once they are enqueued and all but one computed.
-        if (!helps || !planned.empty()) break;
+        if (!helps) more = false;
+        if (!more || !planned.empty()) break;
         status = wait_until_one_tile_left();
         more = status.ok() && next_step(job, index, true, &cursor);
         if (!more) break;
@@ -1262,10 +1267,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
       job.c_place.type == cudaMemoryTypeUnregistered ||
       (product && (job.a_place.type == cudaMemoryTypeUnregistered || job.b_place.type == cudaMemoryTypeUnregistered));
   if (pageable) {
-    // Beside the pool, each worker has three threads that enqueue work; the pool grows with the workers
-    // where the host has the cores.
+    // With several devices the pool grows where the host has the cores.
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-    const int threads = std::clamp(hardware - 1 - 3 * job.workers, 0, max_pool_threads * job.workers);
+    const int threads = std::clamp(hardware - 4, 0, max_pool_threads * job.workers);
     if (!pool_ || pool_threads_ != threads) {
       pool_.reset();
       try {
@@ -1286,9 +1290,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
         return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
       }
     }
-    // Each worker's pieces in flight and the one it packs or waits for, so that one is always free; with
-    // several workers, pieces kept for the others.
-    const int per_worker = shared_pieces_in_flight + 1 + (job.workers > 1 ? shared_pieces_kept_per_worker : 0);
+    // What each worker holds at most, so that one is always free, and with several workers pieces kept for
+    // the others.
+    const int per_worker = shared_pieces_in_flight + (job.workers > 1 ? shared_pieces_kept_per_worker : 0);
     const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
     if (shared_->prepare(count, piece_floats)) job.shared = shared_.get();
   }
