@@ -66,6 +66,8 @@ constexpr int max_pool_threads = 12;
 // within these bounds, so that the upload thread moves the next row's panels while light tiles compute.
 constexpr int64_t min_lookahead_steps = 3;
 constexpr int64_t max_lookahead_steps = 16;
+// The most workers FASTGEMM_HOST_WORKERS_PER_DEVICE may ask for on one device.
+constexpr int max_workers_per_device = 8;
 // Device memory left to the products themselves (workspaces) when the staging buffers are sized.
 constexpr size_t reserved_device_bytes = size_t(768) << 20;
 
@@ -514,16 +516,16 @@ Status failed_elsewhere() {
 // One device's share of the work: its streams, buffers and pinned rings, kept across calls.
 class HostWorker {
  public:
-  // Made with `device` current.
-  static Status create(int device, Context &primary, std::unique_ptr<HostWorker> *out);
+  // Made with `device` current. The first worker of the handle's own device computes in the handle's
+  // context, on its stream; the others in a context of their own, on a stream of their own.
+  static Status create(int device, Context &primary, bool in_primary, std::unique_ptr<HostWorker> *out);
   ~HostWorker();
   HostWorker(const HostWorker &) = delete;
   HostWorker &operator=(const HostWorker &) = delete;
 
   int device() const { return device_; }
-  // Device memory the staging buffers may use: what is free, and what they hold already. With the device
-  // current.
-  Status staging_room(size_t *bytes);
+  // Device memory its buffers hold.
+  size_t held_bytes() const;
   // Allocates what the job needs on this device; with the device current.
   Status prepare(const HostJob &job);
   // Computes its share of the tiles (worker `index` of the job's); with the device current. Returns once
@@ -542,7 +544,6 @@ class HostWorker {
 
   HostWorker() = default;
   Status ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats);
-  size_t held_bytes() const;
   bool next_step(HostJob &job, int index, bool may_help, Step *step);
   void plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
   DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where, bool shareable,
@@ -560,6 +561,7 @@ class HostWorker {
   int device_ = -1;
   Context *context_ = nullptr;
   std::unique_ptr<Context> own_context_;
+  cudaStream_t own_stream_ = nullptr;  // own_context_'s stream
   cudaStream_t upload_stream_ = nullptr, download_stream_ = nullptr;
   std::vector<DeviceSlot> a_slots_, b_slots_, c_slots_;
   RingChunk upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
@@ -629,16 +631,18 @@ Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, si
   return Status::success();
 }
 
-Status HostWorker::create(int device, Context &primary, std::unique_ptr<HostWorker> *out) {
+Status HostWorker::create(int device, Context &primary, bool in_primary, std::unique_ptr<HostWorker> *out) {
   std::unique_ptr<HostWorker> worker(new HostWorker());
   worker->device_ = device;
-  if (device == primary.device().ordinal) {
+  if (in_primary) {
     worker->context_ = &primary;
   } else {
     Context *context = nullptr;
     FG_RETURN_IF_ERROR(Context::create(&context));
     worker->own_context_.reset(context);
     worker->context_ = context;
+    FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->own_stream_, cudaStreamNonBlocking));
+    FG_RETURN_IF_ERROR(context->set_stream(worker->own_stream_));
   }
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->upload_stream_, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
@@ -674,14 +678,7 @@ HostWorker::~HostWorker() {
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
   if (download_stream_ != nullptr) (void)cudaStreamDestroy(download_stream_);
   own_context_.reset();
-}
-
-Status HostWorker::staging_room(size_t *bytes) {
-  size_t free_bytes = 0, total_bytes = 0;
-  FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const size_t room = free_bytes + held_bytes();
-  *bytes = room > reserved_device_bytes ? room - reserved_device_bytes : 0;
-  return Status::success();
+  if (own_stream_ != nullptr) (void)cudaStreamDestroy(own_stream_);
 }
 
 Status HostWorker::prepare(const HostJob &job) {
@@ -1159,17 +1156,39 @@ Status HostGemm::set_devices(const int *devices, int count) {
   return Status::success();
 }
 
+namespace {
+
+// Workers per listed device as FASTGEMM_HOST_WORKERS_PER_DEVICE asks (1 to max_workers_per_device; a
+// testing aid), else 1.
+int host_workers_per_device_from_environment() {
+  const char *text = std::getenv("FASTGEMM_HOST_WORKERS_PER_DEVICE");
+  if (text == nullptr || *text == '\0') return 1;
+  char *end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  return *end == '\0' && value > 0 && value <= max_workers_per_device ? static_cast<int>(value) : 1;
+}
+
+}  // namespace
+
 Status HostGemm::ensure_workers() {
-  if (!workers_.empty()) return Status::success();
+  const int per_device = host_workers_per_device_from_environment();
+  if (!workers_.empty() && workers_per_device_ == per_device) return Status::success();
+  workers_.clear();
   std::vector<std::unique_ptr<HostWorker>> made;
+  bool primary_taken = false;
   for (int ordinal : devices_) {
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(ordinal));
-    std::unique_ptr<HostWorker> worker;
-    FG_RETURN_IF_ERROR(HostWorker::create(ordinal, primary_, &worker));
-    made.push_back(std::move(worker));
+    for (int copy = 0; copy < per_device; ++copy) {
+      const bool in_primary = ordinal == primary_.device().ordinal && !primary_taken;
+      primary_taken = primary_taken || in_primary;
+      std::unique_ptr<HostWorker> worker;
+      FG_RETURN_IF_ERROR(HostWorker::create(ordinal, primary_, in_primary, &worker));
+      made.push_back(std::move(worker));
+    }
   }
   workers_ = std::move(made);
+  workers_per_device_ = per_device;
   return Status::success();
 }
 
@@ -1240,15 +1259,21 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   if (product) FG_RETURN_IF_ERROR(locate(problem.b.data, &job.b_place));
   FG_RETURN_IF_ERROR(locate(problem.c, &job.c_place));
 
+  // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
+  // what the products need, shared evenly by the device's workers.
   size_t smallest_memory = SIZE_MAX, smallest_room = SIZE_MAX;
-  for (const auto &worker : workers_) {
+  for (int ordinal : devices_) {
     cudaDeviceProp properties = {};
-    FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, worker->device()));
+    FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
     smallest_memory = std::min(smallest_memory, properties.totalGlobalMem);
     DeviceGuard guard;
-    FG_RETURN_IF_ERROR(guard.enter(worker->device()));
-    size_t room = 0;
-    FG_RETURN_IF_ERROR(worker->staging_room(&room));
+    FG_RETURN_IF_ERROR(guard.enter(ordinal));
+    size_t free_bytes = 0, total_bytes = 0;
+    FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    size_t room = free_bytes;
+    for (const auto &worker : workers_)
+      if (worker->device() == ordinal) room += worker->held_bytes();
+    room = room > reserved_device_bytes ? (room - reserved_device_bytes) / static_cast<size_t>(workers_per_device_) : 0;
     smallest_room = std::min(smallest_room, room);
   }
   const size_t staging_limit = host_staging_limit_from_environment();

@@ -77,6 +77,9 @@ class HostGemm {
   Context &primary_;
   std::vector<int> devices_;
   std::vector<std::unique_ptr<HostWorker>> workers_;
+  // Workers per listed device: 1, or what FASTGEMM_HOST_WORKERS_PER_DEVICE asks (a testing aid that runs
+  // the scheduling of several devices on one).
+  int workers_per_device_ = 1;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
   int pool_threads_ = 0;
   std::unique_ptr<SharedPieces> shared_;  // pinned pieces of a pageable B that every worker uploads

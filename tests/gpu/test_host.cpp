@@ -1,7 +1,8 @@
 // fg_sgemm_host: operands in pageable, pinned, managed or device memory, every layout and transpose,
 // leading dimensions, scalars, misaligned pointers, and products cut into many tiles and k chunks
-// (FASTGEMM_HOST_TILE) and staged through few device buffers (FASTGEMM_HOST_STAGING), against the double
-// reference with C's window poisoned where beta == 0; and, hidden, one product larger than the device.
+// (FASTGEMM_HOST_TILE), staged through few device buffers (FASTGEMM_HOST_STAGING) and shared by several
+// workers per device (FASTGEMM_HOST_WORKERS_PER_DEVICE), against the double reference with C's window
+// poisoned where beta == 0; and, hidden, one product larger than the device.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
@@ -88,6 +89,30 @@ class StagingLimit {
     if (bytes > 0) setenv("FASTGEMM_HOST_STAGING", std::to_string(bytes).c_str(), 1);
   }
   ~StagingLimit() { unsetenv("FASTGEMM_HOST_STAGING"); }
+};
+
+// Sets FASTGEMM_HOST_WORKERS_PER_DEVICE for its lifetime, then restores what the environment had.
+class WorkersPerDevice {
+ public:
+  explicit WorkersPerDevice(int workers) {
+    const char *before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) before_ = before;
+    setenv(name, std::to_string(workers).c_str(), 1);
+  }
+  ~WorkersPerDevice() {
+    if (had_)
+      setenv(name, before_.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  WorkersPerDevice(const WorkersPerDevice &) = delete;
+  WorkersPerDevice &operator=(const WorkersPerDevice &) = delete;
+
+ private:
+  static constexpr const char *name = "FASTGEMM_HOST_WORKERS_PER_DEVICE";
+  bool had_ = false;
+  std::string before_;
 };
 
 bool same_bits_where(const std::vector<float> &x, const std::vector<float> &y, const std::vector<char> &mask,
@@ -278,6 +303,50 @@ TEST_CASE("host: bitwise the same C whatever the order of steps and the device b
           check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 21);
       CHECK(std::memcmp(first.data(), mixed.data(), first.size() * sizeof(float)) == 0);
     }
+  }
+}
+
+TEST_CASE("host: bitwise the same C with several workers per device, sharing B's pieces and helping", "[host]") {
+  // Each worker has its own streams, buffers and context, as on a device of its own: the bands of tile
+  // rows, a worker helping another band once its own is done, and B's pageable pieces packed once for all
+  // of them run on one device. 100 x 90 x 70 in tiles of 16 is 7 x 6 tiles of 5 k chunks.
+  Handle handle;
+  const TileLimit limit(16);
+  uint64_t seed = 600;
+  for (float beta : {0.0f, 0.5f}) {
+    const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 100, 90, 70, 1.0f, beta);
+    std::vector<float> one;
+    {
+      const WorkersPerDevice workers(1);
+      one = check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, seed);
+    }
+    for (int count : {2, 3}) {
+      INFO(count << " workers per device");
+      const WorkersPerDevice workers(count);
+      for (int round = 0; round < 2; ++round) {
+        const std::vector<float> pageable =
+            check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, seed);
+        CHECK(std::memcmp(one.data(), pageable.data(), one.size() * sizeof(float)) == 0);
+      }
+      const std::vector<float> mixed =
+          check_host_case(handle.get(), gc, Memory::pinned, Memory::pageable, Memory::device, seed);
+      CHECK(std::memcmp(one.data(), mixed.data(), one.size() * sizeof(float)) == 0);
+      // Chunk by chunk over C's tiles (40 x 40 x 400: 3 x 3 tiles of 25 chunks), and pieces uploaded again.
+      const GemmCase deep = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 40, 40, 400, 1.0f, beta);
+      std::vector<float> deep_one;
+      {
+        const WorkersPerDevice single(1);
+        deep_one = check_host_case(handle.get(), deep, Memory::pageable, Memory::pageable, Memory::pageable, seed + 1);
+      }
+      for (size_t bytes : {100000, 45000}) {
+        INFO("FASTGEMM_HOST_STAGING=" << bytes);
+        const StagingLimit staging(bytes);
+        const std::vector<float> again =
+            check_host_case(handle.get(), deep, Memory::pageable, Memory::pageable, Memory::pageable, seed + 1);
+        CHECK(std::memcmp(deep_one.data(), again.data(), deep_one.size() * sizeof(float)) == 0);
+      }
+    }
+    seed += 2;
   }
 }
 
