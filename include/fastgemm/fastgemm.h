@@ -246,8 +246,8 @@ FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
    them and kept by the handle for later calls. On each device: as many panel and tile buffers as the
    call's plan uses within the device's free memory less 768 MiB (a row of A's panels and every panel of
    B where they fit, so that each crosses the bus once). In pinned host memory, for pageable operands:
-   160 MiB per device, plus, for a pageable B, whose pieces the host packs for every device at once, 2
-   pieces of up to 64 MiB with one device and 4 per device with several (the most a call so far needed).
+   160 MiB per device, plus, with several devices and a pageable B, whose pieces the host packs for all of
+   them at once, 5 pieces of up to 64 MiB per device (the most a call so far needed).
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers
