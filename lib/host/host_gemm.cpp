@@ -1087,13 +1087,20 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   return drained;
 }
 
-int64_t host_tile_limit_from_environment() {
-  const char *text = std::getenv("FASTGEMM_HOST_TILE");
+namespace {
+
+// The positive integer an environment variable holds, or 0 when it is unset or holds anything else.
+int64_t positive_integer_from_environment(const char *name) {
+  const char *text = std::getenv(name);
   if (text == nullptr || *text == '\0') return 0;
   char *end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
   return *end == '\0' && value > 0 ? static_cast<int64_t>(value) : 0;
 }
+
+}  // namespace
+
+int64_t host_tile_limit_from_environment() { return positive_integer_from_environment("FASTGEMM_HOST_TILE"); }
 
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit) {
   // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
@@ -1163,11 +1170,8 @@ namespace {
 // Workers per listed device as FASTGEMM_HOST_WORKERS_PER_DEVICE asks (1 to max_workers_per_device; a
 // testing aid), else 1.
 int host_workers_per_device_from_environment() {
-  const char *text = std::getenv("FASTGEMM_HOST_WORKERS_PER_DEVICE");
-  if (text == nullptr || *text == '\0') return 1;
-  char *end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  return *end == '\0' && value > 0 && value <= max_workers_per_device ? static_cast<int>(value) : 1;
+  const int64_t value = positive_integer_from_environment("FASTGEMM_HOST_WORKERS_PER_DEVICE");
+  return value > 0 && value <= max_workers_per_device ? static_cast<int>(value) : 1;
 }
 
 }  // namespace
@@ -1199,11 +1203,7 @@ namespace {
 // The device memory the staging buffers may use, as FASTGEMM_HOST_STAGING asks (bytes; a testing knob that
 // forces the orders and slot counts of a device with little memory), or 0 when it asks for no limit.
 size_t host_staging_limit_from_environment() {
-  const char *text = std::getenv("FASTGEMM_HOST_STAGING");
-  if (text == nullptr || *text == '\0') return 0;
-  char *end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  return *end == '\0' && value > 0 ? static_cast<size_t>(value) : 0;
+  return static_cast<size_t>(positive_integer_from_environment("FASTGEMM_HOST_STAGING"));
 }
 
 // The slots one call uses on each device, within `room` bytes of device memory (the smallest worker's).

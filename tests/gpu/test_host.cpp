@@ -73,47 +73,47 @@ class Operand {
   float *data_ = nullptr;
 };
 
-// Sets FASTGEMM_HOST_TILE for its lifetime: the host path reads it on every call.
-class TileLimit {
+// Sets an environment variable the host path reads on every call to a positive value for its lifetime
+// (a value <= 0 leaves it as it is), then restores what the environment had.
+class ScopedVariable {
  public:
-  explicit TileLimit(int edge) {
-    if (edge > 0) setenv("FASTGEMM_HOST_TILE", std::to_string(edge).c_str(), 1);
-  }
-  ~TileLimit() { unsetenv("FASTGEMM_HOST_TILE"); }
-};
-
-// Sets FASTGEMM_HOST_STAGING (bytes of device memory for the staging buffers) for its lifetime.
-class StagingLimit {
- public:
-  explicit StagingLimit(size_t bytes) {
-    if (bytes > 0) setenv("FASTGEMM_HOST_STAGING", std::to_string(bytes).c_str(), 1);
-  }
-  ~StagingLimit() { unsetenv("FASTGEMM_HOST_STAGING"); }
-};
-
-// Sets FASTGEMM_HOST_WORKERS_PER_DEVICE for its lifetime, then restores what the environment had.
-class WorkersPerDevice {
- public:
-  explicit WorkersPerDevice(int workers) {
+  ScopedVariable(const char *name, int64_t value) : name_(name) {
     const char *before = std::getenv(name);
     had_ = before != nullptr;
     if (had_) before_ = before;
-    setenv(name, std::to_string(workers).c_str(), 1);
+    if (value > 0) setenv(name, std::to_string(value).c_str(), 1);
   }
-  ~WorkersPerDevice() {
+  ~ScopedVariable() {
     if (had_)
-      setenv(name, before_.c_str(), 1);
+      setenv(name_, before_.c_str(), 1);
     else
-      unsetenv(name);
+      unsetenv(name_);
   }
-  WorkersPerDevice(const WorkersPerDevice &) = delete;
-  WorkersPerDevice &operator=(const WorkersPerDevice &) = delete;
+  ScopedVariable(const ScopedVariable &) = delete;
+  ScopedVariable &operator=(const ScopedVariable &) = delete;
 
  private:
-  static constexpr const char *name = "FASTGEMM_HOST_WORKERS_PER_DEVICE";
+  const char *name_;
   bool had_ = false;
   std::string before_;
 };
+
+// The tile edge and k chunk cap (FASTGEMM_HOST_TILE).
+struct TileLimit : ScopedVariable {
+  explicit TileLimit(int64_t edge) : ScopedVariable("FASTGEMM_HOST_TILE", edge) {}
+};
+// The device memory of the staging buffers, in bytes (FASTGEMM_HOST_STAGING).
+struct StagingLimit : ScopedVariable {
+  explicit StagingLimit(int64_t bytes) : ScopedVariable("FASTGEMM_HOST_STAGING", bytes) {}
+};
+// Workers per listed device (FASTGEMM_HOST_WORKERS_PER_DEVICE; gpu.host.two_workers sets it for every test).
+struct WorkersPerDevice : ScopedVariable {
+  explicit WorkersPerDevice(int64_t workers) : ScopedVariable("FASTGEMM_HOST_WORKERS_PER_DEVICE", workers) {}
+};
+
+bool same_bits(const std::vector<float> &x, const std::vector<float> &y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
 
 bool same_bits_where(const std::vector<float> &x, const std::vector<float> &y, const std::vector<char> &mask,
                      bool inside) {
@@ -272,15 +272,15 @@ TEST_CASE("host: bitwise the same C whatever the memory of host operands, run af
       check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 7);
   const std::vector<float> again =
       check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
-  CHECK(std::memcmp(pageable.data(), pinned.data(), pageable.size() * sizeof(float)) == 0);
-  CHECK(std::memcmp(pageable.data(), again.data(), pageable.size() * sizeof(float)) == 0);
+  CHECK(same_bits(pageable, pinned));
+  CHECK(same_bits(pageable, again));
   // The device list of one device, given explicitly, is the default one.
   int device = -1;
   REQUIRE_CUDA_OK(cudaGetDevice(&device));
   REQUIRE_FG_OK(fg_set_devices(handle.get(), &device, 1));
   const std::vector<float> listed =
       check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 7);
-  CHECK(std::memcmp(pageable.data(), listed.data(), pageable.size() * sizeof(float)) == 0);
+  CHECK(same_bits(pageable, listed));
 }
 
 TEST_CASE("host: bitwise the same C whatever the order of steps and the device buffers at hand", "[host]") {
@@ -288,21 +288,25 @@ TEST_CASE("host: bitwise the same C whatever the order of steps and the device b
   // 40 x 40 x 400 in tiles of 16: 3 x 3 tiles of 25 k chunks, pieces of 1 KiB. With room for every piece
   // the tiles go one by one, each B panel kept; with 100 000 bytes chunk by chunk over C's tiles, all
   // kept; with 45 000 tile by tile, pieces uploaded again; with 20 000 and 1 000 in two buffers each.
+  // Each plan with one worker per device and with two (their own contexts, streams and buffers, B's
+  // pageable pieces shared), against the first result, of one worker.
   const TileLimit limit(16);
   for (float beta : {0.0f, 0.5f}) {
     const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 40, 40, 400, 1.0f, beta);
-    const std::vector<float> first =
-        check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
-    for (size_t bytes : {100000, 45000, 20000, 1000}) {
-      INFO("FASTGEMM_HOST_STAGING=" << bytes);
-      const StagingLimit staging(bytes);
-      const std::vector<float> again =
-          check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
-      CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
-      const std::vector<float> mixed =
-          check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 21);
-      CHECK(std::memcmp(first.data(), mixed.data(), first.size() * sizeof(float)) == 0);
+    std::vector<float> first;
+    {
+      const WorkersPerDevice one(1);
+      first = check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21);
     }
+    for (int workers : {1, 2})
+      for (int64_t bytes : {100000, 45000, 20000, 1000}) {
+        INFO(workers << " workers per device, FASTGEMM_HOST_STAGING=" << bytes);
+        const WorkersPerDevice per_device(workers);
+        const StagingLimit staging(bytes);
+        CHECK(same_bits(first,
+                        check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 21)));
+        CHECK(same_bits(first, check_host_case(handle.get(), gc, Memory::pinned, Memory::managed, Memory::pinned, 21)));
+      }
   }
 }
 
@@ -317,36 +321,18 @@ TEST_CASE("host: bitwise the same C with several workers per device, sharing B's
     const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 100, 90, 70, 1.0f, beta);
     std::vector<float> one;
     {
-      const WorkersPerDevice workers(1);
+      const WorkersPerDevice single(1);
       one = check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, seed);
     }
     for (int count : {2, 3}) {
       INFO(count << " workers per device");
       const WorkersPerDevice workers(count);
-      for (int round = 0; round < 2; ++round) {
-        const std::vector<float> pageable =
-            check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, seed);
-        CHECK(std::memcmp(one.data(), pageable.data(), one.size() * sizeof(float)) == 0);
-      }
-      const std::vector<float> mixed =
-          check_host_case(handle.get(), gc, Memory::pinned, Memory::pageable, Memory::device, seed);
-      CHECK(std::memcmp(one.data(), mixed.data(), one.size() * sizeof(float)) == 0);
-      // Chunk by chunk over C's tiles (40 x 40 x 400: 3 x 3 tiles of 25 chunks), and pieces uploaded again.
-      const GemmCase deep = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 40, 40, 400, 1.0f, beta);
-      std::vector<float> deep_one;
-      {
-        const WorkersPerDevice single(1);
-        deep_one = check_host_case(handle.get(), deep, Memory::pageable, Memory::pageable, Memory::pageable, seed + 1);
-      }
-      for (size_t bytes : {100000, 45000}) {
-        INFO("FASTGEMM_HOST_STAGING=" << bytes);
-        const StagingLimit staging(bytes);
-        const std::vector<float> again =
-            check_host_case(handle.get(), deep, Memory::pageable, Memory::pageable, Memory::pageable, seed + 1);
-        CHECK(std::memcmp(deep_one.data(), again.data(), deep_one.size() * sizeof(float)) == 0);
-      }
+      for (int round = 0; round < 2; ++round)
+        CHECK(same_bits(one,
+                        check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, seed)));
+      CHECK(same_bits(one, check_host_case(handle.get(), gc, Memory::pinned, Memory::pageable, Memory::device, seed)));
     }
-    seed += 2;
+    ++seed;
   }
 }
 
