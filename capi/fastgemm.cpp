@@ -187,6 +187,7 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
   return with_handle(trace, handle, [&](Context &context) -> Status {
     DeviceSgemm runner(context);
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+    context.last_emulation = detail::EmulationReport{};
     FG_RETURN_IF_ERROR(sgemm_call(args, driver_inspector(context), context.math_mode, runner, &ran));
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
@@ -501,6 +502,18 @@ fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
     *algo = handle->context->last_sgemm_algo;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_last_sgemm_emulation(fg_handle_t handle, int *moduli, int64_t *fp32_elements) {
+  CallTrace trace("fg_get_last_sgemm_emulation", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (moduli == nullptr) return null_argument("moduli");
+    if (fp32_elements == nullptr) return null_argument("fp32_elements");
+    *moduli = handle->context->last_emulation.moduli;
+    *fp32_elements = handle->context->last_emulation.fp32_elements;
     return Status::success();
   });
 }

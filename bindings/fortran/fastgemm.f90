@@ -266,6 +266,15 @@ module fastgemm
       integer(c_int), intent(out) :: algo
     end function fg_get_last_sgemm_algo
 
+    function fg_get_last_sgemm_emulation(handle, moduli, fp32_elements) &
+        bind(C, name="fg_get_last_sgemm_emulation") result(status)
+      import :: c_int, c_int64_t, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), intent(out) :: moduli
+      integer(c_int64_t), intent(out) :: fp32_elements
+    end function fg_get_last_sgemm_emulation
+
     function fg_sgemm_algo_name_c(algo) bind(C, name="fg_sgemm_algo_name") result(name)
       import :: c_int, c_ptr
       type(c_ptr) :: name

@@ -128,6 +128,7 @@ _PROTOTYPES = {
     "fg_set_sgemm_algo": (_int, [_pointer, _int]),
     "fg_get_sgemm_algo": (_int, [_pointer, _int_out]),
     "fg_get_last_sgemm_algo": (_int, [_pointer, _int_out]),
+    "fg_get_last_sgemm_emulation": (_int, [_pointer, _int_out, ctypes.POINTER(ctypes.c_int64)]),
     "fg_sgemm_algo_name": (_string, [_int]),
     "fg_set_math_mode": (_int, [_pointer, _int]),
     "fg_get_math_mode": (_int, [_pointer, _int_out]),

@@ -95,6 +95,7 @@ class LibraryTest(unittest.TestCase):
             "fg_set_sgemm_algo": (None, SgemmAlgo.NAIVE),
             "fg_get_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
             "fg_get_last_sgemm_algo": (None, ctypes.byref(ctypes.c_int())),
+            "fg_get_last_sgemm_emulation": (None, ctypes.byref(ctypes.c_int()), ctypes.byref(ctypes.c_int64())),
             "fg_set_math_mode": (None, MathMode.FP32_EMULATED),
             "fg_get_math_mode": (None, ctypes.byref(ctypes.c_int())),
             "fg_sgemm_host": (None, Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None, 4),

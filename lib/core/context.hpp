@@ -24,6 +24,12 @@
 
 namespace fastgemm::detail {
 
+// What the last emulated product did (fg_get_last_sgemm_emulation).
+struct EmulationReport {
+  int moduli = 0;
+  int64_t fp32_elements = 0;
+};
+
 class Context {
  public:
   // Binds to the calling thread's current device.
@@ -69,6 +75,7 @@ class Context {
   fg_sgemm_algo_t sgemm_algo = FG_SGEMM_AUTO;
   fg_math_mode_t math_mode = FG_MATH_FP32;
   fg_sgemm_algo_t last_sgemm_algo = FG_SGEMM_AUTO;
+  EmulationReport last_emulation;
   fg_rowmean_algo_t rowmean_algo = FG_ROWMEAN_AUTO;
 
  private:

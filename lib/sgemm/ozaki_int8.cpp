@@ -1,6 +1,7 @@
-// FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands, read the scan's summary (the one
-// synchronization), choose the moduli, then tile by tile the residues, the INT8 products over the moduli (cuBLAS)
-// and the reconstruction into C; last, the FP32 elements that NaN or Inf reach.
+// FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands; the plan, tile by tile the codes, their
+// INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
+// count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;
+// last, the elements no count certifies, and those NaN or Inf reach, in FP32.
 #include <cstring>
 #include <string>
 
@@ -30,12 +31,6 @@ Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
 
 size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
   return max_workspace_bytes(p.m, p.n, p.k, p.batch);
-}
-
-double double_from_bits(unsigned long long bits) {
-  double value = 0;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
 }
 
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
@@ -68,36 +63,50 @@ Status int8_products(cublasHandle_t handle, const int8_t *residues_a, const int8
 
 int64_t round_up_4(int64_t value) { return (value + 3) / 4 * 4; }
 
-// The steps after the moduli are chosen, over every tile of the problem.
+// What run_tiles does with each tile: with `constants`, the residues at its moduli count, their products and the
+// reconstruction of C; without, the codes, their product and the plan of every element's need.
+struct TileSteps {
+  const CrtConstants *constants = nullptr;
+  const CertificateConstants *certificate = nullptr;
+  uint8_t *needs = nullptr;
+  ScanSummary *summary = nullptr;
+};
+
+// The steps over every tile of the problem.
 Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayout &layout, char *workspace,
-                 const CrtConstants &constants, cublasHandle_t handle, cudaStream_t stream) {
+                 const TileSteps &steps, cublasHandle_t handle, cudaStream_t stream) {
   const Lines a = rows_of_a(p), b = columns_of_b(p);
-  const auto *a_norms = reinterpret_cast<const double *>(workspace + layout.a_norms);
-  const auto *b_norms = reinterpret_cast<const double *>(workspace + layout.b_norms);
+  const auto *a_facts = reinterpret_cast<const LineFacts *>(workspace + layout.a_lines);
+  const auto *b_facts = reinterpret_cast<const LineFacts *>(workspace + layout.b_lines);
   auto *a_residues = reinterpret_cast<int8_t *>(workspace + layout.a_residues);
   auto *b_residues = reinterpret_cast<int8_t *>(workspace + layout.b_residues);
   auto *products = reinterpret_cast<int32_t *>(workspace + layout.products);
+  const int64_t count = steps.constants != nullptr ? steps.constants->count : 1;
   const bool a_whole = tiling.rows == p.m;
   for (int64_t first_batch = 0; first_batch < p.batch; first_batch += tiling.batches) {
     const int64_t batches = tiling.batches < p.batch - first_batch ? tiling.batches : p.batch - first_batch;
     ResidueTile a_tile{first_batch, batches, 0, p.m, round_up_4(p.m), tiling.depth};
-    if (a_whole) FG_RETURN_IF_ERROR(make_residues(a, a_norms, a_tile, constants, a_residues, stream));
+    if (a_whole) FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
     for (int64_t first_col = 0; first_col < p.n; first_col += tiling.cols) {
       const int64_t cols = tiling.cols < p.n - first_col ? tiling.cols : p.n - first_col;
       const ResidueTile b_tile{first_batch, batches, first_col, cols, round_up_4(cols), tiling.depth};
-      FG_RETURN_IF_ERROR(make_residues(b, b_norms, b_tile, constants, b_residues, stream));
+      FG_RETURN_IF_ERROR(make_residues(b, b_facts, b_tile, steps.constants, b_residues, stream));
       for (int64_t first_row = 0; first_row < p.m; first_row += tiling.rows) {
         const int64_t rows = tiling.rows < p.m - first_row ? tiling.rows : p.m - first_row;
         if (!a_whole) {
           a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
-          FG_RETURN_IF_ERROR(make_residues(a, a_norms, a_tile, constants, a_residues, stream));
+          FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
         }
         FG_RETURN_IF_ERROR(int8_products(handle, a_residues, b_residues, products, a_tile.padded_lines,
-                                         b_tile.padded_lines, tiling.padded_cols, tiling.depth,
-                                         batches * constants.count));
+                                         b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count));
         const ProductTile tile{first_batch,         batches,   first_row, rows,
                                a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
-        FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_norms, b_norms, constants, stream));
+        if (steps.constants == nullptr)
+          FG_RETURN_IF_ERROR(
+              plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs, steps.summary, stream));
+        else
+          FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_facts, b_facts, *steps.constants, *steps.certificate,
+                                         steps.needs, stream));
       }
     }
   }
@@ -105,6 +114,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
 }
 
 Status run_ozaki(const GemmProblem &p, Context &context) {
+  context.last_emulation = EmulationReport{};
   const cudaStream_t stream = context.stream();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   FG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
@@ -124,28 +134,30 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   }
   FG_RETURN_IF_ERROR(taken);
 
-  // Scan (the whole workspace is laid out as for any moduli count: the scan's part is the same in every layout).
+  // The scan, then the plan: the codes' product and every element's need. Nothing of C is written until the host
+  // has read the needs' histogram (the one synchronization) and chosen the moduli count, or declined.
   char *workspace = static_cast<char *>(memory);
-  const WorkspaceLayout scan_layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 2));
-  auto *summary = reinterpret_cast<ScanSummary *>(workspace + scan_layout.summary);
-  auto *a_norms = reinterpret_cast<double *>(workspace + scan_layout.a_norms);
-  auto *b_norms = reinterpret_cast<double *>(workspace + scan_layout.b_norms);
-  auto *a_flagged = reinterpret_cast<int64_t *>(workspace + scan_layout.a_flagged);
-  auto *b_flagged = reinterpret_cast<int64_t *>(workspace + scan_layout.b_flagged);
+  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
+  const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling, plan_tiling);
+  auto *summary = reinterpret_cast<ScanSummary *>(workspace + plan_layout.summary);
+  auto *a_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.a_lines);
+  auto *b_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.b_lines);
+  auto *a_flagged = reinterpret_cast<int64_t *>(workspace + plan_layout.a_flagged);
+  auto *b_flagged = reinterpret_cast<int64_t *>(workspace + plan_layout.b_flagged);
+  auto *needs = reinterpret_cast<uint8_t *>(workspace + plan_layout.needs);
+  const CertificateConstants certificate = certificate_constants(p.k);
   FG_CUDA_CHECK(cudaMemsetAsync(summary, 0, sizeof(ScanSummary), stream));
-  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, a_norms, a_flagged, summary, stream));
-  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, b_norms, b_flagged, summary, stream));
+  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, a_facts, a_flagged, summary, stream));
+  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, b_facts, b_flagged, summary, stream));
+  TileSteps steps;
+  steps.certificate = &certificate;
+  steps.needs = needs;
+  steps.summary = summary;
+  FG_RETURN_IF_ERROR(run_tiles(p, plan_tiling, plan_layout, workspace, steps, handle, stream));
   ScanSummary found;
   FG_CUDA_CHECK(cudaMemcpyAsync(&found, summary, sizeof found, cudaMemcpyDeviceToHost, stream));
   FG_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const double spread = double_from_bits(found.spread_bits[0]) + double_from_bits(found.spread_bits[1]);
-  const double concentration =
-      double_from_bits(found.concentration_bits[0]) + double_from_bits(found.concentration_bits[1]);
-  const int count = moduli_needed(spread, concentration, p.k);
-  if (count == 0)
-    return declined("the operands' dynamic range (spread 2^" + std::to_string(spread) + ") needs more than " +
-                    std::to_string(kMaxModuli) + " moduli");
   const auto flagged_rows = static_cast<int64_t>(found.flagged_lines[0]);
   const auto flagged_cols = static_cast<int64_t>(found.flagged_lines[1]);
   const double fix_up_work = (static_cast<double>(flagged_rows) * p.n + static_cast<double>(flagged_cols) * p.m) * p.k;
@@ -153,12 +165,23 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   if (fix_up_work > kFlaggedWork && fix_up_work * kFlaggedShare > product_work)
     return declined(std::to_string(flagged_rows) + " rows of op(A) and " + std::to_string(flagged_cols) +
                     " columns of op(B) hold NaN or Inf: too many for the FP32 fix-up of their elements");
+  const ModuliChoice choice = choose_moduli(found.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f);
+  if (choice.declined)
+    return declined("the certificate needs FP32 for " + std::to_string(found.needs[kNeedsFp32]) + " of " +
+                    std::to_string(p.batch * p.m * p.n) +
+                    " elements, or more moduli than pay: FP32 throughout is faster for these operands");
 
-  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count);
-  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
+  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, choice.count);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, plan_tiling, tiling);
   if (layout.total > bytes) return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
-  FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, workspace, crt_constants(count, p.k), handle, stream));
-  return fix_flagged(p, a_flagged, flagged_rows, b_flagged, flagged_cols, a_norms, stream);
+  const CrtConstants constants = crt_constants(choice.count, p.k);
+  steps.constants = &constants;
+  FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, workspace, steps, handle, stream));
+  FG_RETURN_IF_ERROR(recompute_uncertified(p, needs, choice.count, stream));
+  FG_RETURN_IF_ERROR(fix_flagged(p, a_flagged, flagged_rows, b_flagged, flagged_cols, a_facts, stream));
+  context.last_emulation.moduli = choice.count;
+  context.last_emulation.fp32_elements = choice.fp32_elements;
+  return Status::success();
 }
 
 }  // namespace

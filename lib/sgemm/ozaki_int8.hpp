@@ -1,12 +1,22 @@
-// FG_SGEMM_OZAKI_INT8, emulated FP32 after Ozaki scheme II (arXiv 2504.08009): every row of op(A) and every
-// column of op(B) is scaled to integers whose 2-norm is at most Q, the integer product is computed exactly from
-// its residues modulo N pairwise coprime moduli of at most 256 (one INT8 tensor-core product per modulus, INT32
-// sums), and rebuilt by the Chinese remainder theorem. The product of the moduli, P, exceeds 2 Q^2, which bounds
-// every element of the integer product (Cauchy-Schwarz), so the rebuilt value is exact; what remains is the
-// rounding of the operands to integers, an error of about 0.4 ||A_i|| ||B_j|| / Q per element.
+// FG_SGEMM_OZAKI_INT8, emulated FP32 after Ozaki scheme II (arXiv 2504.08009), with a certificate for every
+// element it returns. Every row of op(A) and every column of op(B) is scaled by a power of two to integers whose
+// 2-norm is below S = sqrt(P / 2) (P the product of the moduli), so that every element of the integer product is
+// below P / 2 (Cauchy-Schwarz) and the Chinese remainder theorem rebuilds it exactly from its residues modulo N
+// pairwise coprime moduli of at most 256 (one INT8 tensor-core product per modulus, INT32 sums). What remains is
+// the rounding of the scaled operands to integers; a power of two keeps integers exact.
 //
-// This header holds what the host decides: the moduli and the constants of the reconstruction, how many moduli
-// the operands need, and how C is cut into tiles so that the workspace stays bounded. The kernels are in
+// The certificate (derivation: bench/NOTES-emulated.md, "The certificate"). Before any product, for every element
+// (i, j) and every moduli count N, a rigorous upper bound E_ij(N) of |C_ij - R_ij| (R the exact result, alpha and
+// beta included) is held against 2^-24 sqrt(k) (|alpha| L_ij + |beta| |C0_ij|), where L_ij <= (|A||B|)_ij is a
+// guaranteed lower bound from one INT8 product of 7-bit codes of |A| and |B| rounded down (every term is
+// nonnegative: nothing cancels). The smallest N that certifies the element is its need; the call takes the N that
+// costs least over the whole product and recomputes in FP32 (a sum in k order with FMA) the elements whose need
+// is larger, or declines when FP32 throughout is faster. After the products, an element that the a-priori bound
+// could not certify gets a second chance from |C~_ij| - E_ij, also a lower bound of (|A||B|)_ij.
+//
+// This header holds what the host decides: the moduli and the constants of the reconstruction and the
+// certificate, the choice of the moduli count, and how C is cut into tiles so that the workspace stays bounded.
+// The bound itself is in ozaki_int8_math.hpp (shared by the kernels and the unit tests), the kernels in
 // ozaki_int8_kernels.cu, the variant's steps in ozaki_int8.cpp.
 #pragma once
 
@@ -17,11 +27,15 @@ namespace fastgemm::detail::ozaki {
 
 // The moduli, largest first so that N of them give the largest product: pairwise coprime, at most 256, so that a
 // residue in [-128, 127] is one int8.
-constexpr int kMaxModuli = 13;  // 14 would allow Q >= 2^53: integers no longer exact in a double
+constexpr int kMaxModuli = 13;  // 14 would allow scaled integers of 2^53 and more: no longer exact in a double
 constexpr int kModuli[kMaxModuli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211};
 constexpr int kMinModuli = 2;
 
-// INT32 sums of int8 products stay exact while depth * 128 * 128 < 2^31.
+// What an element's need is recorded as when no moduli count certifies it: FP32 recomputes it.
+constexpr int kNeedsFp32 = kMaxModuli + 1;
+
+// INT32 sums of int8 products stay exact while depth * 128 * 128 < 2^31, and those of the 7-bit codes
+// (depth * 127 * 127) too.
 constexpr int64_t kMaxDepth = 131071;
 
 // The INT8 products take the depth in whole multiples of this (zero-padded), the fast form of cuBLAS's kernels.
@@ -39,42 +53,45 @@ struct CrtConstants {
   double weight_high[kMaxModuli] = {};
   double weight_low[kMaxModuli] = {};
   double product_high = 0, product_low = 0;
-  // Q: rows and columns are scaled so that their 2-norms are Q (and the scaled integers' at most
-  // sqrt(P / 2) (1 - 2^-21)).
-  double scale_target = 0;
+  // T: a line x is scaled by 2^(T - n), where 2^n bounds its 2-norm, so that its scaled 2-norm is below 2^T and,
+  // rounded to integers, below 2^T + sqrt(k) / 2 <= S.
+  int scale_exponent = 0;
 };
 
 // The constants for the first `count` moduli (kMinModuli..kMaxModuli) and products of depth k.
 CrtConstants crt_constants(int count, int64_t k);
 
-// log2 of Q for `count` moduli and depth k.
-double scale_target_bits(int count, int64_t k);
+// T for `count` moduli and depth k: the largest T with (2^T + sqrt(k) / 2)^2 <= (P / 2) (1 - 2^-19).
+int scale_exponent(int count, int64_t k);
 
-// How many bits Q needs beyond 2^24 depends on the operands' dynamic range. The error of element (i, j) relative to
-// (|A||B|)_ij is about 0.4 kappa_ij / Q with kappa_ij = ||A_i|| ||B_j|| / (|A||B|)_ij, which no statistic of single
-// lines bounds; two statistics of a line x with nnz nonzeros do on every distribution of the accuracy suite, with
-// the margins below (measured there: bench/NOTES-emulated.md):
-//   concentration(x) = sqrt(nnz) ||x||_2 / ||x||_1  (>= 1; 1.15 for uniform values), the typical kappa's factor
-//     where a line's 1-norm is carried by its bulk;
-//   spread(x) = ||x||_2 / (sqrt(nnz) M(x)), M(x) = (sum_l sqrt|x_l| / nnz)^2, a mean of order 1/2 (>= 1; 1.6 for
-//     uniform values), which a line's few largest values, carrying its 2-norm, and its tiny ones move little.
-// With s and c the bits of the largest spread of a row of op(A) times that of a column of op(B), and the same for
-// the concentrations: Q >= 2^(24 + s + kSpreadMarginBits) always suffices; where s - c <= kBulkGapBits (the bulk
-// carries the 1-norm), so does Q >= 2^(24 + c + kConcentrationMarginBits), and the smaller of the two is taken.
-constexpr double kSpreadMarginBits = 1.0;
-constexpr double kConcentrationMarginBits = 2.0;
-constexpr double kBulkGapBits = 8.0;
+// What the certificate needs of every moduli count, by value (a kernel parameter); indices are moduli counts.
+struct CertificateConstants {
+  int scale_exponent[kMaxModuli + 1] = {};
+  // Bounds of the rebuilt integer V, relative to 2^(2T): |V~| 2^-2T <= magnitude[N], and
+  // |V~ - V| 2^-2T <= reconstruction_error[N] (the doubles of the Chinese remainder sums).
+  double magnitude[kMaxModuli + 1] = {};
+  double reconstruction_error[kMaxModuli + 1] = {};
+  double depth = 0;            // k
+  double error_allowance = 0;  // 2^-24 sqrt(k), rounded down
+};
+CertificateConstants certificate_constants(int64_t k);
 
-// The fewest moduli whose Q reaches the bits above for spreads and concentrations of these bits; 0 when kMaxModuli
-// moduli are not enough.
-int moduli_needed(double spread_bits, double concentration_bits, int64_t k);
-
-// log2 of the Q the moduli count must reach.
-double needed_scale_bits(double spread_bits, double concentration_bits);
+// The moduli count of a call, from the histogram of the elements' needs (needs[N] elements need N moduli,
+// needs[kNeedsFp32] no count): the count of least estimated time, the elements recomputed in FP32 at that count,
+// and whether, with those recomputed, FP32 throughout would be faster (the call then declines).
+struct ModuliChoice {
+  int count = 0;
+  int64_t fp32_elements = 0;
+  bool declined = false;
+  double emulated_seconds = 0, fp32_seconds = 0;  // the estimates the choice compared
+};
+ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], int64_t m, int64_t n, int64_t k,
+                           int64_t batch, bool reads_c);
 
 // How the product is cut so that the workspace stays bounded: `batches` products at a time when each is whole
 // (rows == m and cols == n), otherwise tiles of C of rows x cols, one product at a time. The INT8 products run
 // over rows and cols rounded up to 4 (zero lines of residues past the tile), the form cuBLAS's INT8 kernels take.
+// With count = 1 it is the tiling of the codes' product, which the certificate's plan runs first.
 struct Tiling {
   int64_t batches = 1;
   int64_t rows = 0, cols = 0;
@@ -86,16 +103,19 @@ struct Tiling {
 };
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 
-// The workspace: per-line statistics of both operands, the summary the host reads, the lists of lines holding
-// NaN or Inf, then the residues and products of one tile. Offsets are 256-byte aligned.
+// The workspace: the summary the host reads, per-line facts of both operands, the lists of lines holding NaN or
+// Inf, every element's need (one byte each), then the residues (or codes) and products of one tile, shared by the
+// plan's tiling and the products' tiling. Offsets are 256-byte aligned.
 struct WorkspaceLayout {
   size_t summary = 0;
-  size_t a_norms = 0, b_norms = 0;      // double per line, over all batches
+  size_t a_lines = 0, b_lines = 0;      // LineFacts per line, over all batches
   size_t a_flagged = 0, b_flagged = 0;  // int64 ids of the lines that hold NaN or Inf
+  size_t needs = 0;                     // uint8 per element of C, batch * m * n
   size_t a_residues = 0, b_residues = 0, products = 0;
   size_t total = 0;
 };
-WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling);
+WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &plan_tiling,
+                                 const Tiling &product_tiling);
 
 // The most workspace any operands of this shape can need (the tiling of every moduli count).
 size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch);

@@ -49,43 +49,71 @@ __host__ __device__ constexpr int64_t divide_up(int64_t a, int64_t b) { return (
 
 // What one thread has gathered of a line.
 struct LineSums {
-  double squares = 0, absolutes = 0, roots = 0;  // sums of x^2, |x|, sqrt|x|
-  double nonzeros = 0;
+  double squares = 0, absolutes = 0;        // sums of x^2 and |x|
+  float largest = 0, smallest = HUGE_VALF;  // of |x| over the nonzero elements
+  int nonzeros = 0;
+  int integral = kNoIntegralExponent;
   bool finite = true;
 
   __device__ void add(float x) {
     const double value = x;
     squares = fma(value, value, squares);
     absolutes += fabs(value);
-    roots += sqrtf(fabsf(x));
-    nonzeros += x != 0.0f ? 1.0 : 0.0;
+    const float magnitude = fabsf(x);
     finite = finite && isfinite(x);
+    if (x != 0.0f && isfinite(x)) {
+      ++nonzeros;
+      largest = fmaxf(largest, magnitude);
+      smallest = fminf(smallest, magnitude);
+      const int exponent = integral_exponent_of(x);
+      integral = exponent > integral ? exponent : integral;
+    }
+  }
+
+  // Adds another thread's sums (in a fixed order, so that results are the same from run to run).
+  __device__ void merge(const LineSums &other) {
+    squares += other.squares;
+    absolutes += other.absolutes;
+    largest = fmaxf(largest, other.largest);
+    smallest = fminf(smallest, other.smallest);
+    nonzeros += other.nonzeros;
+    integral = other.integral > integral ? other.integral : integral;
+    finite = finite && other.finite;
+  }
+
+  // The sums of the warp's 32 lanes, in every lane.
+  __device__ LineSums warp_total() const {
+    LineSums total = *this;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      LineSums other;
+      other.squares = __shfl_xor_sync(0xffffffffu, total.squares, offset);
+      other.absolutes = __shfl_xor_sync(0xffffffffu, total.absolutes, offset);
+      other.largest = __shfl_xor_sync(0xffffffffu, total.largest, offset);
+      other.smallest = __shfl_xor_sync(0xffffffffu, total.smallest, offset);
+      other.nonzeros = __shfl_xor_sync(0xffffffffu, total.nonzeros, offset);
+      other.integral = __shfl_xor_sync(0xffffffffu, total.integral, offset);
+      other.finite = __shfl_xor_sync(0xffffffffu, static_cast<int>(total.finite), offset) != 0;
+      total.merge(other);
+    }
+    return total;
   }
 };
 
-// Stores the line's norm (or -1 and the line in the list when it is not finite) and its spread.
-__device__ void finish_line(const LineSums &sums, int64_t id, int operand, double *norms, int64_t *flagged,
+// Stores the line's facts, and its id in the list when it holds NaN or Inf.
+__device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,
                             ScanSummary *summary) {
+  facts[id] =
+      line_facts(sums.squares, sums.absolutes, sums.largest, sums.smallest, sums.nonzeros, sums.integral, sums.finite);
   if (!sums.finite) {
-    norms[id] = -1.0;
     const unsigned long long slot = atomicAdd(&summary->flagged_lines[operand], 1ull);
     flagged[slot] = id;
-    return;
   }
-  norms[id] = sqrt(sums.squares);
-  if (sums.nonzeros == 0) return;
-  // log2 of ||x||_2 / (sqrt(nnz) M(x)), M(x) = (roots / nnz)^2, and of sqrt(nnz) ||x||_2 / ||x||_1; both >= 0 in
-  // exact arithmetic (rounding may take them just below).
-  const double spread = fmax(0.5 * log2(sums.squares) + 1.5 * log2(sums.nonzeros) - 2.0 * log2(sums.roots), 0.0);
-  const double concentration = fmax(0.5 * log2(sums.squares) + 0.5 * log2(sums.nonzeros) - log2(sums.absolutes), 0.0);
-  atomicMax(&summary->spread_bits[operand], static_cast<unsigned long long>(__double_as_longlong(spread)));
-  atomicMax(&summary->concentration_bits[operand],
-            static_cast<unsigned long long>(__double_as_longlong(concentration)));
 }
 
 // Lines whose elements are contiguous: one warp per line, lanes across it.
-__global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int operand, double *norms, int64_t *flagged,
-                                       ScanSummary *summary) {
+__global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts,
+                                       int64_t *flagged, ScanSummary *summary) {
   const int lane = threadIdx.x % 32;
   for (int64_t id = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; id < total_lines;
        id += static_cast<int64_t>(gridDim.x) * kWarps) {
@@ -114,23 +142,16 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
       }
     }
     for (; l < lines.length; l += 32) sums.add(__ldg(x + l));
-    LineSums total;
-    total.squares = warp_sum(sums.squares);
-    total.absolutes = warp_sum(sums.absolutes);
-    total.roots = warp_sum(sums.roots);
-    total.nonzeros = warp_sum(sums.nonzeros);
-    total.finite = __all_sync(0xffffffffu, sums.finite);
-    if (lane == 0) finish_line(total, id, operand, norms, flagged, summary);
+    const LineSums total = sums.warp_total();
+    if (lane == 0) finish_line(total, id, operand, facts, flagged, summary);
   }
 }
 
 // Lines that lie side by side (element l of consecutive lines adjacent): kLineTile lines across a block's columns,
 // its kRows rows taking every kRows-th element, then summed in a fixed order.
-__global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, double *norms, int64_t *flagged,
+__global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
                                     ScanSummary *summary) {
-  __shared__ double squares[kRows][kLineTile], absolutes[kRows][kLineTile], roots[kRows][kLineTile],
-      nonzeros[kRows][kLineTile];
-  __shared__ bool finite[kRows][kLineTile];
+  __shared__ LineSums partial[kRows][kLineTile];
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
   const int64_t tiles_per_batch = divide_up(lines.count, kLineTile);
   const int64_t batches = total_lines / lines.count;
@@ -149,34 +170,40 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
       }
       for (; l < lines.length; l += kRows) sums.add(__ldg(x + l * lines.element_stride));
     }
-    squares[row][column] = sums.squares;
-    absolutes[row][column] = sums.absolutes;
-    roots[row][column] = sums.roots;
-    nonzeros[row][column] = sums.nonzeros;
-    finite[row][column] = sums.finite;
+    partial[row][column] = sums;
     __syncthreads();
     if (row == 0 && line < lines.count) {
       LineSums total = sums;
-      for (int r = 1; r < kRows; ++r) {
-        total.squares += squares[r][column];
-        total.absolutes += absolutes[r][column];
-        total.roots += roots[r][column];
-        total.nonzeros += nonzeros[r][column];
-        total.finite = total.finite && finite[r][column];
-      }
-      finish_line(total, batch * lines.count + line, operand, norms, flagged, summary);
+      for (int r = 1; r < kRows; ++r) total.merge(partial[r][column]);
+      finish_line(total, batch * lines.count + line, operand, facts, flagged, summary);
     }
     __syncthreads();
   }
 }
 
-__device__ __forceinline__ double line_scale(double norm, double scale_target) {
-  return norm > 0 ? scale_target / norm : 0.0;
+// What a line is multiplied by before it is rounded: 2^(T - n) for the residues, 2^g for the codes; 0 for a
+// line that holds NaN or Inf or lies past the tile (its values are then not read).
+template <bool kCodes>
+__device__ __forceinline__ double line_scale(const LineFacts &facts, const CrtConstants &constants) {
+  if ((facts.flags & kLineNonFinite) != 0) return 0.0;
+  return kCodes ? ldexp(1.0, facts.code_exponent) : ldexp(1.0, constants.scale_exponent - facts.norm_exponent);
 }
 
-// Writes the residues of 4 consecutive elements (already scaled and rounded) of one line for every modulus.
-__device__ __forceinline__ void store_residues(const double (&values)[4], const CrtConstants &constants, int8_t *out,
-                                               int64_t modulus_stride) {
+// Writes 4 consecutive elements of one line, already multiplied by the line's scale: their codes, or their
+// residues for every modulus. Multiplying by a power of two is exact, and so are rint and floor.
+template <bool kCodes>
+__device__ __forceinline__ void store_encoded(const float4 &x, double scale, const CrtConstants &constants, int8_t *out,
+                                              int64_t modulus_stride) {
+  if (kCodes) {
+    char4 packed;
+    packed.x = static_cast<signed char>(floor(fabs(x.x * scale)));
+    packed.y = static_cast<signed char>(floor(fabs(x.y * scale)));
+    packed.z = static_cast<signed char>(floor(fabs(x.z * scale)));
+    packed.w = static_cast<signed char>(floor(fabs(x.w * scale)));
+    *reinterpret_cast<char4 *>(out) = packed;
+    return;
+  }
+  const double values[4] = {rint(x.x * scale), rint(x.y * scale), rint(x.z * scale), rint(x.w * scale)};
 #pragma unroll 1
   for (int l = 0; l < constants.count; ++l) {
     char4 packed;
@@ -193,20 +220,22 @@ __device__ __forceinline__ void store_residues(const double (&values)[4], const 
 }
 
 // Contiguous lines: one warp per line of the tile, each lane 4 consecutive elements at a time.
-__global__ void residues_contiguous_kernel(Lines lines, const double *norms, ResidueTile tile, CrtConstants constants,
-                                           int8_t *residues) {
+template <bool kCodes>
+__global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
+                                           CrtConstants constants, int8_t *residues) {
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
+  const int64_t outputs = kCodes ? 1 : constants.count;
   const int64_t total = tile.batches * tile.padded_lines;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; index < total;
        index += static_cast<int64_t>(gridDim.x) * kWarps) {
     const int64_t local_batch = index / tile.padded_lines, local_line = index % tile.padded_lines;
     const int64_t batch = tile.first_batch + local_batch, line = tile.first_line + local_line;
     const bool inside = local_line < tile.line_count;
-    const double scale = inside ? line_scale(norms[batch * lines.count + line], constants.scale_target) : 0.0;
+    const double scale = inside ? line_scale<kCodes>(facts[batch * lines.count + line], constants) : 0.0;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
-    int8_t *out = residues + local_batch * constants.count * modulus_stride + local_line * tile.depth;
+    int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
     for (int64_t l0 = 4 * lane; l0 < tile.depth; l0 += 4 * 32) {
       float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (scale != 0.0 && aligned && l0 + 3 < lines.length) {
@@ -217,18 +246,19 @@ __global__ void residues_contiguous_kernel(Lines lines, const double *norms, Res
         v.z = l0 + 2 < lines.length ? __ldg(x + l0 + 2) : 0.0f;
         v.w = l0 + 3 < lines.length ? __ldg(x + l0 + 3) : 0.0f;
       }
-      const double values[4] = {rint(v.x * scale), rint(v.y * scale), rint(v.z * scale), rint(v.w * scale)};
-      store_residues(values, constants, out + l0, modulus_stride);
+      store_encoded<kCodes>(v, scale, constants, out + l0, modulus_stride);
     }
   }
 }
 
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
 // shared memory, then written along each line as the contiguous kernel does.
-__global__ void residues_strided_kernel(Lines lines, const double *norms, ResidueTile tile, CrtConstants constants,
+template <bool kCodes>
+__global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
                                         int8_t *residues) {
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
+  const int64_t outputs = kCodes ? 1 : constants.count;
   const int64_t line_tiles = divide_up(tile.padded_lines, kLineTile), depth_tiles = divide_up(tile.depth, kDepthTile);
   const int64_t total = tile.batches * line_tiles * depth_tiles;
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
@@ -240,11 +270,12 @@ __global__ void residues_strided_kernel(Lines lines, const double *norms, Residu
     const int64_t batch = tile.first_batch + local_batch;
     {
       const int64_t local_line = line0 + column;
-      const bool inside = local_line < tile.line_count;
+      const bool readable = local_line < tile.line_count &&
+                            (facts[batch * lines.count + tile.first_line + local_line].flags & kLineNonFinite) == 0;
       const float *x = lines.data + batch * lines.batch_stride + (tile.first_line + local_line) * lines.line_stride;
       for (int e = row; e < kDepthTile; e += kRows) {
         const int64_t l = l0 + e;
-        values[column][e] = inside && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
+        values[column][e] = readable && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
       }
     }
     __syncthreads();
@@ -253,36 +284,84 @@ __global__ void residues_strided_kernel(Lines lines, const double *norms, Residu
       if (local_line >= tile.padded_lines) break;
       const double scale =
           local_line < tile.line_count
-              ? line_scale(norms[batch * lines.count + tile.first_line + local_line], constants.scale_target)
+              ? line_scale<kCodes>(facts[batch * lines.count + tile.first_line + local_line], constants)
               : 0.0;
       const float4 x = *reinterpret_cast<const float4 *>(&values[c][4 * lane]);
-      const double scaled[4] = {rint(x.x * scale), rint(x.y * scale), rint(x.z * scale), rint(x.w * scale)};
       const int64_t l = l0 + 4 * lane;
       if (l < tile.depth)
-        store_residues(scaled, constants,
-                       residues + local_batch * constants.count * modulus_stride + local_line * tile.depth + l,
-                       modulus_stride);
+        store_encoded<kCodes>(x, scale, constants,
+                              residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
+                              modulus_stride);
     }
     __syncthreads();
   }
 }
 
-// One thread per 4 consecutive columns of a row of the tile, the INT32 products read as 128-bit words.
-__global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const double *a_norms,
-                                   const double *b_norms, CrtConstants constants) {
+// The threads of the kernels over C's tiles: one per 4 consecutive columns of a row of the tile.
+struct TileGroup {
+  int64_t local_batch, local_row, col0;
+  int64_t batch, row;
+};
+__device__ __forceinline__ TileGroup tile_group(const ProductTile &tile, int64_t index) {
   const int64_t groups_per_row = divide_up(tile.cols, 4);
-  const int64_t total = tile.batches * tile.rows * groups_per_row;
-  const int64_t modulus_stride = tile.padded_rows * tile.padded_cols;
-  const double inverse_target = 1.0 / constants.scale_target;
+  TileGroup group;
+  group.col0 = index % groups_per_row * 4;
+  group.local_row = index / groups_per_row % tile.rows;
+  group.local_batch = index / groups_per_row / tile.rows;
+  group.batch = tile.first_batch + group.local_batch;
+  group.row = tile.first_row + group.local_row;
+  return group;
+}
+__host__ __device__ inline int64_t tile_groups(const ProductTile &tile) {
+  return tile.batches * tile.rows * divide_up(tile.cols, 4);
+}
+
+__global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code_products, const LineFacts *a_facts,
+                            const LineFacts *b_facts, CertificateConstants certificate, uint8_t *needs,
+                            ScanSummary *summary) {
+  __shared__ unsigned int histogram[kNeedsFp32 + 1];
+  for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
+  __syncthreads();
+  const int64_t total = tile_groups(tile);
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t col0 = index % groups_per_row * 4;
-    const int64_t local_row = index / groups_per_row % tile.rows;
-    const int64_t local_batch = index / groups_per_row / tile.rows;
-    const int64_t batch = tile.first_batch + local_batch, row = tile.first_row + local_row;
-    const double row_norm = a_norms[batch * p.m + row];
-    if (row_norm < 0) continue;  // NaN or Inf in the row: fix_flagged's
-    const int32_t *in = products + local_batch * constants.count * modulus_stride + local_row * tile.padded_cols + col0;
+    const TileGroup g = tile_group(tile, index);
+    const LineFacts x = a_facts[g.batch * p.m + g.row];
+    const int4 codes = __ldg(reinterpret_cast<const int4 *>(
+        code_products + g.local_batch * tile.padded_rows * tile.padded_cols + g.local_row * tile.padded_cols + g.col0));
+    const int32_t code_product[4] = {codes.x, codes.y, codes.z, codes.w};
+    const int64_t at = (g.batch * p.m + g.row) * p.n + tile.first_col + g.col0;
+    const float *c = p.c + g.batch * p.stride_c + g.row * p.ldc + tile.first_col + g.col0;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      if (g.col0 + t >= tile.cols) break;
+      const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
+      int need = 0;  // NaN or Inf reaches the element: fix_flagged's
+      if (((x.flags | y.flags) & kLineNonFinite) == 0) {
+        need = element_need(x, y, code_product[t], p.alpha, p.beta, p.beta != 0.0f ? c[t] : 0.0f, certificate);
+        atomicAdd(&histogram[need], 1u);
+      }
+      needs[at + t] = static_cast<uint8_t>(need);
+    }
+  }
+  __syncthreads();
+  for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x)
+    if (histogram[bin] != 0) atomicAdd(&summary->needs[bin], static_cast<unsigned long long>(histogram[bin]));
+}
+
+__global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
+                                   const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
+                                   uint8_t *needs) {
+  const int64_t total = tile_groups(tile);
+  const int64_t modulus_stride = tile.padded_rows * tile.padded_cols;
+  const int scale = constants.scale_exponent;
+  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const TileGroup g = tile_group(tile, index);
+    const LineFacts x = a_facts[g.batch * p.m + g.row];
+    if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
+    const int32_t *in =
+        products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
     int4 words[kMaxModuli];
 #pragma unroll
     for (int l = 0; l < kMaxModuli; ++l)
@@ -296,17 +375,30 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
       sums[2].add(words[l].z, constants, l);
       sums[3].add(words[l].w, constants, l);
     }
-    float *c = p.c + batch * p.stride_c + row * p.ldc + tile.first_col + col0;
-    const double row_unscale = row_norm * inverse_target;
+    const int64_t at = (g.batch * p.m + g.row) * p.n + tile.first_col + g.col0;
+    float *c = p.c + g.batch * p.stride_c + g.row * p.ldc + tile.first_col + g.col0;
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      if (col0 + t >= tile.cols) break;
-      const double col_norm = b_norms[batch * p.n + tile.first_col + col0 + t];
-      if (col_norm < 0) continue;
-      const double value = sums[t].value(constants) * row_unscale * (col_norm * inverse_target);
+      if (g.col0 + t >= tile.cols) break;
+      const int need = needs[at + t];
+      if (need == 0) continue;  // NaN or Inf in the column
+      const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
+      // V 2^-(e+f): exact, a power of two.
+      const double value = ldexp(sums[t].value(constants), x.norm_exponent + y.norm_exponent - 2 * scale);
+      const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
+      if (need > constants.count) {
+        if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))
+          continue;  // recompute_uncertified's
+        needs[at + t] = static_cast<uint8_t>(kMinModuli);
+      }
       double result = static_cast<double>(p.alpha) * value;
-      if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c[t]), result);
-      c[t] = static_cast<float>(result);
+      if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c0), result);
+      const float rounded = static_cast<float>(result);
+      if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
+        needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
+        continue;
+      }
+      c[t] = rounded;
     }
   }
 }
@@ -322,6 +414,17 @@ __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t 
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
+// One thread per element of C; most only read their need.
+__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count) {
+  const int64_t total = p.batch * p.m * p.n;
+  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (needs[index] <= count) continue;
+    const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
+    store_fp32_element(p, batch, row, col);
+  }
+}
+
 // Every element of each flagged row: blockIdx.y picks the row from the list, threads the columns.
 __global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count) {
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
@@ -333,12 +436,12 @@ __global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t c
 }
 
 // Every element of each flagged column whose row is not flagged (those fix_rows_kernel writes).
-__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count, const double *a_norms) {
+__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count, const LineFacts *a_facts) {
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
     const int64_t batch = flagged[entry] / p.n, col = flagged[entry] % p.n;
     for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.m;
          row += static_cast<int64_t>(gridDim.x) * blockDim.x)
-      if (a_norms[batch * p.m + row] >= 0) store_fp32_element(p, batch, row, col);
+      if ((a_facts[batch * p.m + row].flags & kLineNonFinite) == 0) store_fp32_element(p, batch, row, col);
   }
 }
 
@@ -347,43 +450,62 @@ constexpr int64_t kMaxBlocks = 65536;
 
 }  // namespace
 
-Status scan_lines(const Lines &lines, int64_t batch, int operand, double *norms, int64_t *flagged, ScanSummary *summary,
-                  cudaStream_t stream) {
+Status scan_lines(const Lines &lines, int64_t batch, int operand, LineFacts *facts, int64_t *flagged,
+                  ScanSummary *summary, cudaStream_t stream) {
   const int64_t total = batch * lines.count;
   if (lines.element_stride == 1)
     return launch(scan_contiguous_kernel, dim3(capped_grid(divide_up(total, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, total, operand, norms, flagged, summary);
+                  stream, lines, total, operand, facts, flagged, summary);
   return launch(scan_strided_kernel, dim3(capped_grid(batch * divide_up(lines.count, kLineTile), kMaxBlocks)),
-                dim3(kThreads), 0, stream, lines, total, operand, norms, flagged, summary);
+                dim3(kThreads), 0, stream, lines, total, operand, facts, flagged, summary);
 }
 
-Status make_residues(const Lines &lines, const double *norms, const ResidueTile &tile, const CrtConstants &constants,
-                     int8_t *residues, cudaStream_t stream) {
+template <bool kCodes>
+Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants &constants,
+                    int8_t *out, cudaStream_t stream) {
   if (lines.element_stride == 1)
-    return launch(residues_contiguous_kernel,
+    return launch(residues_contiguous_kernel<kCodes>,
                   dim3(capped_grid(divide_up(tile.batches * tile.padded_lines, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, norms, tile, constants, residues);
+                  stream, lines, facts, tile, constants, out);
   const int64_t tiles = tile.batches * divide_up(tile.padded_lines, kLineTile) * divide_up(tile.depth, kDepthTile);
-  return launch(residues_strided_kernel, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines, norms,
-                tile, constants, residues);
+  return launch(residues_strided_kernel<kCodes>, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
+                facts, tile, constants, out);
 }
 
-Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const double *a_norms,
-                   const double *b_norms, const CrtConstants &constants, cudaStream_t stream) {
-  const int64_t threads = tile.batches * tile.rows * divide_up(tile.cols, 4);
-  return launch(reconstruct_kernel, dim3(capped_grid(divide_up(threads, kThreads), kMaxBlocks)), dim3(kThreads), 0,
-                stream, p, tile, products, a_norms, b_norms, constants);
+Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
+                     int8_t *out, cudaStream_t stream) {
+  if (constants == nullptr) return encode_lines<true>(lines, facts, tile, CrtConstants{}, out, stream);
+  return encode_lines<false>(lines, facts, tile, *constants, out, stream);
+}
+
+Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
+                  const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
+                  ScanSummary *summary, cudaStream_t stream) {
+  return launch(plan_kernel, dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)), dim3(kThreads), 0,
+                stream, p, tile, code_products, a_facts, b_facts, certificate, needs, summary);
+}
+
+Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
+                   const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
+                   uint8_t *needs, cudaStream_t stream) {
+  return launch(reconstruct_kernel, dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)),
+                dim3(kThreads), 0, stream, p, tile, products, a_facts, b_facts, constants, certificate, needs);
+}
+
+Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream) {
+  return launch(recompute_kernel, dim3(capped_grid(divide_up(p.batch * p.m * p.n, kThreads), kMaxBlocks)),
+                dim3(kThreads), 0, stream, p, needs, count);
 }
 
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
-                   int64_t b_count, const double *a_norms, cudaStream_t stream) {
+                   int64_t b_count, const LineFacts *a_facts, cudaStream_t stream) {
   if (a_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_rows_kernel, dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(a_count)),
                               dim3(kThreads), 0, stream, p, a_flagged, a_count));
   if (b_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_columns_kernel,
                               dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(b_count)), dim3(kThreads),
-                              0, stream, p, b_flagged, b_count, a_norms));
+                              0, stream, p, b_flagged, b_count, a_facts));
   return Status::success();
 }
 

@@ -1,5 +1,6 @@
-// The kernels of FG_SGEMM_OZAKI_INT8 (see ozaki_int8.hpp): the scan of the operands, the residues, the
-// reconstruction of C from the INT32 products, and the FP32 products of the elements that NaN or Inf reach.
+// The kernels of FG_SGEMM_OZAKI_INT8 (see ozaki_int8.hpp): the scan of the operands, the codes and the residues,
+// the certificate's plan, the reconstruction of C from the INT32 products, and the FP32 elements (those NaN or
+// Inf reach, and those no moduli count certifies).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,6 +10,7 @@
 #include "core/problem.hpp"
 #include "core/status.hpp"
 #include "sgemm/ozaki_int8.hpp"
+#include "sgemm/ozaki_int8_math.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -24,46 +26,58 @@ struct Lines {
 Lines rows_of_a(const GemmProblem &p);
 Lines columns_of_b(const GemmProblem &p);
 
-// What the scan leaves for the host, per operand (0: A, 1: B).
+// What the device leaves for the host: per operand (0: A, 1: B) the lines holding NaN or Inf, and the histogram
+// of the elements' needs (needs[N]: elements that N moduli certify and N - 1 do not; needs[kNeedsFp32]: elements
+// no count certifies). Zeroed before the scan.
 struct ScanSummary {
-  // log2 of the largest spread and concentration of a line (see moduli_needed), as the bits of non-negative
-  // doubles: those order as the values do, so that atomicMax on them takes the largest.
-  unsigned long long spread_bits[2];
-  unsigned long long concentration_bits[2];
-  unsigned long long flagged_lines[2];  // lines holding NaN or Inf
+  unsigned long long flagged_lines[2];
+  unsigned long long needs[kNeedsFp32 + 1];
 };
 
-// For each line of every product (ids b * count + i): its 2-norm in norms[id], or -1 when it holds NaN or Inf,
-// its id then appended to `flagged`; the largest spread and concentration into the summary. The summary must be
-// zeroed first.
-Status scan_lines(const Lines &lines, int64_t batch, int operand, double *norms, int64_t *flagged, ScanSummary *summary,
-                  cudaStream_t stream);
+// For each line of every product (ids b * count + i): its LineFacts; the ids of lines holding NaN or Inf are
+// appended to `flagged`.
+Status scan_lines(const Lines &lines, int64_t batch, int operand, LineFacts *facts, int64_t *flagged,
+                  ScanSummary *summary, cudaStream_t stream);
 
-// The residues of lines first_line .. first_line + line_count - 1 of products first_batch ..
-// first_batch + batches - 1, scaled by Q / norm (0 for lines of norm 0 or -1), as int8 in
-// residues[batch][modulus][line][depth], padded_lines lines (zeros past line_count) of depth (zeros past k).
+// Lines first_line .. first_line + line_count - 1 of products first_batch .. first_batch + batches - 1 as int8 in
+// out[batch][modulus][line][depth], padded_lines lines (zeros past line_count) of depth (zeros past k): with
+// `constants`, the residues of each line scaled by 2^(T - n) and rounded; without (nullptr), one set of codes
+// floor(|x| 2^g) in [0, 127]. Lines holding NaN or Inf give zeros.
 struct ResidueTile {
   int64_t first_batch = 0, batches = 1;
   int64_t first_line = 0, line_count = 0, padded_lines = 0;
   int64_t depth = 0;
 };
-Status make_residues(const Lines &lines, const double *norms, const ResidueTile &tile, const CrtConstants &constants,
-                     int8_t *residues, cudaStream_t stream);
+Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
+                     int8_t *out, cudaStream_t stream);
 
-// C's elements of the tile rows first_row.. x cols first_col.. of products first_batch.. from the INT32 products
-// products[batch][modulus][row][padded_cols]: alpha V / (scale_i scale_j) + beta C, V rebuilt by the Chinese
-// remainder theorem, rounded to float once. Elements whose row or column holds NaN or Inf are left alone.
+// A tile of C: rows first_row.. x cols first_col.. of products first_batch.., and the layout of its INT32
+// products, products[batch][modulus][row][padded_cols].
 struct ProductTile {
   int64_t first_batch = 0, batches = 1;
   int64_t first_row = 0, rows = 0, padded_rows = 0;
   int64_t first_col = 0, cols = 0, padded_cols = 0;
 };
-Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const double *a_norms,
-                   const double *b_norms, const CrtConstants &constants, cudaStream_t stream);
 
-// The elements that the flagged rows of op(A) and columns of op(B) reach, as FP32 arithmetic gives them: the sum
-// of products in k order with FMA, then alpha and beta.
+// From the product of the codes (one "modulus"), every element's need into needs[batch][row][n] (0 for elements
+// that NaN or Inf reach), counted into the summary's histogram.
+Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
+                  const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
+                  ScanSummary *summary, cudaStream_t stream);
+
+// C's elements of the tile whose need is at most constants.count, and those certified from their value:
+// alpha V 2^-(e+f) + beta C, V rebuilt by the Chinese remainder theorem, rounded to float once. An element
+// certified from its value gets the need kMinModuli; one whose float overflows gets kNeedsFp32.
+Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
+                   const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
+                   uint8_t *needs, cudaStream_t stream);
+
+// The elements whose need is more than `count`, as FP32 arithmetic gives them: the sum of products in k order
+// with FMA, then alpha and beta.
+Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream);
+
+// The elements that the flagged rows of op(A) and columns of op(B) reach, as FP32 arithmetic gives them.
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
-                   int64_t b_count, const double *a_norms, cudaStream_t stream);
+                   int64_t b_count, const LineFacts *a_facts, cudaStream_t stream);
 
 }  // namespace fastgemm::detail::ozaki

@@ -1,10 +1,11 @@
-// The exact integer arithmetic of FG_SGEMM_OZAKI_INT8 in doubles, for the kernels and for the host (the unit
-// tests check it against 128-bit integers).
+// The exact integer arithmetic of FG_SGEMM_OZAKI_INT8 in doubles and its certificate, for the kernels and for the
+// host (the unit tests check them against 128-bit integers and exact rational arithmetic).
 #pragma once
 
 #include <math.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "sgemm/ozaki_int8.hpp"
 
@@ -31,11 +32,13 @@ FG_OZAKI_INLINE int symmetric_residue(double v, double p, double inverse_p) {
 // The sums of CrtConstants over the moduli, from the INT32 product modulo each.
 struct CrtSums {
   double fraction = 0, high = 0, low = 0;
+  bool all_zero = true;  // every residue of the product is 0: the product is 0, exactly
 
   // Adds the product's sum of residue products for modulus l (any integer congruent to the product modulo p_l,
   // |sum| < 2^31): reduced to [-p_l / 2, p_l / 2] first; the high sum stays exact (CrtConstants).
   FG_OZAKI_INLINE void add(double sum, const CrtConstants &constants, int l) {
     const double c = fma(-rint(sum * constants.inverse_modulus[l]), constants.modulus[l], sum);
+    all_zero = all_zero && c == 0;
     fraction = fma(c, constants.weight_fraction[l], fraction);
     high = fma(c, constants.weight_high[l], high);
     low = fma(c, constants.weight_low[l], low);
@@ -47,5 +50,139 @@ struct CrtSums {
     return fma(-q, constants.product_high, high) + fma(-q, constants.product_low, low);
   }
 };
+
+// What the scan finds of one line x (a row of op(A) or a column of op(B)), for the scaling and the certificate.
+enum LineFlags : int {
+  kLineNonFinite = 1,  // holds NaN or Inf: its elements of C are FP32's (fix_flagged)
+  kLineFaithful = 2,   // every nonzero element has a code of at least 1 (no nonzero element is lost to the codes)
+};
+struct LineFacts {
+  double norm1 = 0;           // sum |x_l|, rounded up
+  int norm_exponent = 0;      // n: ||x||_2 <= 2^n; the line is scaled by 2^(T - n)
+  int integral_exponent = 0;  // z: x_l 2^e is an integer for every l and every e >= z (a very low z for zeros)
+  int code_exponent = 0;      // g: max |x_l| 2^g lies in [64, 128), so the codes floor(|x_l| 2^g) in [0, 127]
+  int nonzeros = 0;
+  int flags = 0;
+  int unused = 0;
+};
+
+// The integral exponent of a line of zeros: below any scale exponent.
+constexpr int kNoIntegralExponent = -100000;
+
+// A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the 2-norm and
+// the 1-norm are rounded up by 2^-30) and its other statistics over the nonzero elements.
+FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
+                                     int integral, bool finite) {
+  LineFacts line;
+  if (!finite) {
+    line.flags = kLineNonFinite;
+    return line;
+  }
+  const double rounded_up = 1.0 + ldexp(1.0, -30);
+  line.norm1 = absolutes * rounded_up;
+  line.nonzeros = nonzeros;
+  line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
+  line.flags = kLineFaithful;
+  if (nonzeros > 0) {
+    frexp(sqrt(squares) * rounded_up, &line.norm_exponent);  // ||x||_2 < 2^norm_exponent
+    int largest_exponent = 0;
+    frexp(static_cast<double>(largest), &largest_exponent);  // largest in [2^(e-1), 2^e)
+    line.code_exponent = 7 - largest_exponent;
+    if (ldexp(static_cast<double>(smallest), line.code_exponent) < 1.0) line.flags = 0;
+  }
+  return line;
+}
+
+// The smallest e for which the float x (nonzero, finite) times 2^e is an integer: minus the exponent of its
+// lowest set bit.
+FG_OZAKI_INLINE int integral_exponent_of(float x) {
+  uint32_t bits = 0;
+  memcpy(&bits, &x, sizeof bits);
+  const int biased = static_cast<int>(bits >> 23 & 0xffu);
+  uint32_t significand = bits & 0x7fffffu;
+  int lowest_bit_exponent = -149;  // of the significand's bit 0, for subnormals
+  if (biased != 0) {
+    significand |= 0x800000u;
+    lowest_bit_exponent = biased - 150;
+  }
+#if defined(__CUDA_ARCH__)
+  const int trailing_zeros = __ffs(static_cast<int>(significand)) - 1;
+#else
+  const int trailing_zeros = __builtin_ctz(significand);
+#endif
+  return -(lowest_bit_exponent + trailing_zeros);
+}
+
+// A rigorous bound of the rounding error of one element's emulated sum, in the operands' units (before alpha):
+// with a_l = x_l 2^e and b_l = y_l 2^f rounded to integers a_l + d_l, b_l + h_l (|d_l|, |h_l| <= 1/2, and 0 for a
+// line whose every element is an integer at its scale),
+//   |sum (a_l + d_l)(b_l + h_l) - sum a_l b_l| 2^-(e+f) <= 2^-e max|d| ||y||_1 + 2^-f max|h| ||x||_1
+//                                                         + 2^-(e+f) sum |d_l h_l|.
+// Every operation below is exact but the sums and products of the three terms (relative error under 2^-50).
+FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts &y, int scale_exponent) {
+  const bool x_rounds = scale_exponent - x.norm_exponent < x.integral_exponent;
+  const bool y_rounds = scale_exponent - y.norm_exponent < y.integral_exponent;
+  const double x_unit = ldexp(1.0, x.norm_exponent - scale_exponent);  // 2^-e
+  const double y_unit = ldexp(1.0, y.norm_exponent - scale_exponent);
+  double bound = 0;
+  if (x_rounds) bound += 0.5 * x_unit * y.norm1;
+  if (y_rounds) bound += 0.5 * y_unit * x.norm1;
+  if (x_rounds && y_rounds) bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
+  return bound;
+}
+
+// Whether an element whose emulated value (alpha times the rebuilt sum, plus beta C0, rounded once to float) is
+// within `error` of the exact sum (before alpha) and below `magnitude` (before alpha) meets the guarantee
+//   |C - R| <= 2^-24 (1 + sqrt(k)) (|alpha| (|A||B|)_ij + |beta C0|),
+// given `lower` <= (|A||B|)_ij. The final rounding to float takes 2^-24 |x| <= 2^-24 (|R| + |x - R|), and 2^-150
+// below FLT_MIN; the products by alpha and beta in double at most 2^-52 of their magnitude; the rest must fit in
+// 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
+FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs, double lower,
+                                     double error_allowance) {
+  const double worst =
+      (alpha_abs * error + ldexp(alpha_abs * magnitude + beta_c_abs, -52)) * (1.0 + ldexp(1.0, -20)) + ldexp(1.0, -149);
+  const double allowed = error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - ldexp(1.0, -40));
+  return worst <= allowed;
+}
+
+// The fewest moduli that certify element (i, j) before any product, from the facts of row i of op(A) (x) and
+// column j of op(B) (y), the product of their codes (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that
+// lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and C0 (0 when beta is 0); kNeedsFp32 when none does.
+FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
+                                 float c0, const CertificateConstants &constants) {
+  // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
+  if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
+  const double lower = ldexp(static_cast<double>(code_product), -(x.code_exponent + y.code_exponent));
+  const double alpha_abs = fabs(static_cast<double>(alpha));
+  const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    const int scale = constants.scale_exponent[count];
+    const double unscale = ldexp(1.0, x.norm_exponent + y.norm_exponent - 2 * scale);
+    const double error =
+        (rounding_error_bound(x, y, scale) + constants.reconstruction_error[count] * unscale) * (1.0 + ldexp(1.0, -40));
+    if (meets_guarantee(error, constants.magnitude[count] * unscale, alpha_abs, beta_c_abs, lower,
+                        constants.error_allowance))
+      return count;
+  }
+  return kNeedsFp32;
+}
+
+// After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt
+// sum scaled back (V~ 2^-(e+f), before alpha), `all_zero` whether every residue of V was 0. |value| less the error
+// bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, V = 0 exactly when every
+// residue is 0.
+FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero,
+                                        float alpha, float beta, float c0, int count,
+                                        const CertificateConstants &constants) {
+  const int scale = constants.scale_exponent[count];
+  const double rounding = rounding_error_bound(x, y, scale);
+  if (rounding == 0.0 && all_zero) return true;
+  const double unscale = ldexp(1.0, x.norm_exponent + y.norm_exponent - 2 * scale);
+  const double error = (rounding + constants.reconstruction_error[count] * unscale) * (1.0 + ldexp(1.0, -40));
+  const double lower = fabs(value) * (1.0 - ldexp(1.0, -50)) - error;
+  const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
+  return lower > 0.0 && meets_guarantee(error, fabs(value), fabs(static_cast<double>(alpha)), beta_c_abs, lower,
+                                        constants.error_allowance);
+}
 
 }  // namespace fastgemm::detail::ozaki

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "sgemm/ozaki_int8.hpp"
+#include "sgemm/ozaki_int8_math.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {
@@ -26,8 +27,15 @@ int inverse_mod(int x, int p) {
   return 0;
 }
 
-// Operands above 2^53 would not be exact in a double.
-constexpr double kMaxScaleTargetBits = 53.0;
+// Scaled operands must stay below 2^53, exact in a double.
+constexpr int kMaxScaleExponent = 52;
+
+// Every partial sum of c_l W_l,high (|c_l| <= 128, 13 terms) and of q P_high (|q| <= 13 * 128) stays below
+// 2^(bits(P) + 12): a grid of 2^(bits(P) + 14 - 53) keeps them exact, with room to spare.
+int grid_bits_of(Wide product) {
+  const int bits = bit_length(product) + 14 - 53;
+  return bits > 0 ? bits : 0;
+}
 
 // The bounds the workspace is cut to: INT32 products of one tile, and the residues of each operand.
 constexpr size_t kProductBudget = size_t{2} << 30;
@@ -50,23 +58,23 @@ int64_t balanced_edge(int64_t extent, int64_t limit, int64_t quantum) {
 
 }  // namespace
 
-double scale_target_bits(int count, int64_t k) {
-  // ||A'_i|| <= Q (1 + 2^-34) + sqrt(k) / 2 for A'_il = rint(A_il Q / ||A_i||) (the norm, computed in double, is
-  // within 2^-36 of the exact one for k < 2^17), and the same for B: with Q below, both are at most
-  // S = sqrt(P / 2) (1 - 2^-21), and every element of A' B' is at most S^2 < (P / 2) (1 - 2^-20) in magnitude.
-  const double half_product = std::ldexp(static_cast<double>(product_of_moduli(count)), -1);
-  const double bound = std::sqrt(half_product) * (1.0 - std::ldexp(1.0, -21));
-  const double target = (bound - 0.5 * std::sqrt(static_cast<double>(k))) * (1.0 - std::ldexp(1.0, -33));
-  return target > 1.0 ? std::log2(target) : 0.0;
+int scale_exponent(int count, int64_t k) {
+  // |V| <= ||A'_i|| ||B'_j|| <= (2^T + sqrt(k) / 2)^2 for the scaled and rounded lines A'_i, B'_j (each element
+  // rounded by at most 1/2): below (P / 2)(1 - 2^-19) < (P / 2)(1 - 2^-20), where the reconstruction is valid. The
+  // margin of 2^-19 also covers the roundings of the doubles here.
+  const double limit =
+      std::sqrt(std::ldexp(static_cast<double>(product_of_moduli(count)), -1) * (1.0 - std::ldexp(1.0, -19)));
+  const double half_root_depth = 0.5 * std::sqrt(static_cast<double>(k)) * (1.0 + std::ldexp(1.0, -30));
+  int exponent = -1;
+  while (exponent < kMaxScaleExponent && std::ldexp(1.0, exponent + 1) + half_root_depth <= limit) ++exponent;
+  return exponent;
 }
 
 CrtConstants crt_constants(int count, int64_t k) {
   CrtConstants constants;
   constants.count = count;
   const Wide product = product_of_moduli(count);
-  // Every partial sum of c_l W_l,high (|c_l| <= 128, 13 terms) and of q P_high (|q| <= 13 * 128) stays below
-  // 2^(bits(P) + 12): a grid of 2^(bits(P) + 14 - 53) keeps them exact, with room to spare.
-  const int grid_bits = bit_length(product) + 14 - 53 > 0 ? bit_length(product) + 14 - 53 : 0;
+  const int grid_bits = grid_bits_of(product);
   const auto split = [grid_bits](Wide value, double *high, double *low) {
     const Wide upper = value >> grid_bits << grid_bits;
     *high = static_cast<double>(upper);  // at most 39 significant bits: exact
@@ -83,25 +91,61 @@ CrtConstants crt_constants(int count, int64_t k) {
     split(weight, &constants.weight_high[l], &constants.weight_low[l]);
   }
   split(product, &constants.product_high, &constants.product_low);
-  constants.scale_target = std::exp2(scale_target_bits(count, k));
+  constants.scale_exponent = scale_exponent(count, k);
   return constants;
 }
 
-double needed_scale_bits(double spread_bits, double concentration_bits) {
-  double bits = spread_bits + kSpreadMarginBits;
-  if (spread_bits - concentration_bits <= kBulkGapBits && concentration_bits + kConcentrationMarginBits < bits)
-    bits = concentration_bits + kConcentrationMarginBits;
-  return 24.0 + bits;
+CertificateConstants certificate_constants(int64_t k) {
+  CertificateConstants constants;
+  constants.depth = static_cast<double>(k);
+  constants.error_allowance = std::ldexp(std::sqrt(static_cast<double>(k)) * (1.0 - std::ldexp(1.0, -40)), -24);
+  for (int count = 0; count <= kMaxModuli; ++count) {
+    const int exponent = count >= kMinModuli ? scale_exponent(count, k) : -1;
+    if (exponent < 0) {  // no scaling keeps this count exact at this depth: it certifies nothing
+      constants.magnitude[count] = constants.reconstruction_error[count] = HUGE_VAL;
+      continue;
+    }
+    constants.scale_exponent[count] = exponent;
+    const Wide product = product_of_moduli(count);
+    const double half_product = std::ldexp(static_cast<double>(product), -1);
+    // The Chinese remainder sums in doubles (CrtSums): the high parts are exact; each of the 2 count + 2 roundings
+    // of the low parts (terms below 128 * 2^grid_bits, count of them, and the rounded low parts of W_l and P, below
+    // 2^grid_bits each) is at most 2^-53 of at most 2^(grid_bits + 12), and the last addition at most 2^-53 of
+    // |V~| <= P / 2: together below 2^(grid_bits - 36) + 2^-53 P, doubled.
+    const double error = std::ldexp(1.0, grid_bits_of(product) - 35) + std::ldexp(half_product, -51);
+    constants.reconstruction_error[count] = std::ldexp(error, -2 * exponent);
+    constants.magnitude[count] = std::ldexp(half_product + error, -2 * exponent);
+  }
+  return constants;
 }
 
-int moduli_needed(double spread_bits, double concentration_bits, int64_t k) {
-  const double needed = needed_scale_bits(spread_bits, concentration_bits);
-  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    const double bits = scale_target_bits(count, k);
-    if (bits >= kMaxScaleTargetBits) return 0;
-    if (bits >= needed) return count;
+ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], int64_t m, int64_t n, int64_t k,
+                           int64_t batch, bool reads_c) {
+  // Estimates on the H100 (bench/NOTES-emulated.md): INT8 products at 1.3 POPS, the memory-bound kernels at
+  // 2 TB/s, an element recomputed in FP32 (k FMAs reading its row and column) at 1 TFLOPS, FP32 products at
+  // 50 TFLOPS. Only the ratios matter, and other devices keep them roughly.
+  const double elements = static_cast<double>(m) * n * batch;
+  const double work = 2.0 * elements * k;
+  ModuliChoice choice;
+  choice.fp32_seconds = work / 50e12;
+  double later_needs = static_cast<double>(needs[kNeedsFp32]);  // elements that need more than `count`
+  double best = HUGE_VAL;
+  for (int count = kMaxModuli; count >= kMinModuli; --count) {
+    const double residues = static_cast<double>(m + n) * k * batch * (4.0 + count) / 2e12;
+    const double rebuild = elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / 2e12;
+    const double seconds = count * work / 1.3e15 + residues + rebuild + later_needs * 2.0 * k / 1e12;
+    if (seconds <= best) {  // ties go to fewer moduli: the cost is the same and the certificate holds either way
+      best = seconds;
+      choice.count = count;
+      choice.fp32_elements = static_cast<int64_t>(later_needs);
+    }
+    later_needs += static_cast<double>(needs[count]);
   }
-  return 0;
+  choice.emulated_seconds = best;
+  // Where nothing is recomputed the emulation runs whatever its speed (AUTO takes it only where it pays); where
+  // recomputing makes it slower than FP32 throughout, it declines.
+  choice.declined = choice.fp32_elements > 0 && best > choice.fp32_seconds;
+  return choice;
 }
 
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
@@ -146,7 +190,8 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   return tiling;
 }
 
-WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling) {
+WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &plan_tiling,
+                                 const Tiling &product_tiling) {
   WorkspaceLayout layout;
   size_t offset = 0;
   const auto take = [&offset](size_t bytes) {
@@ -156,21 +201,30 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   };
   layout.summary = take(256);
   const size_t a_lines = static_cast<size_t>(batch * m), b_lines = static_cast<size_t>(batch * n);
-  layout.a_norms = take(a_lines * sizeof(double));
-  layout.b_norms = take(b_lines * sizeof(double));
+  layout.a_lines = take(a_lines * sizeof(LineFacts));
+  layout.b_lines = take(b_lines * sizeof(LineFacts));
   layout.a_flagged = take(a_lines * sizeof(int64_t));
   layout.b_flagged = take(b_lines * sizeof(int64_t));
-  layout.a_residues = take(tiling.a_residue_bytes);
-  layout.b_residues = take(tiling.b_residue_bytes);
-  layout.products = take(tiling.product_bytes);
-  layout.total = offset;
+  layout.needs = take(static_cast<size_t>(batch * m) * static_cast<size_t>(n));
+  // The codes' product (the plan) and the residues' products run one after the other in the same memory.
+  const size_t scratch = offset;
+  layout.a_residues = take(plan_tiling.a_residue_bytes);
+  layout.b_residues = take(plan_tiling.b_residue_bytes);
+  layout.products = take(plan_tiling.product_bytes);
+  const size_t plan_end = offset;
+  offset = scratch;
+  take(product_tiling.a_residue_bytes);
+  take(product_tiling.b_residue_bytes);
+  take(product_tiling.product_bytes);
+  layout.total = offset > plan_end ? offset : plan_end;
   return layout;
 }
 
 size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  const Tiling plan_tiling = choose_tiling(m, n, k, batch, 1);
   size_t most = 0;
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count)).total;
+    const size_t bytes = workspace_layout(m, n, batch, plan_tiling, choose_tiling(m, n, k, batch, count)).total;
     if (bytes > most) most = bytes;
   }
   return most;

@@ -14,7 +14,8 @@ import sys
 PYTHON_KINDS = {
     ctypes.c_int: "int", ctypes.c_int64: "int64", ctypes.c_float: "float", ctypes.c_void_p: "pointer",
     ctypes.c_size_t: "size", ctypes.POINTER(ctypes.c_size_t): "size out",
-    ctypes.c_char_p: "string", ctypes.POINTER(ctypes.c_int): "int out", ctypes.POINTER(ctypes.c_void_p): "pointer out",
+    ctypes.c_char_p: "string", ctypes.POINTER(ctypes.c_int): "int out", ctypes.POINTER(ctypes.c_int64): "int64 out",
+    ctypes.POINTER(ctypes.c_void_p): "pointer out",
 }
 FORTRAN_KINDS = {"integer(c_int)": "int", "integer(c_int64_t)": "int64", "integer(c_size_t)": "size", "real(c_float)": "float",
                  "type(c_ptr)": "pointer"}
@@ -48,6 +49,8 @@ def c_kind(declaration):
         return "pointer out"
     if base == "size_t":
         return "size out"
+    if base == "int64_t":
+        return "int64 out"
     return "int out" if base == "int" or re.fullmatch(r"fg_\w+_t", base) else "pointer"
 
 

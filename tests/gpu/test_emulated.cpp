@@ -142,36 +142,16 @@ Errors errors_of(const std::vector<float> &c, const Reference &r) {
   return e;
 }
 
-// log2 of the largest spread and concentration (see lib/sgemm/ozaki_int8.hpp) of op(A)'s rows plus those of
-// op(B)'s columns.
-struct Spreads {
-  double spread = 0, concentration = 0;
+// What the last call's emulation did: its moduli count and the elements its certificate sent to FP32.
+struct Emulation {
+  int moduli = 0;
+  int64_t fp32_elements = 0;
 };
 
-Spreads spreads_of(const Operands &o) {
-  Spreads total;
-  const auto add = [&](int64_t lines, auto at) {
-    double spread = 0, concentration = 0;
-    for (int64_t i = 0; i < lines; ++i) {
-      double squares = 0, absolutes = 0, roots = 0, nonzeros = 0;
-      for (int64_t l = 0; l < o.k; ++l) {
-        const double x = at(i, l);
-        squares += x * x;
-        absolutes += std::fabs(x);
-        roots += std::sqrt(std::fabs(x));
-        nonzeros += x != 0;
-      }
-      if (nonzeros == 0) continue;
-      spread = std::max(spread, 0.5 * std::log2(squares) + 1.5 * std::log2(nonzeros) - 2 * std::log2(roots));
-      concentration =
-          std::max(concentration, 0.5 * std::log2(squares) + 0.5 * std::log2(nonzeros) - std::log2(absolutes));
-    }
-    total.spread += spread;
-    total.concentration += concentration;
-  };
-  add(o.m, [&](int64_t i, int64_t l) { return double(o.a[i * o.k + l]); });
-  add(o.n, [&](int64_t j, int64_t l) { return double(o.b[l * o.n + j]); });
-  return total;
+Emulation emulation_of(fg_handle_t handle) {
+  Emulation e;
+  REQUIRE_FG_OK(fg_get_last_sgemm_emulation(handle, &e.moduli, &e.fp32_elements));
+  return e;
 }
 
 // Device copies of the operands and C, with calls through fastgemm and through cuBLAS (FP32 math).
@@ -270,10 +250,8 @@ TEST_CASE("emulated: the accuracy contract against cuBLAS FP32 on every distribu
         if (status == FG_STATUS_NOT_SUPPORTED && algo == FG_SGEMM_OZAKI_INT8 && !must_run(inputs)) {
           CHECK(message.find("moduli") != std::string::npos);
           CHECK(all_nan(product.result()));  // nothing written
-          const Spreads s = spreads_of(o);
-          std::printf("emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  declined\n",
-                      inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
-                      static_cast<long long>(o.k), s.spread, s.concentration);
+          std::printf("emulated accuracy: %-20s %4lld x %4lld x %5lld  declined\n", inputs.name().c_str(),
+                      static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k));
           continue;
         }
         REQUIRE(status == FG_STATUS_SUCCESS);
@@ -285,13 +263,13 @@ TEST_CASE("emulated: the accuracy contract against cuBLAS FP32 on every distribu
           CHECK(relative_error(product.result(), reference.product) <= gemm_tolerance(o.k));
         }
         if (algo == FG_SGEMM_OZAKI_INT8) {
-          const Spreads s = spreads_of(o);
+          const Emulation e = emulation_of(handle.get());
           std::printf(
-              "emulated accuracy: %-20s %4lld x %4lld x %5lld  spread 2^%5.2f 2^%5.2f  normwise %.2e (fp32 %.2e)  "
+              "emulated accuracy: %-20s %4lld x %4lld x %5lld  moduli %2d, FP32 %6lld  normwise %.2e (fp32 %.2e)  "
               "median %.2e (%.2e)  largest %.2e (%.2e)\n",
               inputs.name().c_str(), static_cast<long long>(o.m), static_cast<long long>(o.n),
-              static_cast<long long>(o.k), s.spread, s.concentration, got.normwise, fp32.normwise, got.median,
-              fp32.median, got.largest, fp32.largest);
+              static_cast<long long>(o.k), e.moduli, static_cast<long long>(e.fp32_elements), got.normwise,
+              fp32.normwise, got.median, fp32.median, got.largest, fp32.largest);
         }
       }
     }
@@ -336,7 +314,6 @@ TEST_CASE("emulated: operands beyond the moduli's range are declined when forced
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
   const Operands o = make_operands(Inputs{Distribution::beyond_moduli, 0}, 1024, 2048, 8192, 3000);
-  INFO("spread 2^" << spreads_of(o).spread);
   DeviceProduct product(o);
   const std::vector<double> fp32 = as_double(product.cublas_fp32());
   REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
@@ -560,4 +537,161 @@ TEST_CASE("emulated: k past the INT32 sums' exact range is NOT_SUPPORTED naming 
                  c.as<float>(), 1) == FG_STATUS_NOT_SUPPORTED);
   CHECK(std::string(fg_last_error_message()).find("k = 131072") != std::string::npos);
   CHECK(std::isnan(download<float>(c, 1)[0]));
+}
+
+namespace {
+
+enum class Hard { inner, outlier, sparse, binary, counts, integers, cancel };
+
+struct HardCase {
+  Hard family;
+  int parameter;  // inner: the exponents' spread; outlier: its size; sparse: nonzeros per 1000
+  const char *name;
+};
+
+// Operands that defeat a scaling by each line alone: magnitude varying along k (A D times D^-1 B), an outlier
+// column of A against a zero row of B, sparse operands stored dense, integers (exact in FP32), and columns
+// that cancel in pairs.
+Operands make_hard(const HardCase &hc, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  Operands o{m, n, k, std::vector<float>(m * k), std::vector<float>(k * n)};
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<int> scale(k, 0);
+  for (int64_t l = 0; l < k; ++l) scale[l] = static_cast<int>(random() % (2 * hc.parameter + 1)) - hc.parameter;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t l = 0; l < k; ++l) {
+      float &x = o.a[i * k + l];
+      switch (hc.family) {
+        case Hard::inner: x = std::ldexp(uniform(random), scale[l]); break;
+        case Hard::outlier: x = l == 3 ? std::ldexp(uniform(random), hc.parameter) : uniform(random); break;
+        case Hard::sparse: x = static_cast<int>(random() % 1000) < hc.parameter ? uniform(random) : 0.0f; break;
+        case Hard::binary: x = static_cast<float>(random() % 2); break;
+        case Hard::counts: x = static_cast<float>(random() % 6); break;
+        case Hard::integers: x = static_cast<float>(random() % 2048); break;
+        case Hard::cancel: x = l % 2 == 1 ? o.a[i * k + l - 1] : uniform(random); break;
+      }
+    }
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j) {
+      float &y = o.b[l * n + j];
+      switch (hc.family) {
+        case Hard::inner: y = std::ldexp(uniform(random), -scale[l]); break;
+        case Hard::outlier: y = l == 3 ? 0.0f : uniform(random); break;
+        case Hard::sparse: y = static_cast<int>(random() % 1000) < hc.parameter ? uniform(random) : 0.0f; break;
+        case Hard::binary:
+        case Hard::integers: y = static_cast<float>(random() % 2); break;
+        case Hard::counts: y = static_cast<float>(random() % 4); break;
+        case Hard::cancel:
+          y = l % 2 == 1 ? -o.b[(l - 1) * n + j] * (1.0f + std::ldexp(uniform(random), -12)) : uniform(random);
+          break;
+      }
+    }
+  return o;
+}
+
+// Elements of C beyond the guarantee |C - R| <= 2^-24 (1 + sqrt(k)) |A||B| (the double reference's own error,
+// below k 2^-53 |A||B|, allowed on top), and the largest |C - R| / (|A||B|) in units of 2^-24 sqrt(k).
+struct Guarantee {
+  int64_t beyond = 0;
+  double worst = 0;
+};
+
+Guarantee guarantee_of(const std::vector<float> &c, const Reference &r, int64_t k) {
+  Guarantee g;
+  const double allowed = std::ldexp(1.0 + std::sqrt(static_cast<double>(k)), -24) + std::ldexp(double(k), -52);
+  for (size_t i = 0; i < c.size(); ++i) {
+    const double error = std::fabs(static_cast<double>(c[i]) - r.product[i]);
+    if (!(error <= allowed * r.magnitude[i])) ++g.beyond;
+    if (r.magnitude[i] > 0)
+      g.worst = std::max(g.worst, error / (r.magnitude[i] * std::ldexp(std::sqrt(static_cast<double>(k)), -24)));
+  }
+  return g;
+}
+
+bool is_integer_family(Hard family) {
+  return family == Hard::binary || family == Hard::counts || family == Hard::integers;
+}
+
+}  // namespace
+
+TEST_CASE("emulated: the per-element guarantee on operands that defeat a scaling by lines; integers exact",
+          "[emulated][emulated-certificate]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  const HardCase cases[] = {{Hard::inner, 10, "inner 2^+-10"}, {Hard::inner, 20, "inner 2^+-20"},
+                            {Hard::inner, 40, "inner 2^+-40"}, {Hard::outlier, 30, "outlier 2^30"},
+                            {Hard::sparse, 10, "sparse 1%"},   {Hard::sparse, 1, "sparse 0.1%"},
+                            {Hard::binary, 0, "0/1"},          {Hard::counts, 0, "counts"},
+                            {Hard::integers, 0, "up to 2^11"}, {Hard::cancel, 0, "cancelling pairs"}};
+  struct Size {
+    int64_t m, n, k;
+  };
+  uint64_t seed = 9000;
+  for (const HardCase &hc : cases)
+    for (const Size &size : {Size{256, 256, 1024}, Size{96, 160, 4096}}) {
+      INFO(hc.name << ", " << size.m << " x " << size.n << " x " << size.k);
+      const Operands o = make_hard(hc, size.m, size.n, size.k, seed++);
+      const Reference reference = reference_of(o);
+      DeviceProduct product(o);
+      const Guarantee fp32 = guarantee_of(product.cublas_fp32(), reference, o.k);
+      product.poison();
+      const fg_status_t status = product.run(handle.get());
+      INFO(fg_status_name(status) << ": " << fg_last_error_message());
+      if (status == FG_STATUS_NOT_SUPPORTED) {  // declined: FP32 throughout is faster; nothing written
+        CHECK(!is_integer_family(hc.family));
+        CHECK(all_nan(product.result()));
+        std::printf("emulated certificate: %-18s %4lld x %4lld x %5lld  declined (%s)\n", hc.name,
+                    static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k),
+                    fg_last_error_message());
+        continue;
+      }
+      REQUIRE(status == FG_STATUS_SUCCESS);
+      const std::vector<float> c = product.result();
+      const Guarantee got = guarantee_of(c, reference, o.k);
+      const Emulation e = emulation_of(handle.get());
+      CHECK(e.moduli >= 2);
+      CHECK(got.beyond == 0);
+      if (is_integer_family(hc.family)) {
+        int64_t inexact = 0;
+        for (size_t i = 0; i < c.size(); ++i) inexact += static_cast<double>(c[i]) != reference.product[i];
+        CHECK(inexact == 0);
+      }
+      std::printf(
+          "emulated certificate: %-18s %4lld x %4lld x %5lld  moduli %2d, FP32 %6lld of %lld; beyond the guarantee "
+          "%lld (cuBLAS %lld); worst %.3f (cuBLAS %.3f) x 2^-24 sqrt(k) |A||B|\n",
+          hc.name, static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k), e.moduli,
+          static_cast<long long>(e.fp32_elements), static_cast<long long>(o.m * o.n),
+          static_cast<long long>(got.beyond), static_cast<long long>(fp32.beyond), got.worst, fp32.worst);
+    }
+}
+
+TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scaled ones FP32's",
+          "[emulated][emulated-large][emulated-certificate]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  for (const HardCase &hc : {HardCase{Hard::binary, 0, "0/1"}, HardCase{Hard::inner, 20, "inner 2^+-20"}}) {
+    INFO(hc.name);
+    const Operands o = make_hard(hc, 1024, 2048, 8192, 9500);
+    const Reference reference = reference_of(o);
+    DeviceProduct product(o);
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));
+    const std::vector<float> c = product.result();
+    const Guarantee got = guarantee_of(c, reference, o.k);
+    if (hc.family == Hard::binary) {
+      CHECK(got.beyond == 0);
+      CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+      int64_t inexact = 0;
+      for (size_t i = 0; i < c.size(); ++i) inexact += static_cast<double>(c[i]) != reference.product[i];
+      CHECK(inexact == 0);
+    } else {
+      CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);  // the certificate declined: FP32 throughout
+      CHECK(relative_error(c, reference.product) <= gemm_tolerance(o.k));
+    }
+    const Emulation e = emulation_of(handle.get());
+    std::printf("emulated certificate, AUTO: %-14s 1024 x 2048 x 8192  ran %s, moduli %d, FP32 %lld; worst %.3f\n",
+                hc.name, fg_sgemm_algo_name(last_algo(handle.get())), e.moduli, static_cast<long long>(e.fp32_elements),
+                got.worst);
+  }
 }

@@ -1,7 +1,9 @@
 // FG_SGEMM_OZAKI_INT8's host arithmetic, without a GPU: the residues and the Chinese-remainder reconstruction
-// (the kernels' own functions) against 128-bit integer products, the moduli count, and the tiling's bounds.
+// (the kernels' own functions) against 128-bit integer products, the certificate against exact arithmetic on
+// random and adversarial operands, the choice of the moduli count, and the tiling's bounds.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -58,11 +60,12 @@ TEST_CASE("ozaki: the reconstruction from residue products gives the exact integ
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     for (int64_t k : {1, 7, 64, 1000}) {
       const CrtConstants constants = crt_constants(count, k);
-      REQUIRE(constants.scale_target > 1.0);
+      REQUIRE(constants.scale_exponent >= 1);
+      const double scale_target = std::ldexp(1.0, constants.scale_exponent);
       for (int trial = 0; trial < 40; ++trial) {
         const bool heavy = trial % 2 == 1;
-        std::vector<double> a = scaled_line(k, constants.scale_target, random, heavy);
-        std::vector<double> b = scaled_line(k, constants.scale_target, random, heavy);
+        std::vector<double> a = scaled_line(k, scale_target, random, heavy);
+        std::vector<double> b = scaled_line(k, scale_target, random, heavy);
         if (trial == 0) b = a;  // the Cauchy-Schwarz bound met: the largest product there is
         if (trial == 2)
           for (double &x : b) x = -x;
@@ -81,37 +84,293 @@ TEST_CASE("ozaki: the reconstruction from residue products gives the exact integ
         INFO("moduli " << count << ", k " << k << ", trial " << trial << ": exact " << to_double(exact) << ", got "
                        << got);
         // Far below the operands' rounding to integers, which moves the product by about Q.
-        CHECK(std::fabs(got - to_double(exact)) <=
-              std::ldexp(std::fabs(to_double(exact)), -50) + 1e-6 * constants.scale_target);
+        CHECK(std::fabs(got - to_double(exact)) <= std::ldexp(std::fabs(to_double(exact)), -50) + 1e-6 * scale_target);
       }
     }
   }
 }
 
-TEST_CASE("ozaki: the moduli count follows the operands' spread, and refuses beyond 13 moduli", "[ozaki]") {
-  // Uniform operands (spread about 2^0.7 and concentration 2^0.2 each) take 7 moduli, as in GEMMul8's fast mode.
-  CHECK(moduli_needed(1.4, 0.4, 4096) == 7);
-  // Lognormal phi = 0.5: 7 as well; exponents spread over +-2^16, where the bulk carries the 1-norm: 8.
-  CHECK(moduli_needed(1.7, 1.1, 256) == 7);
-  CHECK(moduli_needed(11.5, 4.8, 256) == 8);
-  // The same spread with the 1-norm carried by a few values (lognormal phi = 4): the spread decides.
-  CHECK(needed_scale_bits(22.0, 8.0) == 24.0 + 22.0 + kSpreadMarginBits);
-  CHECK(moduli_needed(30.0, 12.0, 4096) == 0);
-  int previous = moduli_needed(0.0, 0.0, 4096);
-  for (double bits = 0.5; bits < 40; bits += 0.5) {
-    const int count = moduli_needed(bits, bits, 4096);
-    const double needed = needed_scale_bits(bits, bits);
-    CHECK(needed <= 24 + bits + kSpreadMarginBits);
-    if (count == 0) {
-      CHECK(needed > scale_target_bits(kMaxModuli, 4096) - 1e-9);
-      continue;
+namespace {
+
+// Exact sums of doubles, as a nonoverlapping expansion (Shewchuk's grow-expansion): the exact product and the exact
+// error of an emulated element.
+class ExactSum {
+ public:
+  void add(double value) {
+    std::vector<double> next;
+    double carry = value;
+    for (double part : parts_) {
+      const double sum = carry + part;
+      const double part_virtual = sum - carry;
+      const double carry_virtual = sum - part_virtual;
+      const double error = (carry - carry_virtual) + (part - part_virtual);
+      if (error != 0) next.push_back(error);
+      carry = sum;
     }
-    CHECK(count >= previous);
-    CHECK(scale_target_bits(count, 4096) >= needed);
-    CHECK(scale_target_bits(count - 1, 4096) < needed);
-    previous = count;
+    next.push_back(carry);
+    parts_ = next;
   }
-  CHECK(scale_target_bits(kMaxModuli, kMaxDepth) < 53.0);
+  // a * b, exactly: its rounded product and the product's error.
+  void add_product(double a, double b) {
+    const double product = a * b;
+    add(product);
+    add(std::fma(a, b, -product));
+  }
+  // The parts grow in magnitude and do not overlap: summed from the smallest, the double is faithful.
+  double value() const {
+    double sum = 0;
+    for (double part : parts_) sum += part;
+    return sum;
+  }
+
+ private:
+  std::vector<double> parts_;
+};
+
+LineFacts facts_of(const std::vector<float> &line) {
+  double squares = 0, absolutes = 0;
+  float largest = 0, smallest = HUGE_VALF;
+  int nonzeros = 0, integral = kNoIntegralExponent;
+  for (float x : line) {
+    squares = std::fma(static_cast<double>(x), static_cast<double>(x), squares);
+    absolutes += std::fabs(static_cast<double>(x));
+    if (x != 0.0f) {
+      ++nonzeros;
+      largest = std::fmax(largest, std::fabs(x));
+      smallest = std::fmin(smallest, std::fabs(x));
+      integral = std::max(integral, integral_exponent_of(x));
+    }
+  }
+  return line_facts(squares, absolutes, largest, smallest, nonzeros, integral, true);
+}
+
+Wide product_of(int count) {
+  Wide product = 1;
+  for (int l = 0; l < count; ++l) product *= kModuli[l];
+  return product;
+}
+
+struct Verdict {
+  int need = 0;
+  int64_t checked = 0;  // emulated elements held against the guarantee
+  bool exact_at_need = false;
+};
+
+// Every moduli count on one element: the emulated value, computed as the kernels compute it, against the exact
+// result, wherever the a-priori need or the value's certificate says it meets the guarantee.
+Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, float alpha, float beta, float c0) {
+  const int64_t k = static_cast<int64_t>(x.size());
+  const CertificateConstants certificate = certificate_constants(k);
+  const LineFacts fx = facts_of(x), fy = facts_of(y);
+  int64_t code_product = 0;
+  ExactSum exact, absolute;
+  for (int64_t l = 0; l < k; ++l) {
+    code_product +=
+        static_cast<int64_t>(std::floor(std::ldexp(std::fabs(static_cast<double>(x[l])), fx.code_exponent))) *
+        static_cast<int64_t>(std::floor(std::ldexp(std::fabs(static_cast<double>(y[l])), fy.code_exponent)));
+    exact.add_product(alpha, static_cast<double>(x[l]) * y[l]);  // x y is exact in a double
+    absolute.add(std::fabs(static_cast<double>(x[l]) * y[l]));
+  }
+  REQUIRE(code_product < (int64_t{1} << 31));
+  if (beta != 0.0f) exact.add(static_cast<double>(beta) * c0);
+  const double bound = std::ldexp(1.0 + std::sqrt(static_cast<double>(k)), -24) *
+                       (std::fabs(alpha) * absolute.value() + std::fabs(static_cast<double>(beta) * c0));
+  Verdict verdict;
+  verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate);
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    const CrtConstants constants = crt_constants(count, k);
+    if (constants.scale_exponent < 0) continue;
+    const int e = constants.scale_exponent - fx.norm_exponent, f = constants.scale_exponent - fy.norm_exponent;
+    Wide v = 0;
+    for (int64_t l = 0; l < k; ++l) {
+      const double a = std::rint(std::ldexp(static_cast<double>(x[l]), e));
+      const double b = std::rint(std::ldexp(static_cast<double>(y[l]), f));
+      REQUIRE(std::fabs(a) < 0x1p53);
+      REQUIRE(std::fabs(b) < 0x1p53);
+      v += static_cast<Wide>(static_cast<int64_t>(a)) * static_cast<Wide>(static_cast<int64_t>(b));
+    }
+    const Wide half = product_of(count) / 2;
+    REQUIRE((v < half && -v < half));  // the scaling keeps every element rebuildable
+    CrtSums sums;
+    for (int l = 0; l < count; ++l) {
+      const Wide p = kModuli[l];
+      sums.add(static_cast<double>(((v % p) + p) % p), constants, l);
+    }
+    CHECK(sums.all_zero == (v == 0));
+    const double value =
+        std::ldexp(sums.value(constants), fx.norm_exponent + fy.norm_exponent - 2 * constants.scale_exponent);
+    double result = static_cast<double>(alpha) * value;
+    if (beta != 0.0f) result = std::fma(static_cast<double>(beta), static_cast<double>(c0), result);
+    const float emulated = static_cast<float>(result);
+    ExactSum difference = exact;
+    difference.add(-static_cast<double>(emulated));
+    const double error = std::fabs(difference.value());
+    const bool by_need = count >= verdict.need;
+    const bool by_value = certified_by_value(fx, fy, value, sums.all_zero, alpha, beta, c0, count, certificate);
+    if (by_need || by_value) {
+      INFO("k " << k << ", moduli " << count << ", need " << verdict.need << (by_value ? ", by value" : "")
+                << ": error " << error << ", guarantee " << bound);
+      CHECK(error <= bound);
+      ++verdict.checked;
+    }
+    if (count == verdict.need) verdict.exact_at_need = difference.value() == 0.0;
+  }
+  return verdict;
+}
+
+enum class Family { uniform, inner_scaled, outlier, sparse, binary, counts, large_integers, cancel, wide, tiny_codes };
+
+// Row x of op(A) and column y of op(B) of one family: the acceptance probes' families and some of the
+// certificate's own hard cases.
+void fill_family(Family family, int64_t k, std::mt19937_64 &random, std::vector<float> &x, std::vector<float> &y,
+                 int spread_bits) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-spread_bits, spread_bits);
+  x.assign(k, 0.0f);
+  y.assign(k, 0.0f);
+  for (int64_t l = 0; l < k; ++l) {
+    switch (family) {
+      case Family::uniform: x[l] = uniform(random), y[l] = uniform(random); break;
+      case Family::inner_scaled: {
+        const int d = exponent(random);
+        x[l] = std::ldexp(uniform(random), d), y[l] = std::ldexp(uniform(random), -d);
+        break;
+      }
+      case Family::outlier:
+        x[l] = l == 0 ? std::ldexp(uniform(random), spread_bits) : uniform(random);
+        y[l] = l == 0 ? 0.0f : uniform(random);
+        break;
+      case Family::sparse:
+        x[l] = random() % 10 == 0 ? uniform(random) : 0.0f;
+        y[l] = random() % 10 == 0 ? uniform(random) : 0.0f;
+        break;
+      case Family::binary: x[l] = static_cast<float>(random() % 2), y[l] = static_cast<float>(random() % 2); break;
+      case Family::counts: x[l] = static_cast<float>(random() % 8), y[l] = static_cast<float>(random() % 5); break;
+      case Family::large_integers:
+        x[l] = static_cast<float>(random() % 2048) - 1024.0f, y[l] = static_cast<float>(random() % 2048);
+        break;
+      case Family::cancel:  // pairs of columns that cancel: x_2i = x_2i+1, y_2i = -y_2i+1 (up to a little)
+        if (l % 2 == 0) {
+          x[l] = uniform(random), y[l] = uniform(random);
+        } else {
+          x[l] = x[l - 1], y[l] = -y[l - 1] * (1.0f + std::ldexp(uniform(random), -20));
+        }
+        break;
+      case Family::wide:
+        x[l] = std::ldexp(uniform(random), exponent(random)), y[l] = std::ldexp(uniform(random), exponent(random));
+        break;
+      case Family::tiny_codes:  // elements just below the codes' resolution, nothing else meeting them
+        x[l] = l % 3 == 0 ? 1.0f : std::ldexp(uniform(random), -8);
+        y[l] = l % 3 == 0 ? 0.0f : uniform(random);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ozaki: every element the certificate passes meets the guarantee, against exact arithmetic", "[ozaki]") {
+  std::mt19937_64 random(26);
+  struct Case {
+    Family family;
+    int spread_bits;
+    const char *name;
+  };
+  const Case cases[] = {{Family::uniform, 0, "uniform"},
+                        {Family::inner_scaled, 10, "inner 2^10"},
+                        {Family::inner_scaled, 20, "inner 2^20"},
+                        {Family::inner_scaled, 40, "inner 2^40"},
+                        {Family::outlier, 30, "outlier 2^30"},
+                        {Family::sparse, 0, "sparse"},
+                        {Family::binary, 0, "0/1"},
+                        {Family::counts, 0, "counts"},
+                        {Family::large_integers, 0, "integers"},
+                        {Family::cancel, 0, "cancelling pairs"},
+                        {Family::wide, 16, "exponents 2^16"},
+                        {Family::tiny_codes, 0, "below the codes"}};
+  struct Scalars {
+    float alpha, beta;
+  };
+  const Scalars scalars[] = {{1.0f, 0.0f}, {-1.5f, 0.75f}, {0x1p-10f, 0.0f}};
+  for (const Case &c : cases)
+    for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{257}, int64_t{2048}}) {
+      int64_t checked = 0, needs_fp32 = 0;
+      for (int trial = 0; trial < 6; ++trial) {
+        std::vector<float> x, y;
+        fill_family(c.family, k, random, x, y, c.spread_bits);
+        const Scalars &s = scalars[trial % 3];
+        const float c0 = s.beta != 0.0f ? std::uniform_real_distribution<float>(-1.0f, 1.0f)(random) : 0.0f;
+        INFO(c.name << ", k " << k << ", trial " << trial);
+        const Verdict verdict = check_element(x, y, s.alpha, s.beta, c0);
+        checked += verdict.checked;
+        needs_fp32 += verdict.need == kNeedsFp32;
+        const bool integers =
+            c.family == Family::binary || c.family == Family::counts || c.family == Family::large_integers;
+        if (integers && s.alpha == 1.0f && s.beta == 0.0f) {
+          // Exact where FP32 is: partial sums below 2^24 here.
+          CHECK(verdict.need <= kMaxModuli);
+          CHECK(verdict.exact_at_need);
+        }
+        if (c.family == Family::uniform && k >= 16) CHECK(verdict.need <= 8);
+        if (c.family == Family::binary && k == 2048) CHECK(verdict.need <= 4);
+      }
+      // The guarantee was exercised, except where no count can give it.
+      if (c.family != Family::inner_scaled && c.family != Family::outlier) CHECK(checked > 0);
+      (void)needs_fp32;
+    }
+}
+
+TEST_CASE("ozaki: the integral exponent and the line facts", "[ozaki]") {
+  CHECK(integral_exponent_of(1.0f) == 0);
+  CHECK(integral_exponent_of(3.0f) == 0);
+  CHECK(integral_exponent_of(8.0f) == -3);
+  CHECK(integral_exponent_of(0.5f) == 1);
+  CHECK(integral_exponent_of(-0.375f) == 3);
+  CHECK(integral_exponent_of(0x1p-149f) == 149);
+  CHECK(integral_exponent_of(0x1.000002p0f) == 23);
+  const LineFacts line = facts_of({3.0f, -4.0f, 0.0f});
+  CHECK(line.norm_exponent == 3);  // ||x|| = 5 < 8
+  CHECK(line.norm1 >= 7.0);
+  CHECK(line.nonzeros == 2);
+  CHECK(line.integral_exponent == 0);
+  CHECK(line.code_exponent == 4);  // 4 * 16 = 64
+  CHECK((line.flags & kLineFaithful) != 0);
+  CHECK((facts_of({1.0f, 0x1p-8f}).flags & kLineFaithful) == 0);
+  CHECK((facts_of({0.0f, 0.0f}).flags & kLineFaithful) != 0);
+}
+
+TEST_CASE("ozaki: the moduli count is the cheapest, and FP32 wins where too much needs it", "[ozaki]") {
+  unsigned long long needs[kNeedsFp32 + 1] = {};
+  needs[7] = 4096ull * 4096;
+  ModuliChoice choice = choose_moduli(needs, 4096, 4096, 4096, 1, false);
+  CHECK(choice.count == 7);
+  CHECK(choice.fp32_elements == 0);
+  CHECK(!choice.declined);
+  needs[7] -= 100, needs[kNeedsFp32] = 100;  // a few elements in FP32 cost less than more moduli
+  choice = choose_moduli(needs, 4096, 4096, 4096, 1, false);
+  CHECK(choice.count == 7);
+  CHECK(choice.fp32_elements == 100);
+  CHECK(!choice.declined);
+  needs[7] = 4096ull * 4096 / 2, needs[9] = 4096ull * 4096 / 2, needs[kNeedsFp32] = 0;
+  CHECK(choose_moduli(needs, 4096, 4096, 4096, 1, false).count == 9);
+  needs[9] = 0, needs[kNeedsFp32] = 4096ull * 4096 / 2;  // half of C in FP32, element by element: FP32 throughout
+  CHECK(choose_moduli(needs, 4096, 4096, 4096, 1, false).declined);
+  unsigned long long small[kNeedsFp32 + 1] = {};
+  small[2] = 1000;  // integers that two moduli certify
+  CHECK(choose_moduli(small, 10, 10, 10, 10, false).count == 2);
+}
+
+TEST_CASE("ozaki: the scale exponent keeps every rebuilt element exact", "[ozaki]") {
+  for (int count = kMinModuli; count <= kMaxModuli; ++count)
+    for (int64_t k : {int64_t{1}, int64_t{16}, int64_t{4096}, kMaxDepth}) {
+      const int t = scale_exponent(count, k);
+      if (t < 0) continue;
+      INFO("moduli " << count << ", k " << k << ", T " << t);
+      CHECK(t <= 52);
+      const long double limit = std::ldexp(1.0L, t) + 0.5L * std::sqrt(static_cast<long double>(k));
+      CHECK(limit * limit < static_cast<long double>(product_of(count)) / 2 * (1 - std::ldexp(1.0L, -20)));
+    }
+  CHECK(scale_exponent(7, 4096) == 27);
 }
 
 TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
@@ -137,9 +396,10 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
       CHECK(t.b_residue_bytes <= (size_t{2} << 30));
       CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
       CHECK(t.batches * count < (int64_t{1} << 31));
-      const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);
+      const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, choose_tiling(s.m, s.n, s.k, s.batch, 1), t);
       CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch));
       CHECK(layout.products + t.product_bytes <= layout.total);
+      CHECK(layout.needs + static_cast<size_t>(s.m * s.n * s.batch) <= layout.a_residues);
     }
   // Uniform 16384^3 (7 moduli): B's residues whole, C in four bands of rows.
   const Tiling big = choose_tiling(16384, 16384, 16384, 1, 7);
