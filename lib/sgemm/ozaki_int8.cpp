@@ -138,7 +138,7 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   // has read the needs' histogram (the one synchronization) and chosen the moduli count, or declined.
   char *workspace = static_cast<char *>(memory);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
-  const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling, plan_tiling);
+  const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
   auto *summary = reinterpret_cast<ScanSummary *>(workspace + plan_layout.summary);
   auto *a_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.a_lines);
   auto *b_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.b_lines);
@@ -172,7 +172,7 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
                     " elements, or more moduli than pay: FP32 throughout is faster for these operands");
 
   const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, choice.count);
-  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, plan_tiling, tiling);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
   if (layout.total > bytes) return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
   const CrtConstants constants = crt_constants(choice.count, p.k);
   steps.constants = &constants;

@@ -53,25 +53,26 @@ struct CrtConstants {
   double weight_high[kMaxModuli] = {};
   double weight_low[kMaxModuli] = {};
   double product_high = 0, product_low = 0;
-  // T: a line x is scaled by 2^(T - n), where 2^n bounds its 2-norm, so that its scaled 2-norm is below 2^T and,
-  // rounded to integers, below 2^T + sqrt(k) / 2 <= S.
-  int scale_exponent = 0;
+  // S: every line is scaled to a 2-norm of at most S (line_scale), so that, rounded to integers, it is below
+  // S + sqrt(k) / 2 <= sqrt((P / 2)(1 - 2^-19)). 0 where no scaling keeps the count exact at this depth.
+  double scale_target = 0;
 };
 
 // The constants for the first `count` moduli (kMinModuli..kMaxModuli) and products of depth k.
 CrtConstants crt_constants(int count, int64_t k);
 
-// T for `count` moduli and depth k: the largest T with (2^T + sqrt(k) / 2)^2 <= (P / 2) (1 - 2^-19).
-int scale_exponent(int count, int64_t k);
+// S for `count` moduli and depth k: (S + sqrt(k) / 2)^2 <= (P / 2) (1 - 2^-19), with room for roundings; 0 when
+// no S >= 1 does.
+double scale_target(int count, int64_t k);
 
 // What the certificate needs of every moduli count, by value (a kernel parameter); indices are moduli counts.
 struct CertificateConstants {
-  int scale_exponent[kMaxModuli + 1] = {};
-  // Bounds of the rebuilt integer V, relative to 2^(2T): |V~| 2^-2T <= magnitude[N], and
-  // |V~ - V| 2^-2T <= reconstruction_error[N] (the doubles of the Chinese remainder sums).
-  double magnitude[kMaxModuli + 1] = {};
-  double reconstruction_error[kMaxModuli + 1] = {};
-  double depth = 0;            // k
+  double scale_target[kMaxModuli + 1] = {};
+  // Bounds of the rebuilt integer V divided by the two lines' scales, for every count, relative to the product of
+  // the lines' 2-norms: |V~| / (s t) <= magnitude ||x|| ||y||, and |V~ - V| / (s t) <= reconstruction_error
+  // ||x|| ||y|| (the doubles of the Chinese remainder sums). A scale is at least S / (2 ||x||).
+  double magnitude = 0;
+  double reconstruction_error = 0;
   double error_allowance = 0;  // 2^-24 sqrt(k), rounded down
 };
 CertificateConstants certificate_constants(int64_t k);
@@ -104,8 +105,9 @@ struct Tiling {
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 
 // The workspace: the summary the host reads, per-line facts of both operands, the lists of lines holding NaN or
-// Inf, every element's need (one byte each), then the residues (or codes) and products of one tile, shared by the
-// plan's tiling and the products' tiling. Offsets are 256-byte aligned.
+// Inf, every element's need (one byte each), then the residues (or codes) and products of one tile of `tiling`:
+// the plan's (count 1) and the products' lay theirs over the same memory, one after the other. Offsets are
+// 256-byte aligned.
 struct WorkspaceLayout {
   size_t summary = 0;
   size_t a_lines = 0, b_lines = 0;      // LineFacts per line, over all batches
@@ -114,8 +116,7 @@ struct WorkspaceLayout {
   size_t a_residues = 0, b_residues = 0, products = 0;
   size_t total = 0;
 };
-WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &plan_tiling,
-                                 const Tiling &product_tiling);
+WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling);
 
 // The most workspace any operands of this shape can need (the tiling of every moduli count).
 size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch);

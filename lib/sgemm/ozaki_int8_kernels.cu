@@ -181,16 +181,17 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
   }
 }
 
-// What a line is multiplied by before it is rounded: 2^(T - n) for the residues, 2^g for the codes; 0 for a
+// What a line is multiplied by before it is rounded: line_scale's for the residues, 2^g for the codes; 0 for a
 // line that holds NaN or Inf or lies past the tile (its values are then not read).
 template <bool kCodes>
-__device__ __forceinline__ double line_scale(const LineFacts &facts, const CrtConstants &constants) {
+__device__ __forceinline__ double encoding_scale(const LineFacts &facts, const CrtConstants &constants) {
   if ((facts.flags & kLineNonFinite) != 0) return 0.0;
-  return kCodes ? ldexp(1.0, facts.code_exponent) : ldexp(1.0, constants.scale_exponent - facts.norm_exponent);
+  return kCodes ? ldexp(1.0, facts.code_exponent) : line_scale(facts, constants.scale_target).scale;
 }
 
 // Writes 4 consecutive elements of one line, already multiplied by the line's scale: their codes, or their
-// residues for every modulus. Multiplying by a power of two is exact, and so are rint and floor.
+// residues for every modulus. The products by the scale are exact (a power of two, or 29 significant bits), and so
+// are rint and floor.
 template <bool kCodes>
 __device__ __forceinline__ void store_encoded(const float4 &x, double scale, const CrtConstants &constants, int8_t *out,
                                               int64_t modulus_stride) {
@@ -232,7 +233,7 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
     const int64_t local_batch = index / tile.padded_lines, local_line = index % tile.padded_lines;
     const int64_t batch = tile.first_batch + local_batch, line = tile.first_line + local_line;
     const bool inside = local_line < tile.line_count;
-    const double scale = inside ? line_scale<kCodes>(facts[batch * lines.count + line], constants) : 0.0;
+    const double scale = inside ? encoding_scale<kCodes>(facts[batch * lines.count + line], constants) : 0.0;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
@@ -284,7 +285,7 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
       if (local_line >= tile.padded_lines) break;
       const double scale =
           local_line < tile.line_count
-              ? line_scale<kCodes>(facts[batch * lines.count + tile.first_line + local_line], constants)
+              ? encoding_scale<kCodes>(facts[batch * lines.count + tile.first_line + local_line], constants)
               : 0.0;
       const float4 x = *reinterpret_cast<const float4 *>(&values[c][4 * lane]);
       const int64_t l = l0 + 4 * lane;
@@ -323,6 +324,7 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
   const int64_t total = tile_groups(tile);
+  int guess = 7;  // neighbours tend to need the same count: each search starts at the last one's need
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const TileGroup g = tile_group(tile, index);
@@ -338,7 +340,9 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code
       const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
       int need = 0;  // NaN or Inf reaches the element: fix_flagged's
       if (((x.flags | y.flags) & kLineNonFinite) == 0) {
-        need = element_need(x, y, code_product[t], p.alpha, p.beta, p.beta != 0.0f ? c[t] : 0.0f, certificate);
+        need = element_need(x, y, code_product[t], p.alpha, p.beta, p.beta != 0.0f ? c[t] : 0.0f, certificate,
+                            guess);
+        if (need <= kMaxModuli) guess = need;
         atomicAdd(&histogram[need], 1u);
       }
       needs[at + t] = static_cast<uint8_t>(need);
@@ -354,12 +358,12 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
                                    uint8_t *needs) {
   const int64_t total = tile_groups(tile);
   const int64_t modulus_stride = tile.padded_rows * tile.padded_cols;
-  const int scale = constants.scale_exponent;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const TileGroup g = tile_group(tile, index);
     const LineFacts x = a_facts[g.batch * p.m + g.row];
     if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
+    const double row_scale = line_scale(x, constants.scale_target).scale;
     const int32_t *in =
         products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
     int4 words[kMaxModuli];
@@ -383,8 +387,8 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
       const int need = needs[at + t];
       if (need == 0) continue;  // NaN or Inf in the column
       const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
-      // V 2^-(e+f): exact, a power of two.
-      const double value = ldexp(sums[t].value(constants), x.norm_exponent + y.norm_exponent - 2 * scale);
+      // Exact where the scales are powers of two.
+      const double value = sums[t].value(constants) / row_scale / line_scale(y, constants.scale_target).scale;
       const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
       if (need > constants.count) {
         if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))

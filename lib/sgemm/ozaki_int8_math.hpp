@@ -58,19 +58,22 @@ enum LineFlags : int {
 };
 struct LineFacts {
   double norm1 = 0;           // sum |x_l|, rounded up
-  int norm_exponent = 0;      // n: ||x||_2 <= 2^n; the line is scaled by 2^(T - n)
+  double norm2 = 0;           // ||x||_2, rounded up
+  double inverse_norm2 = 1;   // 1 / ||x||_2, rounded down (1 for a line of zeros)
   int integral_exponent = 0;  // z: x_l 2^e is an integer for every l and every e >= z (a very low z for zeros)
   int code_exponent = 0;      // g: max |x_l| 2^g lies in [64, 128), so the codes floor(|x_l| 2^g) in [0, 127]
   int nonzeros = 0;
   int flags = 0;
-  int unused = 0;
 };
 
 // The integral exponent of a line of zeros: below any scale exponent.
 constexpr int kNoIntegralExponent = -100000;
 
-// A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the 2-norm and
-// the 1-norm are rounded up by 2^-30) and its other statistics over the nonzero elements.
+FG_OZAKI_INLINE double round_up(double value) { return value * (1.0 + ldexp(1.0, -50)); }
+FG_OZAKI_INLINE double round_down(double value) { return value * (1.0 - ldexp(1.0, -50)); }
+
+// A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the norms are
+// rounded up by 2^-30) and its other statistics over the nonzero elements.
 FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
                                      int integral, bool finite) {
   LineFacts line;
@@ -84,7 +87,8 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
   line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
   line.flags = kLineFaithful;
   if (nonzeros > 0) {
-    frexp(sqrt(squares) * rounded_up, &line.norm_exponent);  // ||x||_2 < 2^norm_exponent
+    line.norm2 = sqrt(squares) * rounded_up;
+    line.inverse_norm2 = round_down(1.0 / line.norm2);
     int largest_exponent = 0;
     frexp(static_cast<double>(largest), &largest_exponent);  // largest in [2^(e-1), 2^e)
     line.code_exponent = 7 - largest_exponent;
@@ -113,73 +117,105 @@ FG_OZAKI_INLINE int integral_exponent_of(float x) {
   return -(lowest_bit_exponent + trailing_zeros);
 }
 
-// A rigorous bound of the rounding error of one element's emulated sum, in the operands' units (before alpha):
-// with a_l = x_l 2^e and b_l = y_l 2^f rounded to integers a_l + d_l, b_l + h_l (|d_l|, |h_l| <= 1/2, and 0 for a
-// line whose every element is an integer at its scale),
-//   |sum (a_l + d_l)(b_l + h_l) - sum a_l b_l| 2^-(e+f) <= 2^-e max|d| ||y||_1 + 2^-f max|h| ||x||_1
-//                                                         + 2^-(e+f) sum |d_l h_l|.
-// Every operation below is exact but the sums and products of the three terms (relative error under 2^-50).
-FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts &y, int scale_exponent) {
-  const bool x_rounds = scale_exponent - x.norm_exponent < x.integral_exponent;
-  const bool y_rounds = scale_exponent - y.norm_exponent < y.integral_exponent;
-  const double x_unit = ldexp(1.0, x.norm_exponent - scale_exponent);  // 2^-e
-  const double y_unit = ldexp(1.0, y.norm_exponent - scale_exponent);
-  double bound = 0;
-  if (x_rounds) bound += 0.5 * x_unit * y.norm1;
-  if (y_rounds) bound += 0.5 * y_unit * x.norm1;
-  if (x_rounds && y_rounds) bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
-  return bound;
+// How a line is scaled at a moduli count whose scale target is S: by S / ||x||_2 (rounded down, to 29 significant
+// bits, so that a float times it is exact in a double), or, where the line is made of integers at a power of two
+// no larger, by that power of two: then nothing rounds, and integers stay exact. Either way the scaled line's 2-norm
+// is at most S.
+struct LineScale {
+  double scale;
+  bool rounds;
+};
+FG_OZAKI_INLINE LineScale line_scale(const LineFacts &x, double target) {
+  const double raw = target * x.inverse_norm2;
+  int exponent = 0;
+  frexp(raw, &exponent);  // raw in [2^(exponent-1), 2^exponent)
+  if (exponent - 1 >= x.integral_exponent) return {ldexp(1.0, exponent - 1), false};
+  uint64_t bits = 0;
+  memcpy(&bits, &raw, sizeof bits);
+  bits &= ~((uint64_t{1} << 24) - 1);  // 28 of the 52 stored bits, and the leading one
+  double truncated = 0;
+  memcpy(&truncated, &bits, sizeof truncated);
+  return {truncated, true};
 }
 
-// Whether an element whose emulated value (alpha times the rebuilt sum, plus beta C0, rounded once to float) is
-// within `error` of the exact sum (before alpha) and below `magnitude` (before alpha) meets the guarantee
+// A rigorous bound of the rounding error of one element's emulated sum, in the operands' units (before alpha):
+// with a_l = x_l s and b_l = y_l t rounded to integers a_l + d_l, b_l + h_l (|d_l|, |h_l| <= 1/2, and 0 for a
+// line that does not round),
+//   |sum (a_l + d_l)(b_l + h_l) - sum a_l b_l| / (s t) <= max|d| ||y||_1 / s + max|h| ||x||_1 / t
+//                                                         + sum |d_l h_l| / (s t).
+FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineScale &sx, const LineFacts &y,
+                                            const LineScale &sy) {
+  const double x_unit = round_up(1.0 / sx.scale), y_unit = round_up(1.0 / sy.scale);
+  double bound = 0;
+  if (sx.rounds) bound += 0.5 * x_unit * y.norm1;
+  if (sy.rounds) bound += 0.5 * y_unit * x.norm1;
+  if (sx.rounds && sy.rounds)
+    bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
+  return round_up(bound);
+}
+
+// Whether an element whose emulated value (the rebuilt sum divided by the two scales, times alpha, plus beta C0,
+// rounded once to float) is within `error` of the exact sum (before alpha) and below `magnitude` (before alpha)
+// meets the guarantee
 //   |C - R| <= 2^-24 (1 + sqrt(k)) (|alpha| (|A||B|)_ij + |beta C0|),
 // given `lower` <= (|A||B|)_ij. The final rounding to float takes 2^-24 |x| <= 2^-24 (|R| + |x - R|), and 2^-150
-// below FLT_MIN; the products by alpha and beta in double at most 2^-52 of their magnitude; the rest must fit in
-// 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
-FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs, double lower,
-                                     double error_allowance) {
-  const double worst =
-      (alpha_abs * error + ldexp(alpha_abs * magnitude + beta_c_abs, -52)) * (1.0 + ldexp(1.0, -20)) + ldexp(1.0, -149);
+// below FLT_MIN; the two divisions by the scales and the products by alpha and beta in double at most 2^-50 of
+// their magnitude; the rest must fit in 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
+FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs,
+                                     double lower, double error_allowance) {
+  const double worst = (alpha_abs * error + ldexp(alpha_abs * magnitude + beta_c_abs, -50)) * (1.0 + ldexp(1.0, -20)) +
+                       ldexp(1.0, -149);
   const double allowed = error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - ldexp(1.0, -40));
   return worst <= allowed;
 }
 
-// The fewest moduli that certify element (i, j) before any product, from the facts of row i of op(A) (x) and
-// column j of op(B) (y), the product of their codes (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that
-// lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and C0 (0 when beta is 0); kNeedsFp32 when none does.
-FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
-                                 float c0, const CertificateConstants &constants) {
+// Whether `count` moduli certify element (i, j) before any product, from the facts of row i of op(A) (x) and
+// column j of op(B) (y), lower <= (|A||B|)_ij, alpha and beta C0. The terms that do not depend on the count are
+// bounded independently of it, so that a count that certifies an element is followed by larger ones that do too
+// (the scales grow with the count, and a line that does not round at one count does not at larger ones).
+FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, double lower, double alpha_abs,
+                                      double beta_c_abs, int count, const CertificateConstants &constants) {
+  const double target = constants.scale_target[count];
+  if (!(target >= 1.0)) return false;
+  const double norms = x.norm2 * y.norm2;
+  const double error = round_up(rounding_error_bound(x, line_scale(x, target), y, line_scale(y, target)) +
+                                constants.reconstruction_error * norms);
+  return meets_guarantee(error, constants.magnitude * norms, alpha_abs, beta_c_abs, lower,
+                         constants.error_allowance);
+}
+
+// The fewest moduli that certify element (i, j) before any product, from the product of the codes of x and y
+// (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and
+// C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need).
+FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha,
+                                 float beta, float c0, const CertificateConstants &constants, int guess) {
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
   const double lower = ldexp(static_cast<double>(code_product), -(x.code_exponent + y.code_exponent));
   const double alpha_abs = fabs(static_cast<double>(alpha));
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
-  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    const int scale = constants.scale_exponent[count];
-    const double unscale = ldexp(1.0, x.norm_exponent + y.norm_exponent - 2 * scale);
-    const double error =
-        (rounding_error_bound(x, y, scale) + constants.reconstruction_error[count] * unscale) * (1.0 + ldexp(1.0, -40));
-    if (meets_guarantee(error, constants.magnitude[count] * unscale, alpha_abs, beta_c_abs, lower,
-                        constants.error_allowance))
-      return count;
+  int count = guess < kMinModuli ? kMinModuli : guess > kMaxModuli ? kMaxModuli : guess;
+  if (certified_before(x, y, lower, alpha_abs, beta_c_abs, count, constants)) {
+    while (count > kMinModuli && certified_before(x, y, lower, alpha_abs, beta_c_abs, count - 1, constants)) --count;
+    return count;
   }
+  while (++count <= kMaxModuli)
+    if (certified_before(x, y, lower, alpha_abs, beta_c_abs, count, constants)) return count;
   return kNeedsFp32;
 }
 
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt
-// sum scaled back (V~ 2^-(e+f), before alpha), `all_zero` whether every residue of V was 0. |value| less the error
-// bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, V = 0 exactly when every
-// residue is 0.
-FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero,
-                                        float alpha, float beta, float c0, int count,
-                                        const CertificateConstants &constants) {
-  const int scale = constants.scale_exponent[count];
-  const double rounding = rounding_error_bound(x, y, scale);
-  if (rounding == 0.0 && all_zero) return true;
-  const double unscale = ldexp(1.0, x.norm_exponent + y.norm_exponent - 2 * scale);
-  const double error = (rounding + constants.reconstruction_error[count] * unscale) * (1.0 + ldexp(1.0, -40));
-  const double lower = fabs(value) * (1.0 - ldexp(1.0, -50)) - error;
+// sum divided by the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the error
+// bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, the sum is 0 exactly when
+// every residue is.
+FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero, float alpha,
+                                        float beta, float c0, int count, const CertificateConstants &constants) {
+  const double target = constants.scale_target[count];
+  const LineScale sx = line_scale(x, target), sy = line_scale(y, target);
+  if (!sx.rounds && !sy.rounds && all_zero) return true;
+  const double norms = x.norm2 * y.norm2;
+  const double error = round_up(rounding_error_bound(x, sx, y, sy) + constants.reconstruction_error * norms);
+  const double lower = round_down(fabs(value)) - error;
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   return lower > 0.0 && meets_guarantee(error, fabs(value), fabs(static_cast<double>(alpha)), beta_c_abs, lower,
                                         constants.error_allowance);

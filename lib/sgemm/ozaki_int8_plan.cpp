@@ -58,16 +58,17 @@ int64_t balanced_edge(int64_t extent, int64_t limit, int64_t quantum) {
 
 }  // namespace
 
-int scale_exponent(int count, int64_t k) {
-  // |V| <= ||A'_i|| ||B'_j|| <= (2^T + sqrt(k) / 2)^2 for the scaled and rounded lines A'_i, B'_j (each element
-  // rounded by at most 1/2): below (P / 2)(1 - 2^-19) < (P / 2)(1 - 2^-20), where the reconstruction is valid. The
-  // margin of 2^-19 also covers the roundings of the doubles here.
-  const double limit =
-      std::sqrt(std::ldexp(static_cast<double>(product_of_moduli(count)), -1) * (1.0 - std::ldexp(1.0, -19)));
-  const double half_root_depth = 0.5 * std::sqrt(static_cast<double>(k)) * (1.0 + std::ldexp(1.0, -30));
-  int exponent = -1;
-  while (exponent < kMaxScaleExponent && std::ldexp(1.0, exponent + 1) + half_root_depth <= limit) ++exponent;
-  return exponent;
+double scale_target(int count, int64_t k) {
+  // |V| <= ||A'_i|| ||B'_j|| <= (S + sqrt(k) / 2)^2 for the scaled and rounded lines A'_i, B'_j (each scaled to a
+  // 2-norm of at most S (1 + 2^-50), each element rounded by at most 1/2): below (P / 2)(1 - 2^-19) <
+  // (P / 2)(1 - 2^-20), where the reconstruction is valid. The margins also cover the roundings of the doubles
+  // here. Scaled elements stay below 2^52, exact in a double.
+  const double limit = std::sqrt(std::ldexp(static_cast<double>(product_of_moduli(count)), -1) *
+                                 (1.0 - std::ldexp(1.0, -19)));
+  double target = (limit - 0.5 * std::sqrt(static_cast<double>(k)) * (1.0 + std::ldexp(1.0, -30))) *
+                  (1.0 - std::ldexp(1.0, -40));
+  if (target > std::ldexp(1.0, kMaxScaleExponent)) target = std::ldexp(1.0, kMaxScaleExponent);
+  return target >= 1.0 ? target : 0.0;
 }
 
 CrtConstants crt_constants(int count, int64_t k) {
@@ -91,30 +92,28 @@ CrtConstants crt_constants(int count, int64_t k) {
     split(weight, &constants.weight_high[l], &constants.weight_low[l]);
   }
   split(product, &constants.product_high, &constants.product_low);
-  constants.scale_exponent = scale_exponent(count, k);
+  constants.scale_target = scale_target(count, k);
   return constants;
 }
 
 CertificateConstants certificate_constants(int64_t k) {
   CertificateConstants constants;
-  constants.depth = static_cast<double>(k);
   constants.error_allowance = std::ldexp(std::sqrt(static_cast<double>(k)) * (1.0 - std::ldexp(1.0, -40)), -24);
-  for (int count = 0; count <= kMaxModuli; ++count) {
-    const int exponent = count >= kMinModuli ? scale_exponent(count, k) : -1;
-    if (exponent < 0) {  // no scaling keeps this count exact at this depth: it certifies nothing
-      constants.magnitude[count] = constants.reconstruction_error[count] = HUGE_VAL;
-      continue;
-    }
-    constants.scale_exponent[count] = exponent;
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    const double target = scale_target(count, k);
+    constants.scale_target[count] = target;
+    if (target == 0.0) continue;  // this count certifies nothing at this depth
     const Wide product = product_of_moduli(count);
     const double half_product = std::ldexp(static_cast<double>(product), -1);
     // The Chinese remainder sums in doubles (CrtSums): the high parts are exact; each of the 2 count + 2 roundings
     // of the low parts (terms below 128 * 2^grid_bits, count of them, and the rounded low parts of W_l and P, below
     // 2^grid_bits each) is at most 2^-53 of at most 2^(grid_bits + 12), and the last addition at most 2^-53 of
-    // |V~| <= P / 2: together below 2^(grid_bits - 36) + 2^-53 P, doubled.
+    // |V~| <= P / 2: together below 2^(grid_bits - 36) + 2^-53 P, doubled. Divided by the scales, each at least
+    // S / (2 ||x||) (line_scale), they are at most 4 / S^2 times these, times the lines' norms.
     const double error = std::ldexp(1.0, grid_bits_of(product) - 35) + std::ldexp(half_product, -51);
-    constants.reconstruction_error[count] = std::ldexp(error, -2 * exponent);
-    constants.magnitude[count] = std::ldexp(half_product + error, -2 * exponent);
+    const double per_norms = 4.0 * (1.0 + std::ldexp(1.0, -40)) / (target * target);
+    constants.reconstruction_error = std::fmax(constants.reconstruction_error, error * per_norms);
+    constants.magnitude = std::fmax(constants.magnitude, (half_product + error) * per_norms);
   }
   return constants;
 }
@@ -143,8 +142,10 @@ ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], in
   }
   choice.emulated_seconds = best;
   // Where nothing is recomputed the emulation runs whatever its speed (AUTO takes it only where it pays); where
-  // recomputing makes it slower than FP32 throughout, it declines.
-  choice.declined = choice.fp32_elements > 0 && best > choice.fp32_seconds;
+  // recomputing makes it slower than FP32 throughout, it declines, unless the whole call is too short for the
+  // difference to matter (then a forced emulation still runs).
+  constexpr double kNegligibleSeconds = 50e-6;
+  choice.declined = choice.fp32_elements > 0 && best > choice.fp32_seconds && best > kNegligibleSeconds;
   return choice;
 }
 
@@ -190,8 +191,7 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   return tiling;
 }
 
-WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &plan_tiling,
-                                 const Tiling &product_tiling) {
+WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling) {
   WorkspaceLayout layout;
   size_t offset = 0;
   const auto take = [&offset](size_t bytes) {
@@ -206,25 +206,17 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   layout.a_flagged = take(a_lines * sizeof(int64_t));
   layout.b_flagged = take(b_lines * sizeof(int64_t));
   layout.needs = take(static_cast<size_t>(batch * m) * static_cast<size_t>(n));
-  // The codes' product (the plan) and the residues' products run one after the other in the same memory.
-  const size_t scratch = offset;
-  layout.a_residues = take(plan_tiling.a_residue_bytes);
-  layout.b_residues = take(plan_tiling.b_residue_bytes);
-  layout.products = take(plan_tiling.product_bytes);
-  const size_t plan_end = offset;
-  offset = scratch;
-  take(product_tiling.a_residue_bytes);
-  take(product_tiling.b_residue_bytes);
-  take(product_tiling.product_bytes);
-  layout.total = offset > plan_end ? offset : plan_end;
+  layout.a_residues = take(tiling.a_residue_bytes);
+  layout.b_residues = take(tiling.b_residue_bytes);
+  layout.products = take(tiling.product_bytes);
+  layout.total = offset;
   return layout;
 }
 
 size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch) {
-  const Tiling plan_tiling = choose_tiling(m, n, k, batch, 1);
-  size_t most = 0;
+  size_t most = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, 1)).total;
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    const size_t bytes = workspace_layout(m, n, batch, plan_tiling, choose_tiling(m, n, k, batch, count)).total;
+    const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count)).total;
     if (bytes > most) most = bytes;
   }
   return most;

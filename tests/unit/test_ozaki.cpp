@@ -60,8 +60,8 @@ TEST_CASE("ozaki: the reconstruction from residue products gives the exact integ
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     for (int64_t k : {1, 7, 64, 1000}) {
       const CrtConstants constants = crt_constants(count, k);
-      REQUIRE(constants.scale_exponent >= 1);
-      const double scale_target = std::ldexp(1.0, constants.scale_exponent);
+      REQUIRE(constants.scale_target >= 1.0);
+      const double scale_target = constants.scale_target;
       for (int trial = 0; trial < 40; ++trial) {
         const bool heavy = trial % 2 == 1;
         std::vector<double> a = scaled_line(k, scale_target, random, heavy);
@@ -176,15 +176,24 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
   const double bound = std::ldexp(1.0 + std::sqrt(static_cast<double>(k)), -24) *
                        (std::fabs(alpha) * absolute.value() + std::fabs(static_cast<double>(beta) * c0));
   Verdict verdict;
-  verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate);
+  verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, 7);
+  // The search's start does not change the need.
+  for (int guess : {kMinModuli, 5, kMaxModuli})
+    CHECK(element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess) ==
+          verdict.need);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     const CrtConstants constants = crt_constants(count, k);
-    if (constants.scale_exponent < 0) continue;
-    const int e = constants.scale_exponent - fx.norm_exponent, f = constants.scale_exponent - fy.norm_exponent;
+    if (constants.scale_target == 0.0) continue;
+    const LineScale sx = line_scale(fx, constants.scale_target), sy = line_scale(fy, constants.scale_target);
     Wide v = 0;
     for (int64_t l = 0; l < k; ++l) {
-      const double a = std::rint(std::ldexp(static_cast<double>(x[l]), e));
-      const double b = std::rint(std::ldexp(static_cast<double>(y[l]), f));
+      const double scaled_x = static_cast<double>(x[l]) * sx.scale, scaled_y = static_cast<double>(y[l]) * sy.scale;
+      REQUIRE(std::fma(static_cast<double>(x[l]), sx.scale, -scaled_x) == 0.0);  // the scaling is exact
+      REQUIRE(std::fma(static_cast<double>(y[l]), sy.scale, -scaled_y) == 0.0);
+      if (!sx.rounds) REQUIRE(std::rint(scaled_x) == scaled_x);
+      if (!sy.rounds) REQUIRE(std::rint(scaled_y) == scaled_y);
+      const double a = std::rint(scaled_x);
+      const double b = std::rint(scaled_y);
       REQUIRE(std::fabs(a) < 0x1p53);
       REQUIRE(std::fabs(b) < 0x1p53);
       v += static_cast<Wide>(static_cast<int64_t>(a)) * static_cast<Wide>(static_cast<int64_t>(b));
@@ -197,8 +206,7 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
       sums.add(static_cast<double>(((v % p) + p) % p), constants, l);
     }
     CHECK(sums.all_zero == (v == 0));
-    const double value =
-        std::ldexp(sums.value(constants), fx.norm_exponent + fy.norm_exponent - 2 * constants.scale_exponent);
+    const double value = sums.value(constants) / sx.scale / sy.scale;
     double result = static_cast<double>(alpha) * value;
     if (beta != 0.0f) result = std::fma(static_cast<double>(beta), static_cast<double>(c0), result);
     const float emulated = static_cast<float>(result);
@@ -329,7 +337,8 @@ TEST_CASE("ozaki: the integral exponent and the line facts", "[ozaki]") {
   CHECK(integral_exponent_of(0x1p-149f) == 149);
   CHECK(integral_exponent_of(0x1.000002p0f) == 23);
   const LineFacts line = facts_of({3.0f, -4.0f, 0.0f});
-  CHECK(line.norm_exponent == 3);  // ||x|| = 5 < 8
+  CHECK(line.norm2 >= 5.0);
+  CHECK(line.norm2 * line.inverse_norm2 <= 1.0);
   CHECK(line.norm1 >= 7.0);
   CHECK(line.nonzeros == 2);
   CHECK(line.integral_exponent == 0);
@@ -360,17 +369,29 @@ TEST_CASE("ozaki: the moduli count is the cheapest, and FP32 wins where too much
   CHECK(choose_moduli(small, 10, 10, 10, 10, false).count == 2);
 }
 
-TEST_CASE("ozaki: the scale exponent keeps every rebuilt element exact", "[ozaki]") {
+TEST_CASE("ozaki: the scale target keeps every rebuilt element exact", "[ozaki]") {
   for (int count = kMinModuli; count <= kMaxModuli; ++count)
     for (int64_t k : {int64_t{1}, int64_t{16}, int64_t{4096}, kMaxDepth}) {
-      const int t = scale_exponent(count, k);
-      if (t < 0) continue;
-      INFO("moduli " << count << ", k " << k << ", T " << t);
-      CHECK(t <= 52);
-      const long double limit = std::ldexp(1.0L, t) + 0.5L * std::sqrt(static_cast<long double>(k));
+      const double target = scale_target(count, k);
+      if (target == 0.0) continue;
+      INFO("moduli " << count << ", k " << k << ", S " << target);
+      CHECK(target <= 0x1p52);
+      const long double limit = target * (1 + std::ldexp(1.0L, -50)) + 0.5L * std::sqrt(static_cast<long double>(k));
       CHECK(limit * limit < static_cast<long double>(product_of(count)) / 2 * (1 - std::ldexp(1.0L, -20)));
     }
-  CHECK(scale_exponent(7, 4096) == 27);
+  CHECK(std::log2(scale_target(7, 4096)) > 27.3);  // the scaling loses nothing to powers of two
+  // Lines exact at a power of two (integers; and floats whose bits all fit) scale by it; others by S / ||x|| to 29
+  // bits.
+  const LineFacts integers = facts_of({3.0f, -4.0f, 0.0f}), fractions = facts_of({1.0f, 0x1.fffffep-30f});
+  CHECK(!line_scale(facts_of({0.3f, -0.4f}), scale_target(7, 4096)).rounds);
+  const LineScale exact = line_scale(integers, scale_target(7, 4096));
+  CHECK(!exact.rounds);
+  CHECK(std::exp2(std::floor(std::log2(exact.scale))) == exact.scale);
+  CHECK(exact.scale * 5.0 <= scale_target(7, 4096));
+  const LineScale rounded = line_scale(fractions, scale_target(7, 4096));
+  CHECK(rounded.rounds);
+  CHECK(rounded.scale * fractions.norm2 <= scale_target(7, 4096));
+  CHECK(rounded.scale * fractions.norm2 > scale_target(7, 4096) * (1 - 1e-6));
 }
 
 TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
@@ -396,8 +417,10 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
       CHECK(t.b_residue_bytes <= (size_t{2} << 30));
       CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
       CHECK(t.batches * count < (int64_t{1} << 31));
-      const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, choose_tiling(s.m, s.n, s.k, s.batch, 1), t);
+      const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);
       CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch));
+      CHECK(layout.a_residues + t.a_residue_bytes <= layout.b_residues);
+      CHECK(layout.b_residues + t.b_residue_bytes <= layout.products);
       CHECK(layout.products + t.product_bytes <= layout.total);
       CHECK(layout.needs + static_cast<size_t>(s.m * s.n * s.batch) <= layout.a_residues);
     }
