@@ -147,8 +147,8 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   auto *needs = reinterpret_cast<uint8_t *>(workspace + plan_layout.needs);
   const CertificateConstants certificate = certificate_constants(p.k);
   FG_CUDA_CHECK(cudaMemsetAsync(summary, 0, sizeof(ScanSummary), stream));
-  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, a_facts, a_flagged, summary, stream));
-  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, b_facts, b_flagged, summary, stream));
+  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, certificate, a_facts, a_flagged, summary, stream));
+  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, certificate, b_facts, b_flagged, summary, stream));
   TileSteps steps;
   steps.certificate = &certificate;
   steps.needs = needs;

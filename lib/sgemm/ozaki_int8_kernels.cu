@@ -102,9 +102,9 @@ struct LineSums {
 
 // Stores the line's facts, and its id in the list when it holds NaN or Inf.
 __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,
-                            ScanSummary *summary) {
-  facts[id] =
-      line_facts(sums.squares, sums.absolutes, sums.largest, sums.smallest, sums.nonzeros, sums.integral, sums.finite);
+                            ScanSummary *summary, const CertificateConstants &constants) {
+  facts[id] = line_facts(sums.squares, sums.absolutes, sums.largest, sums.smallest, sums.nonzeros, sums.integral,
+                         sums.finite, constants);
   if (!sums.finite) {
     const unsigned long long slot = atomicAdd(&summary->flagged_lines[operand], 1ull);
     flagged[slot] = id;
@@ -113,7 +113,7 @@ __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineF
 
 // Lines whose elements are contiguous: one warp per line, lanes across it.
 __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts,
-                                       int64_t *flagged, ScanSummary *summary) {
+                                       int64_t *flagged, ScanSummary *summary, CertificateConstants constants) {
   const int lane = threadIdx.x % 32;
   for (int64_t id = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; id < total_lines;
        id += static_cast<int64_t>(gridDim.x) * kWarps) {
@@ -143,14 +143,14 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
     }
     for (; l < lines.length; l += 32) sums.add(__ldg(x + l));
     const LineSums total = sums.warp_total();
-    if (lane == 0) finish_line(total, id, operand, facts, flagged, summary);
+    if (lane == 0) finish_line(total, id, operand, facts, flagged, summary, constants);
   }
 }
 
 // Lines that lie side by side (element l of consecutive lines adjacent): kLineTile lines across a block's columns,
 // its kRows rows taking every kRows-th element, then summed in a fixed order.
 __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
-                                    ScanSummary *summary) {
+                                    ScanSummary *summary, CertificateConstants constants) {
   __shared__ LineSums partial[kRows][kLineTile];
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
   const int64_t tiles_per_batch = divide_up(lines.count, kLineTile);
@@ -175,7 +175,7 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
     if (row == 0 && line < lines.count) {
       LineSums total = sums;
       for (int r = 1; r < kRows; ++r) total.merge(partial[r][column]);
-      finish_line(total, batch * lines.count + line, operand, facts, flagged, summary);
+      finish_line(total, batch * lines.count + line, operand, facts, flagged, summary, constants);
     }
     __syncthreads();
   }
@@ -363,7 +363,6 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
     const TileGroup g = tile_group(tile, index);
     const LineFacts x = a_facts[g.batch * p.m + g.row];
     if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
-    const double row_scale = line_scale(x, constants.scale_target).scale;
     const int32_t *in =
         products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
     int4 words[kMaxModuli];
@@ -388,7 +387,7 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
       if (need == 0) continue;  // NaN or Inf in the column
       const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
       // Exact where the scales are powers of two.
-      const double value = sums[t].value(constants) / row_scale / line_scale(y, constants.scale_target).scale;
+      const double value = sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
       const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
       if (need > constants.count) {
         if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))
@@ -454,14 +453,14 @@ constexpr int64_t kMaxBlocks = 65536;
 
 }  // namespace
 
-Status scan_lines(const Lines &lines, int64_t batch, int operand, LineFacts *facts, int64_t *flagged,
-                  ScanSummary *summary, cudaStream_t stream) {
+Status scan_lines(const Lines &lines, int64_t batch, int operand, const CertificateConstants &constants,
+                  LineFacts *facts, int64_t *flagged, ScanSummary *summary, cudaStream_t stream) {
   const int64_t total = batch * lines.count;
   if (lines.element_stride == 1)
     return launch(scan_contiguous_kernel, dim3(capped_grid(divide_up(total, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, total, operand, facts, flagged, summary);
+                  stream, lines, total, operand, facts, flagged, summary, constants);
   return launch(scan_strided_kernel, dim3(capped_grid(batch * divide_up(lines.count, kLineTile), kMaxBlocks)),
-                dim3(kThreads), 0, stream, lines, total, operand, facts, flagged, summary);
+                dim3(kThreads), 0, stream, lines, total, operand, facts, flagged, summary, constants);
 }
 
 template <bool kCodes>

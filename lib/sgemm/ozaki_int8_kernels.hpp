@@ -36,8 +36,8 @@ struct ScanSummary {
 
 // For each line of every product (ids b * count + i): its LineFacts; the ids of lines holding NaN or Inf are
 // appended to `flagged`.
-Status scan_lines(const Lines &lines, int64_t batch, int operand, LineFacts *facts, int64_t *flagged,
-                  ScanSummary *summary, cudaStream_t stream);
+Status scan_lines(const Lines &lines, int64_t batch, int operand, const CertificateConstants &constants,
+                  LineFacts *facts, int64_t *flagged, ScanSummary *summary, cudaStream_t stream);
 
 // Lines first_line .. first_line + line_count - 1 of products first_batch .. first_batch + batches - 1 as int8 in
 // out[batch][modulus][line][depth], padded_lines lines (zeros past line_count) of depth (zeros past k): with

@@ -64,38 +64,17 @@ struct LineFacts {
   int code_exponent = 0;      // g: max |x_l| 2^g lies in [64, 128), so the codes floor(|x_l| 2^g) in [0, 127]
   int nonzeros = 0;
   int flags = 0;
+  // For every moduli count N: 1 / the line's scale (line_scale), rounded, and bit N of `rounding` set where the
+  // scaled line rounds. Computed once per line, so that the certificate of an element divides nothing.
+  double inverse_scale[kMaxModuli + 1] = {};
+  int rounding = 0;
 };
 
 // The integral exponent of a line of zeros: below any scale exponent.
 constexpr int kNoIntegralExponent = -100000;
 
-FG_OZAKI_INLINE double round_up(double value) { return value * (1.0 + ldexp(1.0, -50)); }
-FG_OZAKI_INLINE double round_down(double value) { return value * (1.0 - ldexp(1.0, -50)); }
-
-// A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the norms are
-// rounded up by 2^-30) and its other statistics over the nonzero elements.
-FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
-                                     int integral, bool finite) {
-  LineFacts line;
-  if (!finite) {
-    line.flags = kLineNonFinite;
-    return line;
-  }
-  const double rounded_up = 1.0 + ldexp(1.0, -30);
-  line.norm1 = absolutes * rounded_up;
-  line.nonzeros = nonzeros;
-  line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
-  line.flags = kLineFaithful;
-  if (nonzeros > 0) {
-    line.norm2 = sqrt(squares) * rounded_up;
-    line.inverse_norm2 = round_down(1.0 / line.norm2);
-    int largest_exponent = 0;
-    frexp(static_cast<double>(largest), &largest_exponent);  // largest in [2^(e-1), 2^e)
-    line.code_exponent = 7 - largest_exponent;
-    if (ldexp(static_cast<double>(smallest), line.code_exponent) < 1.0) line.flags = 0;
-  }
-  return line;
-}
+FG_OZAKI_INLINE double round_up(double value) { return value * (1.0 + 0x1p-50); }
+FG_OZAKI_INLINE double round_down(double value) { return value * (1.0 - 0x1p-50); }
 
 // The smallest e for which the float x (nonzero, finite) times 2^e is an integer: minus the exponent of its
 // lowest set bit.
@@ -138,19 +117,49 @@ FG_OZAKI_INLINE LineScale line_scale(const LineFacts &x, double target) {
   return {truncated, true};
 }
 
+// A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the norms are
+// rounded up by 2^-30), its other statistics over the nonzero elements, and its scale at every moduli count.
+FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
+                                     int integral, bool finite, const CertificateConstants &constants) {
+  LineFacts line;
+  if (!finite) {
+    line.flags = kLineNonFinite;
+    return line;
+  }
+  const double rounded_up = 1.0 + 0x1p-30;
+  line.norm1 = absolutes * rounded_up;
+  line.nonzeros = nonzeros;
+  line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
+  line.flags = kLineFaithful;
+  if (nonzeros > 0) {
+    line.norm2 = sqrt(squares) * rounded_up;
+    line.inverse_norm2 = round_down(1.0 / line.norm2);
+    int largest_exponent = 0;
+    frexp(static_cast<double>(largest), &largest_exponent);  // largest in [2^(e-1), 2^e)
+    line.code_exponent = 7 - largest_exponent;
+    if (ldexp(static_cast<double>(smallest), line.code_exponent) < 1.0) line.flags = 0;
+  }
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    if (constants.scale_target[count] == 0.0) continue;
+    const LineScale scale = line_scale(line, constants.scale_target[count]);
+    line.inverse_scale[count] = 1.0 / scale.scale;
+    if (scale.rounds) line.rounding |= 1 << count;
+  }
+  return line;
+}
+
 // A rigorous bound of the rounding error of one element's emulated sum, in the operands' units (before alpha):
 // with a_l = x_l s and b_l = y_l t rounded to integers a_l + d_l, b_l + h_l (|d_l|, |h_l| <= 1/2, and 0 for a
 // line that does not round),
 //   |sum (a_l + d_l)(b_l + h_l) - sum a_l b_l| / (s t) <= max|d| ||y||_1 / s + max|h| ||x||_1 / t
 //                                                         + sum |d_l h_l| / (s t).
-FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineScale &sx, const LineFacts &y,
-                                            const LineScale &sy) {
-  const double x_unit = round_up(1.0 / sx.scale), y_unit = round_up(1.0 / sy.scale);
+FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts &y, int count) {
+  const bool x_rounds = (x.rounding >> count & 1) != 0, y_rounds = (y.rounding >> count & 1) != 0;
+  const double x_unit = round_up(x.inverse_scale[count]), y_unit = round_up(y.inverse_scale[count]);
   double bound = 0;
-  if (sx.rounds) bound += 0.5 * x_unit * y.norm1;
-  if (sy.rounds) bound += 0.5 * y_unit * x.norm1;
-  if (sx.rounds && sy.rounds)
-    bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
+  if (x_rounds) bound += 0.5 * x_unit * y.norm1;
+  if (y_rounds) bound += 0.5 * y_unit * x.norm1;
+  if (x_rounds && y_rounds) bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
   return round_up(bound);
 }
 
@@ -163,9 +172,8 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineScale 
 // their magnitude; the rest must fit in 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
 FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs,
                                      double lower, double error_allowance) {
-  const double worst = (alpha_abs * error + ldexp(alpha_abs * magnitude + beta_c_abs, -50)) * (1.0 + ldexp(1.0, -20)) +
-                       ldexp(1.0, -149);
-  const double allowed = error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - ldexp(1.0, -40));
+  const double worst = (alpha_abs * error + (alpha_abs * magnitude + beta_c_abs) * 0x1p-50) * (1.0 + 0x1p-20) + 0x1p-149;
+  const double allowed = error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - 0x1p-40);
   return worst <= allowed;
 }
 
@@ -175,11 +183,9 @@ FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alph
 // (the scales grow with the count, and a line that does not round at one count does not at larger ones).
 FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, double lower, double alpha_abs,
                                       double beta_c_abs, int count, const CertificateConstants &constants) {
-  const double target = constants.scale_target[count];
-  if (!(target >= 1.0)) return false;
+  if (constants.scale_target[count] == 0.0) return false;
   const double norms = x.norm2 * y.norm2;
-  const double error = round_up(rounding_error_bound(x, line_scale(x, target), y, line_scale(y, target)) +
-                                constants.reconstruction_error * norms);
+  const double error = round_up(rounding_error_bound(x, y, count) + constants.reconstruction_error * norms);
   return meets_guarantee(error, constants.magnitude * norms, alpha_abs, beta_c_abs, lower,
                          constants.error_allowance);
 }
@@ -205,16 +211,14 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
 }
 
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt
-// sum divided by the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the error
+// sum times the inverses of the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the error
 // bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, the sum is 0 exactly when
 // every residue is.
 FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero, float alpha,
                                         float beta, float c0, int count, const CertificateConstants &constants) {
-  const double target = constants.scale_target[count];
-  const LineScale sx = line_scale(x, target), sy = line_scale(y, target);
-  if (!sx.rounds && !sy.rounds && all_zero) return true;
+  if ((x.rounding >> count & 1) == 0 && (y.rounding >> count & 1) == 0 && all_zero) return true;
   const double norms = x.norm2 * y.norm2;
-  const double error = round_up(rounding_error_bound(x, sx, y, sy) + constants.reconstruction_error * norms);
+  const double error = round_up(rounding_error_bound(x, y, count) + constants.reconstruction_error * norms);
   const double lower = round_down(fabs(value)) - error;
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   return lower > 0.0 && meets_guarantee(error, fabs(value), fabs(static_cast<double>(alpha)), beta_c_abs, lower,

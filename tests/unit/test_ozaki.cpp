@@ -127,7 +127,7 @@ class ExactSum {
   std::vector<double> parts_;
 };
 
-LineFacts facts_of(const std::vector<float> &line) {
+LineFacts facts_of(const std::vector<float> &line, int64_t k = 4096) {
   double squares = 0, absolutes = 0;
   float largest = 0, smallest = HUGE_VALF;
   int nonzeros = 0, integral = kNoIntegralExponent;
@@ -141,7 +141,7 @@ LineFacts facts_of(const std::vector<float> &line) {
       integral = std::max(integral, integral_exponent_of(x));
     }
   }
-  return line_facts(squares, absolutes, largest, smallest, nonzeros, integral, true);
+  return line_facts(squares, absolutes, largest, smallest, nonzeros, integral, true, certificate_constants(k));
 }
 
 Wide product_of(int count) {
@@ -161,7 +161,7 @@ struct Verdict {
 Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, float alpha, float beta, float c0) {
   const int64_t k = static_cast<int64_t>(x.size());
   const CertificateConstants certificate = certificate_constants(k);
-  const LineFacts fx = facts_of(x), fy = facts_of(y);
+  const LineFacts fx = facts_of(x, k), fy = facts_of(y, k);
   int64_t code_product = 0;
   ExactSum exact, absolute;
   for (int64_t l = 0; l < k; ++l) {
@@ -206,7 +206,10 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
       sums.add(static_cast<double>(((v % p) + p) % p), constants, l);
     }
     CHECK(sums.all_zero == (v == 0));
-    const double value = sums.value(constants) / sx.scale / sy.scale;
+    CHECK(fx.inverse_scale[count] == 1.0 / sx.scale);
+    CHECK(fy.inverse_scale[count] == 1.0 / sy.scale);
+    CHECK(((fx.rounding >> count & 1) != 0) == sx.rounds);
+    const double value = sums.value(constants) * fx.inverse_scale[count] * fy.inverse_scale[count];
     double result = static_cast<double>(alpha) * value;
     if (beta != 0.0f) result = std::fma(static_cast<double>(beta), static_cast<double>(c0), result);
     const float emulated = static_cast<float>(result);
