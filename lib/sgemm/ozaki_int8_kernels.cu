@@ -328,7 +328,7 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const TileGroup g = tile_group(tile, index);
-    const LineFacts x = a_facts[g.batch * p.m + g.row];
+    const LineFacts &x = a_facts[g.batch * p.m + g.row];
     const int4 codes = __ldg(reinterpret_cast<const int4 *>(
         code_products + g.local_batch * tile.padded_rows * tile.padded_cols + g.local_row * tile.padded_cols + g.col0));
     const int32_t code_product[4] = {codes.x, codes.y, codes.z, codes.w};
@@ -337,7 +337,7 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       if (g.col0 + t >= tile.cols) break;
-      const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
+      const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
       int need = 0;  // NaN or Inf reaches the element: fix_flagged's
       if (((x.flags | y.flags) & kLineNonFinite) == 0) {
         need = element_need(x, y, code_product[t], p.alpha, p.beta, p.beta != 0.0f ? c[t] : 0.0f, certificate,
@@ -361,7 +361,7 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const TileGroup g = tile_group(tile, index);
-    const LineFacts x = a_facts[g.batch * p.m + g.row];
+    const LineFacts &x = a_facts[g.batch * p.m + g.row];
     if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
     const int32_t *in =
         products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
@@ -385,7 +385,7 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
       if (g.col0 + t >= tile.cols) break;
       const int need = needs[at + t];
       if (need == 0) continue;  // NaN or Inf in the column
-      const LineFacts y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
+      const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
       // Exact where the scales are powers of two.
       const double value = sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
       const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
