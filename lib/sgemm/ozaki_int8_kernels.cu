@@ -317,36 +317,51 @@ __host__ __device__ inline int64_t tile_groups(const ProductTile &tile) {
   return tile.batches * tile.rows * divide_up(tile.cols, 4);
 }
 
+// Rows of the tile each block of the plan walks.
+constexpr int kPlanRows = 32;
+
+// One thread per column of the tile, walking kPlanRows rows: its column's facts stay in its cache and each row's
+// are the same for the whole block, so that the facts cost nearly no memory traffic; the codes' product, C and
+// the needs are read and written along rows, coalesced.
 __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code_products, const LineFacts *a_facts,
                             const LineFacts *b_facts, CertificateConstants certificate, uint8_t *needs,
                             ScanSummary *summary) {
+  // Counted per thread, then per warp and per block: one shared counter that every element adds to would
+  // serialize the block on it.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
+  unsigned int counts[kNeedsFp32 + 1] = {};
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
-  const int64_t total = tile_groups(tile);
+  const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
   int guess = 7;  // neighbours tend to need the same count: each search starts at the last one's need
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const TileGroup g = tile_group(tile, index);
-    const LineFacts &x = a_facts[g.batch * p.m + g.row];
-    const int4 codes = __ldg(reinterpret_cast<const int4 *>(
-        code_products + g.local_batch * tile.padded_rows * tile.padded_cols + g.local_row * tile.padded_cols + g.col0));
-    const int32_t code_product[4] = {codes.x, codes.y, codes.z, codes.w};
-    const int64_t at = (g.batch * p.m + g.row) * p.n + tile.first_col + g.col0;
-    const float *c = p.c + g.batch * p.stride_c + g.row * p.ldc + tile.first_col + g.col0;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      if (g.col0 + t >= tile.cols) break;
-      const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
+  for (int64_t block = blockIdx.x; block < tile.batches * column_blocks * row_chunks; block += gridDim.x) {
+    const int64_t local_col = block % column_blocks * blockDim.x + threadIdx.x;
+    const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
+    if (local_col >= tile.cols) continue;
+    const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
+    const LineFacts &y = b_facts[batch * p.n + col];
+    const bool y_finite = (y.flags & kLineNonFinite) == 0;
+    const int64_t row_end = min((row_chunk + 1) * kPlanRows, tile.rows);
+    for (int64_t local_row = row_chunk * kPlanRows; local_row < row_end; ++local_row) {
+      const int64_t row = tile.first_row + local_row;
+      const LineFacts &x = a_facts[batch * p.m + row];
       int need = 0;  // NaN or Inf reaches the element: fix_flagged's
-      if (((x.flags | y.flags) & kLineNonFinite) == 0) {
-        need = element_need(x, y, code_product[t], p.alpha, p.beta, p.beta != 0.0f ? c[t] : 0.0f, certificate,
-                            guess);
+      if (y_finite && (x.flags & kLineNonFinite) == 0) {
+        const int32_t code_product =
+            __ldg(code_products + (local_batch * tile.padded_rows + local_row) * tile.padded_cols + local_col);
+        const float c0 = p.beta != 0.0f ? p.c[batch * p.stride_c + row * p.ldc + col] : 0.0f;
+        need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess);
         if (need <= kMaxModuli) guess = need;
-        atomicAdd(&histogram[need], 1u);
+        ++counts[need];
       }
-      needs[at + t] = static_cast<uint8_t>(need);
+      needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
     }
+  }
+  for (int bin = kMinModuli; bin <= kNeedsFp32; ++bin) {
+    unsigned int count = counts[bin];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) count += __shfl_xor_sync(0xffffffffu, count, offset);
+    if (threadIdx.x % 32 == 0 && count != 0) atomicAdd(&histogram[bin], count);
   }
   __syncthreads();
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x)
@@ -387,7 +402,8 @@ __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_
       if (need == 0) continue;  // NaN or Inf in the column
       const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
       // Exact where the scales are powers of two.
-      const double value = sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
+      const double value =
+          sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
       const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
       if (need > constants.count) {
         if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))
@@ -484,8 +500,9 @@ Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTi
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
                   const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
                   ScanSummary *summary, cudaStream_t stream) {
-  return launch(plan_kernel, dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)), dim3(kThreads), 0,
-                stream, p, tile, code_products, a_facts, b_facts, certificate, needs, summary);
+  const int64_t blocks = tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, kPlanRows);
+  return launch(plan_kernel, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, p, tile, code_products,
+                a_facts, b_facts, certificate, needs, summary);
 }
 
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,

@@ -170,9 +170,10 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts 
 // given `lower` <= (|A||B|)_ij. The final rounding to float takes 2^-24 |x| <= 2^-24 (|R| + |x - R|), and 2^-150
 // below FLT_MIN; the two divisions by the scales and the products by alpha and beta in double at most 2^-50 of
 // their magnitude; the rest must fit in 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
-FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs,
-                                     double lower, double error_allowance) {
-  const double worst = (alpha_abs * error + (alpha_abs * magnitude + beta_c_abs) * 0x1p-50) * (1.0 + 0x1p-20) + 0x1p-149;
+FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs, double lower,
+                                     double error_allowance) {
+  const double worst =
+      (alpha_abs * error + (alpha_abs * magnitude + beta_c_abs) * 0x1p-50) * (1.0 + 0x1p-20) + 0x1p-149;
   const double allowed = error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - 0x1p-40);
   return worst <= allowed;
 }
@@ -186,15 +187,14 @@ FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, do
   if (constants.scale_target[count] == 0.0) return false;
   const double norms = x.norm2 * y.norm2;
   const double error = round_up(rounding_error_bound(x, y, count) + constants.reconstruction_error * norms);
-  return meets_guarantee(error, constants.magnitude * norms, alpha_abs, beta_c_abs, lower,
-                         constants.error_allowance);
+  return meets_guarantee(error, constants.magnitude * norms, alpha_abs, beta_c_abs, lower, constants.error_allowance);
 }
 
 // The fewest moduli that certify element (i, j) before any product, from the product of the codes of x and y
 // (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and
 // C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need).
-FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha,
-                                 float beta, float c0, const CertificateConstants &constants, int guess) {
+FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
+                                 float c0, const CertificateConstants &constants, int guess) {
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
   const double lower = ldexp(static_cast<double>(code_product), -(x.code_exponent + y.code_exponent));
@@ -211,11 +211,12 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
 }
 
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt
-// sum times the inverses of the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the error
-// bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, the sum is 0 exactly when
+// sum times the inverses of the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the
+// error bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, the sum is 0 exactly when
 // every residue is.
-FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero, float alpha,
-                                        float beta, float c0, int count, const CertificateConstants &constants) {
+FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, double value, bool all_zero,
+                                        float alpha, float beta, float c0, int count,
+                                        const CertificateConstants &constants) {
   if ((x.rounding >> count & 1) == 0 && (y.rounding >> count & 1) == 0 && all_zero) return true;
   const double norms = x.norm2 * y.norm2;
   const double error = round_up(rounding_error_bound(x, y, count) + constants.reconstruction_error * norms);

@@ -63,10 +63,10 @@ double scale_target(int count, int64_t k) {
   // 2-norm of at most S (1 + 2^-50), each element rounded by at most 1/2): below (P / 2)(1 - 2^-19) <
   // (P / 2)(1 - 2^-20), where the reconstruction is valid. The margins also cover the roundings of the doubles
   // here. Scaled elements stay below 2^52, exact in a double.
-  const double limit = std::sqrt(std::ldexp(static_cast<double>(product_of_moduli(count)), -1) *
-                                 (1.0 - std::ldexp(1.0, -19)));
-  double target = (limit - 0.5 * std::sqrt(static_cast<double>(k)) * (1.0 + std::ldexp(1.0, -30))) *
-                  (1.0 - std::ldexp(1.0, -40));
+  const double limit =
+      std::sqrt(std::ldexp(static_cast<double>(product_of_moduli(count)), -1) * (1.0 - std::ldexp(1.0, -19)));
+  double target =
+      (limit - 0.5 * std::sqrt(static_cast<double>(k)) * (1.0 + std::ldexp(1.0, -30))) * (1.0 - std::ldexp(1.0, -40));
   if (target > std::ldexp(1.0, kMaxScaleExponent)) target = std::ldexp(1.0, kMaxScaleExponent);
   return target >= 1.0 ? target : 0.0;
 }
