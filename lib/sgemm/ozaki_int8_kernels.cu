@@ -323,9 +323,9 @@ constexpr int kPlanRows = 32;
 // One thread per column of the tile, walking kPlanRows rows: its column's facts stay in its cache and each row's
 // are the same for the whole block, so that the facts cost nearly no memory traffic; the codes' product, C and
 // the needs are read and written along rows, coalesced.
-__global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code_products, const LineFacts *a_facts,
-                            const LineFacts *b_facts, CertificateConstants certificate, uint8_t *needs,
-                            ScanSummary *summary) {
+__global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
+                            const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
+                            CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
   // Counted per thread, then per warp and per block: one shared counter that every element adds to would
   // serialize the block on it.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
@@ -350,7 +350,7 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *code
         const int32_t code_product =
             __ldg(code_products + (local_batch * tile.padded_rows + local_row) * tile.padded_cols + local_col);
         const float c0 = p.beta != 0.0f ? p.c[batch * p.stride_c + row * p.ldc + col] : 0.0f;
-        need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess);
+        need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0);
         if (need <= kMaxModuli) guess = need;
         ++counts[need];
       }

@@ -178,35 +178,52 @@ FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alph
   return worst <= allowed;
 }
 
-// Whether `count` moduli certify element (i, j) before any product, from the facts of row i of op(A) (x) and
-// column j of op(B) (y), lower <= (|A||B|)_ij, alpha and beta C0. The terms that do not depend on the count are
-// bounded independently of it, so that a count that certifies an element is followed by larger ones that do too
-// (the scales grow with the count, and a line that does not round at one count does not at larger ones).
-FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, double lower, double alpha_abs,
-                                      double beta_c_abs, int count, const CertificateConstants &constants) {
-  if (constants.scale_target[count] == 0.0) return false;
+// What the certificate of one element holds against the rounding error bound of each count, before any product:
+// the terms that do not depend on the count, bounded independently of it, so that a count that certifies an element
+// is followed by larger ones that do too (the scales grow with the count, and a line that does not round at one
+// count does not at larger ones). `lower` <= (|A||B|)_ij.
+struct ElementAllowance {
+  double alpha_abs, fixed, allowed;
+};
+FG_OZAKI_INLINE ElementAllowance element_allowance(const LineFacts &x, const LineFacts &y, double lower,
+                                                   double alpha_abs, double beta_c_abs,
+                                                   const CertificateConstants &constants) {
   const double norms = x.norm2 * y.norm2;
-  const double error = round_up(rounding_error_bound(x, y, count) + constants.reconstruction_error * norms);
-  return meets_guarantee(error, constants.magnitude * norms, alpha_abs, beta_c_abs, lower, constants.error_allowance);
+  // meets_guarantee's terms, with every rounding here and below covered by one more factor (1 + 2^-40).
+  return {alpha_abs,
+          alpha_abs * constants.reconstruction_error * norms +
+              (alpha_abs * constants.magnitude * norms + beta_c_abs) * 0x1p-50,
+          constants.error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - 0x1p-40)};
+}
+FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, const ElementAllowance &allowance,
+                                      int count, const CertificateConstants &constants) {
+  if (constants.scale_target[count] == 0.0) return false;
+  const double worst = (allowance.alpha_abs * rounding_error_bound(x, y, count) + allowance.fixed) *
+                           ((1.0 + 0x1p-20) * (1.0 + 0x1p-40)) +
+                       0x1p-149;
+  return worst <= allowance.allowed;
 }
 
-// The fewest moduli that certify element (i, j) before any product, from the product of the codes of x and y
+// A count that certifies element (i, j) before any product, from the product of the codes of x and y
 // (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and
-// C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need).
+// C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need) and goes up
+// until a count certifies; it goes down from a certifying guess only where `descend` (the fewest that certify),
+// so that most elements take one evaluation and the needs still follow the operands.
 FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
-                                 float c0, const CertificateConstants &constants, int guess) {
+                                 float c0, const CertificateConstants &constants, int guess, bool descend = true) {
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
   const double lower = ldexp(static_cast<double>(code_product), -(x.code_exponent + y.code_exponent));
-  const double alpha_abs = fabs(static_cast<double>(alpha));
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
+  const ElementAllowance allowance =
+      element_allowance(x, y, lower, fabs(static_cast<double>(alpha)), beta_c_abs, constants);
   int count = guess < kMinModuli ? kMinModuli : guess > kMaxModuli ? kMaxModuli : guess;
-  if (certified_before(x, y, lower, alpha_abs, beta_c_abs, count, constants)) {
-    while (count > kMinModuli && certified_before(x, y, lower, alpha_abs, beta_c_abs, count - 1, constants)) --count;
+  if (certified_before(x, y, allowance, count, constants)) {
+    while (descend && count > kMinModuli && certified_before(x, y, allowance, count - 1, constants)) --count;
     return count;
   }
   while (++count <= kMaxModuli)
-    if (certified_before(x, y, lower, alpha_abs, beta_c_abs, count, constants)) return count;
+    if (certified_before(x, y, allowance, count, constants)) return count;
   return kNeedsFp32;
 }
 

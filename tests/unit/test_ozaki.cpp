@@ -177,10 +177,15 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
                        (std::fabs(alpha) * absolute.value() + std::fabs(static_cast<double>(beta) * c0));
   Verdict verdict;
   verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, 7);
-  // The search's start does not change the need.
-  for (int guess : {kMinModuli, 5, kMaxModuli})
+  // The search's start does not change the fewest; without descending, a start above it may stay.
+  for (int guess : {kMinModuli, 5, kMaxModuli}) {
     CHECK(element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess) ==
           verdict.need);
+    const int need =
+        element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess, false);
+    CHECK(need >= verdict.need);
+    if (verdict.need <= kMaxModuli) CHECK(need <= std::max(guess, verdict.need));
+  }
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     const CrtConstants constants = crt_constants(count, k);
     if (constants.scale_target == 0.0) continue;
