@@ -300,7 +300,7 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_AUTO = 0,            /* the fastest known (default) */
   FG_ROWMEAN_SINGLE_BLOCK = 1,    /* one block of L threads walks all N batches */
   FG_ROWMEAN_BLOCK_PER_BATCH = 2, /* one block per batch, shared-memory tree reduction per output row */
-  FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions */
+  FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions; no workspace */
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
   FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; L up to ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
@@ -338,9 +338,11 @@ FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
    fg_set_workspace hands the handle `bytes` of caller-owned device memory instead, aligned to 256 bytes
    (cudaMalloc's memory is), as cublasSetWorkspace does: from then on the handle never allocates device
    memory, cuBLAS included (it gets the part of the workspace the algorithm leaves), so any call can be
-   captured on any stream. AUTO then runs an algorithm that fits; a forced algorithm that needs more
-   returns FG_STATUS_NOT_SUPPORTED naming the bytes it needs. The caller keeps the memory valid until the
-   calls that used it have completed. NULL, 0 returns to a handle-owned workspace.
+   captured on any stream. AUTO then runs the fastest algorithm that fits (rowmean with a workspace too
+   small for its staged arrays and L past what a block's shared memory holds, about 29000 rows, has none:
+   FG_STATUS_NOT_SUPPORTED); a forced algorithm that needs more returns FG_STATUS_NOT_SUPPORTED naming the
+   bytes it needs. The caller keeps the memory valid until the calls that used it have completed. NULL, 0
+   returns to a handle-owned workspace.
    Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for NULL
    with bytes != 0, a pointer not aligned to 256 bytes, or memory that is not the handle's device's or
    holds fewer than `bytes`. */
