@@ -230,16 +230,18 @@ struct PointerPlace {
   int device = -1;
 };
 
-Status locate(const void *pointer, PointerPlace *place) {
-  cudaPointerAttributes attributes = {};
-  const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
-  if (error == cudaErrorInvalidValue) {  // a pointer the driver has never seen: host memory
-    (void)cudaGetLastError();
-    *place = PointerPlace{};
-    return Status::success();
+// Through the handle's one pointer query (core/device.hpp): the driver's answer, cached per allocation, with the
+// runtime's pending error left as the caller had it (cudaPointerGetAttributes would set it for a pointer the driver
+// has never seen, and clearing that would clear the caller's too).
+Status locate(Context &context, const void *pointer, PointerPlace *place) {
+  PointerAttributes attributes;
+  FG_RETURN_IF_ERROR(context.query_pointer(pointer, &attributes));
+  switch (attributes.memory) {
+    case PointerAttributes::Memory::unknown: *place = PointerPlace{}; break;
+    case PointerAttributes::Memory::device: *place = PointerPlace{cudaMemoryTypeDevice, attributes.device}; break;
+    case PointerAttributes::Memory::host: *place = PointerPlace{cudaMemoryTypeHost, attributes.device}; break;
+    case PointerAttributes::Memory::managed: *place = PointerPlace{cudaMemoryTypeManaged, attributes.device}; break;
   }
-  FG_RETURN_IF_ERROR(cuda_status(error, "cudaPointerGetAttributes"));
-  *place = PointerPlace{attributes.type, attributes.device};
   return Status::success();
 }
 
@@ -1257,9 +1259,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   job.product = product;
   job.algo = algo;
   job.ops = &ops;
-  if (product) FG_RETURN_IF_ERROR(locate(problem.a.data, &job.a_place));
-  if (product) FG_RETURN_IF_ERROR(locate(problem.b.data, &job.b_place));
-  FG_RETURN_IF_ERROR(locate(problem.c, &job.c_place));
+  if (product) FG_RETURN_IF_ERROR(locate(primary_, problem.a.data, &job.a_place));
+  if (product) FG_RETURN_IF_ERROR(locate(primary_, problem.b.data, &job.b_place));
+  FG_RETURN_IF_ERROR(locate(primary_, problem.c, &job.c_place));
 
   // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
   // what the products need, shared evenly by the device's workers.

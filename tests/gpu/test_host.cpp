@@ -443,6 +443,21 @@ TEST_CASE("host: bad arguments are refused before C is touched, NULL pointers na
   for (float value : c) CHECK(value == 3.0f);
 }
 
+TEST_CASE("host: the caller's pending CUDA error is left as it was, for every memory of the operands", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);
+  for (Memory memory : {Memory::pageable, Memory::pinned, Memory::device}) {
+    INFO("operands in " << memory_name(memory) << " memory");
+    // An error that is not sticky: pending for this thread until it asks for it.
+    void *absurd = nullptr;
+    REQUIRE(cudaMalloc(&absurd, size_t{1} << 62) == cudaErrorMemoryAllocation);
+    check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 70, 50, 40, 1.0f, 0.0f), memory, memory,
+                    memory, 21);
+    CHECK(cudaGetLastError() == cudaErrorMemoryAllocation);
+    CHECK(cudaGetLastError() == cudaSuccess);
+  }
+}
+
 TEST_CASE("host: the C++ wrapper", "[host][cpp]") {
   fastgemm::Handle handle;
   const TileLimit limit(16);
