@@ -44,7 +44,8 @@ fg_status_t public_status(StatusCode code) {
     case StatusCode::alloc_failed: return FG_STATUS_ALLOC_FAILED;
     case StatusCode::cuda_error: return FG_STATUS_CUDA_ERROR;
     case StatusCode::cublas_error: return FG_STATUS_CUBLAS_ERROR;
-    case StatusCode::internal_error: return FG_STATUS_INTERNAL_ERROR;
+    case StatusCode::internal_error:
+    case StatusCode::aborted: return FG_STATUS_INTERNAL_ERROR;
   }
   return FG_STATUS_INTERNAL_ERROR;
 }

@@ -18,6 +18,7 @@
 
 #include "core/check.hpp"
 #include "core/device.hpp"
+#include "host/failure.hpp"
 
 namespace fastgemm::detail {
 namespace {
@@ -511,10 +512,6 @@ struct Progress {
   }
 };
 
-Status failed_elsewhere() {
-  return Status::failure(StatusCode::internal_error, "another part of fg_sgemm_host failed");
-}
-
 }  // namespace
 
 // One device's share of the work: its streams, buffers and pinned rings, kept across calls.
@@ -805,7 +802,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   const cudaStream_t compute = context_->stream();
   const int64_t last_chunk = std::max<int64_t>(job.chunks, 1) - 1;
   if (!progress_.wait(job.failed, [&] { return progress_.uploads_recorded >= planned.uploads_needed; }))
-    return failed_elsewhere();
+    return aborted_by_other_failure();
 
   GemmProblem part;
   part.m = rows;
@@ -826,7 +823,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
         // The slot's previous tile must be downloaded before it is overwritten.
         const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
         if (!progress_.wait(job.failed, [&] { return progress_.downloads_released > previous; }))
-          return failed_elsewhere();
+          return aborted_by_other_failure();
         FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->released, 0));
       }
     }
@@ -911,7 +908,7 @@ Status HostWorker::upload(HostJob &job, const UploadRequest &request) {
   }
   const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / region.length;
   for (int64_t first = 0; first < region.lines; first += lines_per_chunk) {
-    if (job.failed.load()) return failed_elsewhere();
+    if (job.failed.load()) return aborted_by_other_failure();
     const int64_t lines = std::min(lines_per_chunk, region.lines - first);
     RingChunk &chunk = upload_ring_[upload_next_];
     upload_next_ = (upload_next_ + 1) % upload_ring_chunks;
@@ -930,14 +927,14 @@ Status HostWorker::upload_all(HostJob &job) {
   for (;;) {
     UploadRequest request{};
     bool have = false;
-    if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return failed_elsewhere();
+    if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return aborted_by_other_failure();
     if (!have) return job.shared != nullptr ? release_held(job, held_count_) : Status::success();
     if (request.after_step >= 0 || request.after_download >= 0) {
       if (!progress_.wait(job.failed, [&] {
             return progress_.steps_enqueued > request.after_step &&
                    progress_.downloads_released > request.after_download;
           }))
-        return failed_elsewhere();
+        return aborted_by_other_failure();
       FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, request.slot->released, 0));
     }
     FG_RETURN_IF_ERROR(upload(job, request));
@@ -999,7 +996,7 @@ Status HostWorker::download_all(HostJob &job) {
   for (;;) {
     DownloadRequest request{};
     bool have = false;
-    if (!progress_.take(job.failed, progress_.downloads, &request, &have)) return failed_elsewhere();
+    if (!progress_.take(job.failed, progress_.downloads, &request, &have)) return aborted_by_other_failure();
     if (!have) return Status::success();
     FG_RETURN_IF_ERROR(download(job, request));
   }
@@ -1081,12 +1078,8 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   if (uploader.joinable()) uploader.join();
   if (downloader.joinable()) downloader.join();
   const Status drained = drain();
-  // The first failure is the one to report; the others only followed it.
-  for (const Status *result : {&status, &upload_result, &download_result})
-    if (!result->ok() && result->message != failed_elsewhere().message) return *result;
-  for (const Status *result : {&status, &upload_result, &download_result})
-    if (!result->ok()) return *result;
-  return drained;
+  // The failure that stopped the others is the one to report.
+  return first_failure({status, upload_result, download_result, drained});
 }
 
 namespace {
@@ -1354,10 +1347,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   }
   run_worker(0);
   for (auto &thread : threads) thread.join();
-  for (const Status &result : results)
-    if (!result.ok() && result.message != failed_elsewhere().message) return result;
-  for (const Status &result : results)
-    if (!result.ok()) return result;
+  FG_RETURN_IF_ERROR(first_failure(results));
   for (const fg_sgemm_algo_t algo_ran : ran_by)
     if (algo_ran != FG_SGEMM_AUTO) *ran = algo_ran;
   return Status::success();
