@@ -251,13 +251,16 @@ FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers
-   allocated. Each element's k order is fixed by the problem alone: for one algorithm and device model, C
-   is bitwise the same for any number of devices and any order in which they take tiles (with a single
-   device, operands in its memory are read in place, which can change the bits only where the algorithm's
-   choice depends on their alignment or leading dimension). The environment variable FASTGEMM_HOST_TILE
-   (a positive integer; a testing aid) caps the tile edges and k chunk, forcing many small tiles.
-   Returns as fg_sgemm does; a failure of the device after tiles were written (FG_STATUS_CUDA_ERROR) may
-   leave part of C written. */
+   allocated. Pageable operands are checked against the process's memory mappings over their extents (A and
+   B readable, C writable): an operand shorter than its sizes and leading dimension is
+   FG_STATUS_INVALID_VALUE naming it and the first address it may not use, never a crash (where /proc is
+   hidden from the process, that check is skipped). Each element's k order is fixed by the problem alone:
+   for one algorithm and device model, C is bitwise the same for any number of devices and any order in
+   which they take tiles (with a single device, operands in its memory are read in place, which can change
+   the bits only where the algorithm's choice depends on their alignment or leading dimension). The
+   environment variable FASTGEMM_HOST_TILE (a positive integer; a testing aid) caps the tile edges and k
+   chunk, forcing many small tiles. Returns as fg_sgemm does; a failure of the device after tiles were
+   written (FG_STATUS_CUDA_ERROR) may leave part of C written. */
 FG_API fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
                                  int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B,
                                  int64_t ldb, float beta, float *C, int64_t ldc);

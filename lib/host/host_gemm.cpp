@@ -19,6 +19,7 @@
 #include "core/check.hpp"
 #include "core/device.hpp"
 #include "host/failure.hpp"
+#include "host/mappings.hpp"
 
 namespace fastgemm::detail {
 namespace {
@@ -1240,8 +1241,42 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
 
 }  // namespace
 
+namespace {
+
+ByteRegion bytes_of(const Region &region) {
+  constexpr int64_t size = sizeof(float);
+  return ByteRegion{reinterpret_cast<uintptr_t>(region.data), region.ld * size, region.lines, region.length * size};
+}
+
+// A pageable operand shorter than its extents would fault in a copy thread, after C was partly written: it is
+// refused first, naming the caller's operand (column-major calls reach the engine with A and B swapped). Memory
+// the driver knows (pinned, managed, device) is its allocation's, checked by the driver's copies.
+Status check_pageable_extents(const HostJob &job, bool column_major) {
+  const GemmProblem &p = job.problem;
+  const bool a_pageable = job.product && job.a_place.type == cudaMemoryTypeUnregistered;
+  const bool b_pageable = job.product && job.b_place.type == cudaMemoryTypeUnregistered;
+  const bool c_pageable = job.c_place.type == cudaMemoryTypeUnregistered;
+  if (!a_pageable && !b_pageable && !c_pageable) return Status::success();
+  Mappings mappings;
+  if (!mappings.available()) return Status::success();
+  const char *function = "fg_sgemm_host";
+  if (a_pageable)
+    FG_RETURN_IF_ERROR(check_mapped(mappings, function, column_major ? "B" : "A", p.a.data,
+                                    bytes_of(a_region(p.a, 0, p.m, 0, p.k)), kRead));
+  if (b_pageable)
+    FG_RETURN_IF_ERROR(check_mapped(mappings, function, column_major ? "A" : "B", p.b.data,
+                                    bytes_of(b_region(p.b, 0, p.k, 0, p.n)), kRead));
+  // beta == 0 writes C without reading it.
+  if (c_pageable)
+    FG_RETURN_IF_ERROR(check_mapped(mappings, function, "C", p.c, bytes_of(Region{p.c, p.ldc, p.m, p.n}),
+                                    p.beta == 0.0f ? kWrite : kRead | kWrite));
+  return Status::success();
+}
+
+}  // namespace
+
 Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
-                     fg_sgemm_algo_t *ran) {
+                     fg_sgemm_algo_t *ran, bool column_major) {
   *ran = FG_SGEMM_AUTO;
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
@@ -1255,6 +1290,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   if (product) FG_RETURN_IF_ERROR(locate(primary_, problem.a.data, &job.a_place));
   if (product) FG_RETURN_IF_ERROR(locate(primary_, problem.b.data, &job.b_place));
   FG_RETURN_IF_ERROR(locate(primary_, problem.c, &job.c_place));
+  FG_RETURN_IF_ERROR(check_pageable_extents(job, column_major));
 
   // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
   // what the products need, shared evenly by the device's workers.
