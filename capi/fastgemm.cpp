@@ -44,7 +44,8 @@ fg_status_t public_status(StatusCode code) {
     case StatusCode::alloc_failed: return FG_STATUS_ALLOC_FAILED;
     case StatusCode::cuda_error: return FG_STATUS_CUDA_ERROR;
     case StatusCode::cublas_error: return FG_STATUS_CUBLAS_ERROR;
-    case StatusCode::internal_error: return FG_STATUS_INTERNAL_ERROR;
+    case StatusCode::internal_error:
+    case StatusCode::aborted: return FG_STATUS_INTERNAL_ERROR;
   }
   return FG_STATUS_INTERNAL_ERROR;
 }
@@ -218,7 +219,7 @@ detail::HostGemm &host_engine(fg_handle_t handle) {
 // fg_sgemm_host's problems, whose operands may live anywhere: tiles staged onto the devices it spreads over.
 class HostSgemm final : public SgemmRunner {
  public:
-  explicit HostSgemm(fg_handle_t handle) : handle_(handle) {}
+  HostSgemm(fg_handle_t handle, fg_layout_t layout) : handle_(handle), column_major_(layout == FG_COL_MAJOR) {}
   Status scale_c(const detail::GemmProblem &problem) override {
     fg_sgemm_algo_t none = FG_SGEMM_AUTO;
     return run(problem, false, &none);
@@ -229,11 +230,13 @@ class HostSgemm final : public SgemmRunner {
   Status run(const detail::GemmProblem &problem, bool product, fg_sgemm_algo_t *ran) {
     Context &context = *handle_->context;
     const detail::HostTileOps ops{detail::run_sgemm, detail::scale_c};
-    return using_workspace(context,
-                           [&] { return host_engine(handle_).run(problem, product, context.sgemm_algo, ops, ran); });
+    return using_workspace(context, [&] {
+      return host_engine(handle_).run(problem, product, context.sgemm_algo, ops, ran, column_major_);
+    });
   }
 
   fg_handle_t handle_;
+  bool column_major_;
 };
 
 // The handle's rowmean problems: the selected algorithm, or AUTO's choice, on the handle's stream.
@@ -414,7 +417,7 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
   const SgemmArgs args{layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, false};
   CallTrace trace = sgemm_trace("fg_sgemm_host", handle, args);
   return with_handle(trace, handle, [&](Context &context) -> Status {
-    HostSgemm runner(handle);
+    HostSgemm runner(handle, layout);
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     FG_RETURN_IF_ERROR(sgemm_call(args, any_pointer_is_device_memory, context.math_mode, runner, &ran));
     context.last_sgemm_algo = ran;

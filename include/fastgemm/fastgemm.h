@@ -258,13 +258,16 @@ FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers
-   allocated. Each element's k order is fixed by the problem alone: for one algorithm and device model, C
-   is bitwise the same for any number of devices and any order in which they take tiles (with a single
-   device, operands in its memory are read in place, which can change the bits only where the algorithm's
-   choice depends on their alignment or leading dimension). The environment variable FASTGEMM_HOST_TILE
-   (a positive integer; a testing aid) caps the tile edges and k chunk, forcing many small tiles.
-   Returns as fg_sgemm does; a failure of the device after tiles were written (FG_STATUS_CUDA_ERROR) may
-   leave part of C written. */
+   allocated. Pageable operands are checked against the process's memory mappings over their extents (A and
+   B readable, C writable): an operand shorter than its sizes and leading dimension is
+   FG_STATUS_INVALID_VALUE naming it and the first address it may not use, never a crash (where /proc is
+   hidden from the process, that check is skipped). Each element's k order is fixed by the problem alone:
+   for one algorithm and device model, C is bitwise the same for any number of devices and any order in
+   which they take tiles (with a single device, operands in its memory are read in place, which can change
+   the bits only where the algorithm's choice depends on their alignment or leading dimension). The
+   environment variable FASTGEMM_HOST_TILE (a positive integer; a testing aid) caps the tile edges and k
+   chunk, forcing many small tiles. Returns as fg_sgemm does; a failure of the device after tiles were
+   written (FG_STATUS_CUDA_ERROR) may leave part of C written. */
 FG_API fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb, int64_t m,
                                  int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B,
                                  int64_t ldb, float beta, float *C, int64_t ldc);
@@ -307,7 +310,7 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_AUTO = 0,            /* the fastest known (default) */
   FG_ROWMEAN_SINGLE_BLOCK = 1,    /* one block of L threads walks all N batches */
   FG_ROWMEAN_BLOCK_PER_BATCH = 2, /* one block per batch, shared-memory tree reduction per output row */
-  FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions */
+  FG_ROWMEAN_COALESCED = 3,       /* row means read with coalesced, warp-shuffle reductions; no workspace */
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
   FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; L up to ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
@@ -345,9 +348,11 @@ FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
    fg_set_workspace hands the handle `bytes` of caller-owned device memory instead, aligned to 256 bytes
    (cudaMalloc's memory is), as cublasSetWorkspace does: from then on the handle never allocates device
    memory, cuBLAS included (it gets the part of the workspace the algorithm leaves), so any call can be
-   captured on any stream. AUTO then runs an algorithm that fits; a forced algorithm that needs more
-   returns FG_STATUS_NOT_SUPPORTED naming the bytes it needs. The caller keeps the memory valid until the
-   calls that used it have completed. NULL, 0 returns to a handle-owned workspace.
+   captured on any stream. AUTO then runs the fastest algorithm that fits (rowmean with a workspace too
+   small for its staged arrays and L past what a block's shared memory holds, about 29000 rows, has none:
+   FG_STATUS_NOT_SUPPORTED); a forced algorithm that needs more returns FG_STATUS_NOT_SUPPORTED naming the
+   bytes it needs. The caller keeps the memory valid until the calls that used it have completed. NULL, 0
+   returns to a handle-owned workspace.
    Returns FG_STATUS_SUCCESS; FG_STATUS_INVALID_HANDLE for a NULL handle; FG_STATUS_INVALID_VALUE for NULL
    with bytes != 0, a pointer not aligned to 256 bytes, or memory that is not the handle's device's or
    holds fewer than `bytes`. */

@@ -17,6 +17,9 @@ enum class StatusCode {
   cuda_error,
   cublas_error,
   internal_error,
+  // Internal to a call that runs in parts (fg_sgemm_host's threads and workers): this part stopped, unfinished,
+  // because another part failed; the call reports that other part's failure. Never the outcome of a whole call.
+  aborted,
 };
 
 struct [[nodiscard]] Status {

@@ -81,8 +81,9 @@ const Variant<Problem, Id> *find_variant(const Variant<Problem, Id> *const (&tab
 }
 
 // The first variant of `preference` that the table carries, that can implement the problem and whose workspace
-// fits in `workspace_limit` bytes; nullptr when none can (a registry's preference ends with one that accepts every
-// problem, so that AUTO always finds one when the handle owns its workspace).
+// fits in `workspace_limit` bytes; nullptr when none can. A registry's preference ends with workspace-free
+// algorithms chosen for speed, then one that accepts every problem where the operation has one, so that AUTO
+// finds an algorithm within a caller's workspace without falling back on the table's (ladder) order.
 template <typename Problem, typename Id, size_t Count>
 const Variant<Problem, Id> *first_implementing(const Variant<Problem, Id> *const (&table)[Count],
                                                const Preference<Id> &preference, const Problem &problem,
@@ -115,18 +116,15 @@ Status implementing_variant(const Variant<Problem, Id> *const (&table)[Count], I
 }
 
 // The variant that runs the problem: the selected one if it can (id 0, AUTO in every operation's enum, selects the
-// first of auto_preference(problem, device) that can).
-// With a caller's workspace of `workspace_limit` bytes, AUTO takes the first of its preference that fits, then any
-// carried variant that fits, in the table's order.
+// first of auto_preference(problem, device) that can and whose workspace fits in `workspace_limit` bytes, the
+// caller's workspace given with fg_set_workspace). AUTO looks at its preference only: the preference itself ends
+// with the workspace-free algorithms that run best where the faster ones do not fit.
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status select_variant(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                       const Problem &problem, const DeviceInfo &device, const Variant<Problem, Id> **out,
                       size_t workspace_limit = SIZE_MAX) {
   if (selected != static_cast<Id>(0)) return implementing_variant(table, selected, problem, device, out);
   *out = first_implementing(table, auto_preference(problem, device), problem, device, workspace_limit);
-  for (size_t i = 0; *out == nullptr && i < Count; ++i)
-    if (table[i]->can_implement(problem, device).ok() && table[i]->workspace_bytes(problem, device) <= workspace_limit)
-      *out = table[i];
   if (*out == nullptr && workspace_limit != SIZE_MAX)
     return Status::failure(StatusCode::not_supported, "no algorithm runs this problem within the " +
                                                           std::to_string(workspace_limit) +

@@ -67,9 +67,10 @@ class HostGemm {
 
   // problem as validate_sgemm gives it (canonical row-major, batch 1); `product` false means only
   // C := beta * C (k == 0 or alpha == 0), A and B unread. Returns once C is written, the handle's stream
-  // synchronized first. *ran is the algorithm the tiles' products ran (AUTO when none ran).
+  // synchronized first. *ran is the algorithm the tiles' products ran (AUTO when none ran). `column_major` is the
+  // caller's layout, which names its operands in errors (the canonical A is then the caller's B).
   Status run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
-             fg_sgemm_algo_t *ran);
+             fg_sgemm_algo_t *ran, bool column_major = false);
 
  private:
   Status ensure_workers();

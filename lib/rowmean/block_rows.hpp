@@ -1,5 +1,5 @@
-// The limit of the seed algorithms (single_block, block_per_batch, coalesced), which hold one batch's rows in one
-// block: a thread, or a shared-memory slot, per row.
+// The limit of the seed algorithms single_block and block_per_batch, which hold one batch's rows in one block: a
+// thread, and a shared-memory slot, per row.
 #pragma once
 
 #include <string>

@@ -45,29 +45,40 @@ const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id) { return find_v
 //  - the staged algorithm otherwise, and wherever those before it cannot run the problem.
 // Where FP64 runs at a small fraction of FP32, a heavy product (at least 1/32 multiply-add per byte) goes to cuBLAS,
 // whose product is FP32.
+// Then, for a caller's workspace too small for staged's means: the two workspace-free algorithms that keep a batch's
+// means on chip, fused and coalesced (block_per_batch and single_block, also workspace-free, were slower than
+// coalesced on every measured shape, 3x to 100x). Both are bound by the input's read, so the one that spreads it
+// over more SMs goes first: fused's tiles where they occupy most SMs, otherwise coalesced's block per batch (at f32
+// 512 x 1024 x 64, 8 fused tiles would read 128 MB through 8 SMs where coalesced's 64 blocks use 64). Not measured
+// yet; coalesced reads the whole matrix once per batch, so beyond fused's range (f32 L > ~3600, f64 L > ~1800) with
+// many batches it runs, but far slower than staged would in a workspace that held its means.
 Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &problem, const DeviceInfo &device) {
   Preference<fg_rowmean_algo_t> preference;
   const int64_t row_bytes = problem.M * element_size(problem.dtype);
   const bool light_product = problem.L <= row_bytes;
+  const int64_t narrowest_tiles = (problem.N + kFusedNarrowestTile - 1) / kFusedNarrowestTile;
+  const bool tiles_fill_gpu = 4 * narrowest_tiles >= kFusedSmQuarters * device.sm_count;
   if (has_full_rate_fp64(device)) {
     if (problem.dtype == FG_F32 && !light_product && row_bytes > kShortRowBytes && problem.N >= kRelayMinBatches &&
         problem.L <= kRelayMaxL)
       preference.add(FG_ROWMEAN_PIPELINED);
-    const int64_t narrowest_tiles = (problem.N + kFusedNarrowestTile - 1) / kFusedNarrowestTile;
-    const bool tiles_fill_gpu = 4 * narrowest_tiles >= kFusedSmQuarters * device.sm_count;
     const bool f32_tiles_pay =
         problem.dtype == FG_F32 && (light_product || fused_tile_batches(problem, device) >= kFusedWideTile);
     if (tiles_fill_gpu && (row_bytes <= kShortRowBytes || f32_tiles_pay)) preference.add(FG_ROWMEAN_FUSED);
   } else if (32 * problem.L >= row_bytes) {
     preference.add(FG_ROWMEAN_CUBLAS);
   }
-  return preference.add(FG_ROWMEAN_STAGED);
+  preference.add(FG_ROWMEAN_STAGED);
+  if (tiles_fill_gpu) return preference.add(FG_ROWMEAN_FUSED).add(FG_ROWMEAN_COALESCED);
+  return preference.add(FG_ROWMEAN_COALESCED).add(FG_ROWMEAN_FUSED);
 }
 
-fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device) {
-  const RowmeanVariant *variant =
-      first_implementing(kVariants, rowmean_auto_preference(problem, device), problem, device);
-  return variant != nullptr ? variant->id : FG_ROWMEAN_AUTO;
+fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device, size_t workspace_limit) {
+  const RowmeanVariant *variant = nullptr;
+  if (!select_variant(kVariants, FG_ROWMEAN_AUTO, rowmean_auto_preference, problem, device, &variant, workspace_limit)
+           .ok())
+    return FG_ROWMEAN_AUTO;
+  return variant->id;
 }
 
 Status rowmean_workspace_bytes(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "rowmean/variant.hpp"
 
@@ -10,12 +11,15 @@ namespace fastgemm::detail {
 // The variant with this id, or nullptr when the build carries none.
 const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id);
 
-// AUTO's ordered preference for the problem on the device, fastest first; it ends with a variant that runs every
-// problem. Pure: it reads nothing but its arguments.
+// AUTO's ordered preference for the problem on the device, fastest first: the fastest algorithms, then staged, which
+// runs every problem, then the workspace-free algorithms in their order of speed, for a caller's workspace that holds
+// no more. Pure: it reads nothing but its arguments.
 Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &problem, const DeviceInfo &device);
 
-// What AUTO runs: the first variant of rowmean_auto_preference that can implement the problem.
-fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device);
+// What AUTO runs: the first variant of rowmean_auto_preference that can implement the problem and whose workspace fits
+// in `workspace_limit` bytes (a caller's workspace); FG_ROWMEAN_AUTO when none can.
+fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device,
+                                      size_t workspace_limit = SIZE_MAX);
 
 // The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
 // run it.

@@ -51,6 +51,9 @@ bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) 
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
 
+// cuBLAS ends every preference: it runs every problem and asks for no workspace of its own (with a caller's workspace
+// it is handed what the workspace holds), so it is also the fastest algorithm that fits any caller's workspace. The
+// other workspace-free algorithms (naive up to pipelined, small_tile) are faster only where they come first.
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
   Preference<fg_sgemm_algo_t> preference;
   if (ozaki_int8_measured_faster(problem, device)) preference.add(FG_SGEMM_OZAKI_INT8);
@@ -59,9 +62,11 @@ Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, co
   return preference.add(FG_SGEMM_CUBLAS);
 }
 
-fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device) {
-  const SgemmVariant *variant = first_implementing(kVariants, sgemm_auto_preference(problem, device), problem, device);
-  return variant != nullptr ? variant->id : FG_SGEMM_AUTO;
+fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device, size_t workspace_limit) {
+  const SgemmVariant *variant = nullptr;
+  if (!select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, problem, device, &variant, workspace_limit).ok())
+    return FG_SGEMM_AUTO;
+  return variant->id;
 }
 
 Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,

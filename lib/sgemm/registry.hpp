@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime_api.h>
 
@@ -13,12 +14,14 @@ namespace fastgemm::detail {
 // The variant with this id, or nullptr when the build carries none.
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id);
 
-// AUTO's ordered preference for the problem on the device, fastest first; it ends with a variant that runs
-// every problem. Pure: it reads nothing but its arguments.
+// AUTO's ordered preference for the problem on the device, fastest first; it ends with cuBLAS, which runs every
+// problem with no workspace of its own. Pure: it reads nothing but its arguments.
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device);
 
-// What AUTO runs: the first variant of sgemm_auto_preference that can implement the problem.
-fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device);
+// What AUTO runs: the first variant of sgemm_auto_preference that can implement the problem and whose workspace fits
+// in `workspace_limit` bytes (a caller's workspace); FG_SGEMM_AUTO when none can.
+fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device,
+                                  size_t workspace_limit = SIZE_MAX);
 
 // The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
 // run it.

@@ -6,13 +6,18 @@
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
 #include <thread>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fastgemm/fastgemm.hpp"
 #include "gpu/gemm_harness.hpp"
@@ -441,6 +446,89 @@ TEST_CASE("host: bad arguments are refused before C is touched, NULL pointers na
   CHECK(fg_sgemm_host(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 8, 8, 8, 1.0f, a.data(), 8, b.data(), 8, 0.0f, c.data(),
                       8) == FG_STATUS_INVALID_HANDLE);
   for (float value : c) CHECK(value == 3.0f);
+}
+
+TEST_CASE("host: the caller's pending CUDA error is left as it was, for every memory of the operands", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);
+  // One of the project's kernels, launched with cudaLaunchKernelEx, which returns its own error and leaves the
+  // runtime's alone: what is tested is the engine's own calls.
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_SMEM));
+  for (Memory memory : {Memory::pageable, Memory::pinned, Memory::device}) {
+    INFO("operands in " << memory_name(memory) << " memory");
+    // An error that is not sticky: pending for this thread until it asks for it.
+    void *absurd = nullptr;
+    REQUIRE(cudaMalloc(&absurd, size_t{1} << 62) == cudaErrorMemoryAllocation);
+    check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 70, 50, 40, 1.0f, 0.0f), memory, memory,
+                    memory, 21);
+    CHECK(cudaGetLastError() == cudaErrorMemoryAllocation);
+    CHECK(cudaGetLastError() == cudaSuccess);
+  }
+}
+
+TEST_CASE("host: a pageable operand shorter than its extents is refused, named, before C is touched", "[host]") {
+  Handle handle;
+  const TileLimit limit(32);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Four pages of floats, then one the process may not touch; a fifth, read-only, page for C.
+  constexpr int64_t m = 64, n = 64, k = 64;  // B is 16 KiB: four pages of 4 KiB
+  char *pages =
+      static_cast<char *>(mmap(nullptr, 6 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(pages != MAP_FAILED);
+  const size_t b_bytes = static_cast<size_t>(k * n) * sizeof(float);
+  REQUIRE(b_bytes % page == 0);
+  char *const fence = pages + b_bytes;
+  REQUIRE(mprotect(fence, page, PROT_NONE) == 0);
+  std::vector<float> a(m * k, 1.0f), c(m * n, std::numeric_limits<float>::quiet_NaN());
+  const auto fill_b = [&](float *b) {
+    for (int64_t i = 0; i < k * n; ++i) b[i] = 1.0f;
+  };
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", static_cast<void *>(fence));
+  INFO("the fence page at " << address);
+
+  // B ending exactly where its pages end: the product runs.
+  float *exact = reinterpret_cast<float *>(pages);
+  fill_b(exact);
+  REQUIRE_FG_OK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.data(), k, exact, n, 0.0f,
+                              c.data(), n));
+  for (float value : c) CHECK(value == static_cast<float>(k));
+
+  // One float later, B's last float lies in the fence page: refused, naming B and the fence page, C untouched.
+  float *shifted = reinterpret_cast<float *>(pages + sizeof(float));
+  std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR}) {
+    INFO("layout " << layout);
+    const fg_status_t status = fg_sgemm_host(handle.get(), layout, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.data(), k,
+                                             shifted, n, 0.0f, c.data(), n);
+    const std::string message = fg_last_error_message();
+    INFO(message);
+    CHECK(status == FG_STATUS_INVALID_VALUE);
+    CHECK(message.find("fg_sgemm_host: B = ") == 0);
+    CHECK(message.find(std::string("cannot read at ") + address) != std::string::npos);
+    for (float value : c) CHECK(std::isnan(value));
+  }
+  // A transposed B of the same extents, and A in its place.
+  CHECK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_T, m, n, k, 1.0f, a.data(), k, shifted, k, 0.0f,
+                      c.data(), n) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_sgemm_host: B = ") == 0);
+  CHECK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, shifted, k, a.data(), n, 0.0f,
+                      c.data(), n) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_sgemm_host: A = ") == 0);
+  for (float value : c) CHECK(std::isnan(value));
+
+  // C in a read-only page: refused as unwritable, and left as it was.
+  char *read_only = pages + 5 * page;
+  float *c_page = reinterpret_cast<float *>(read_only);
+  const int64_t small = 16;  // 16 x 16 floats: one 1 KiB C
+  for (int64_t i = 0; i < small * small; ++i) c_page[i] = 7.0f;
+  REQUIRE(mprotect(read_only, page, PROT_READ) == 0);
+  CHECK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, small, small, small, 1.0f, a.data(), small, exact,
+                      small, 1.0f, c_page, small) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("fg_sgemm_host: C = ") == 0);
+  CHECK(std::string(fg_last_error_message()).find("cannot write") != std::string::npos);
+  for (int64_t i = 0; i < small * small; ++i) CHECK(c_page[i] == 7.0f);
+  REQUIRE(munmap(pages, 6 * page) == 0);
 }
 
 TEST_CASE("host: the C++ wrapper", "[host][cpp]") {

@@ -25,7 +25,7 @@ std::vector<fg_rowmean_algo_t> rowmean_algos(fg_handle_t handle) {
   return algos;
 }
 
-// A rowmean problem in device memory with its extended-precision reference; every algorithm runs L <= 1024.
+// An f64 rowmean problem in device memory with its extended-precision reference.
 struct RowmeanData {
   int64_t L, M, N;
   std::vector<double> input, matrix;
@@ -723,6 +723,27 @@ TEST_CASE("the size queries give a workspace every algorithm runs in; AUTO fits 
   CHECK(std::string(fg_last_error_message()).find("fg_sgemm_workspace_size: m = -1") == 0);
   CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 0, 4, &needed) == FG_STATUS_INVALID_VALUE);
   CHECK(fg_rowmean_workspace_size(handle.get(), FG_F32, 4, 3, 4, nullptr) == FG_STATUS_INVALID_VALUE);
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
+}
+
+TEST_CASE("AUTO in a caller's workspace too small for staged runs coalesced, beyond L = 1024 too", "[workspace]") {
+  Handle handle;
+  DeviceMemory workspace(256);
+  REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));
+  // The first used to run single_block (the table's first rung that fitted), the second to be refused.
+  const int64_t shapes[][3] = {{512, 128, 64}, {2048, 64, 32}};
+  for (const auto &shape : shapes) {
+    const RowmeanData data(shape[0], shape[1], shape[2], 71);
+    INFO("L " << data.L << " M " << data.M << " N " << data.N);
+    data.poison(nullptr);
+    const fg_status_t status = data.run(handle.get());
+    INFO(fg_last_error_message());
+    REQUIRE(status == FG_STATUS_SUCCESS);
+    CHECK(data.error(nullptr) < 1e-12);
+    fg_rowmean_algo_t ran = FG_ROWMEAN_AUTO;
+    REQUIRE_FG_OK(fg_get_last_rowmean_algo(handle.get(), &ran));
+    CHECK(ran == FG_ROWMEAN_COALESCED);
+  }
   REQUIRE_FG_OK(fg_set_workspace(handle.get(), nullptr, 0));
 }
 

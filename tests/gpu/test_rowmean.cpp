@@ -48,9 +48,11 @@ std::string expected_refusal(fg_rowmean_algo_t algo, fg_dtype_t dtype, int64_t L
   switch (algo) {
     case FG_ROWMEAN_SINGLE_BLOCK:
     case FG_ROWMEAN_BLOCK_PER_BATCH:
-    case FG_ROWMEAN_COALESCED:
       // One block holds a batch's rows.
       return L > 1024 ? "must be <= 1024" : "";
+    case FG_ROWMEAN_COALESCED:
+      // A block holds a batch's means, in double.
+      return L * 8 > device.shared_bytes ? "bytes of shared memory" : "";
     case FG_ROWMEAN_FUSED: {
       // Two shared-memory tiles of 8 batches' means, rows padded for the tensor-core fragment loads.
       const int64_t means_ld = dtype == FG_F64 ? round_up(L, 16) + 2 : round_up(L, 32) + 16;

@@ -2,10 +2,12 @@
 // so that every device and every run cuts a product the same way.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "fastgemm/fastgemm.h"
 #include "host/host_gemm.hpp"
+#include "host/plan.hpp"
 
 using fastgemm::detail::choose_host_tiling;
 using fastgemm::detail::HostTiling;
@@ -88,6 +90,43 @@ TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else i
   }
   unsetenv("FASTGEMM_HOST_TILE");
   CHECK(fastgemm::detail::host_tile_limit_from_environment() == 0);
+}
+
+TEST_CASE("host plan: every panel kept while it fits, then C's tiles kept, then panels streamed", "[host_tiling]") {
+  using namespace fastgemm::detail;
+  constexpr size_t kPiece = size_t(4096) * 4096 * sizeof(float);  // one 4096 x 4096 slot
+  HostJob job;
+  job.tiling = HostTiling{4096, 4096, 4096};
+  job.tiles_m = job.tiles_n = 4;
+  job.chunks = 16;  // 16384 x 16384 x 65536, every operand pageable, one worker
+  job.lookahead = 16;
+  const int64_t few = job.lookahead + 2;
+  // Tile by tile: a row's A panel (16 chunks, within the lookahead's), every B panel, three C tiles.
+  const SlotCounts whole = choose_slot_counts(job, 0, 80 * kGiB);
+  CHECK(whole.order == Order::tile_major);
+  CHECK(whole.a == static_cast<size_t>(std::min<int64_t>(4 * 16, 16 + few)));
+  CHECK(whole.b == 4u * 16u);
+  CHECK(whole.c == 3u);
+  // Less room: chunk by chunk, all 16 C tiles kept, a few pieces of A and B streamed.
+  const SlotCounts deep = choose_slot_counts(job, 0, (whole.a + whole.b + whole.c) * kPiece - 1);
+  CHECK(deep.order == Order::chunk_major);
+  CHECK(deep.a == static_cast<size_t>(few));
+  CHECK(deep.b == static_cast<size_t>(4 + few));
+  CHECK(deep.c == 16u);
+  // Less still: tile by tile again, two pieces of each.
+  const SlotCounts streamed = choose_slot_counts(job, 0, 10 * kPiece);
+  CHECK(streamed.order == Order::tile_major);
+  CHECK(streamed.a == 2u);
+  CHECK(streamed.b == 2u);
+  CHECK(streamed.c == 2u);
+  // Operands in the device's own memory are read in place by a single worker: no slots for them.
+  job.a_place = job.b_place = job.c_place = PointerPlace{cudaMemoryTypeDevice, 0};
+  const SlotCounts in_place = choose_slot_counts(job, 0, 80 * kGiB);
+  CHECK(in_place.a == 0u);
+  CHECK(in_place.b == 0u);
+  CHECK(in_place.c == 0u);
+  // The same memory on another device is staged.
+  CHECK(choose_slot_counts(job, 1, 80 * kGiB).b == 4u * 16u);
 }
 
 TEST_CASE("host entry points refuse a NULL handle without a device", "[host_tiling]") {

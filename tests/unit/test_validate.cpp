@@ -2,6 +2,7 @@
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -443,26 +444,33 @@ TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no 
         detail::rowmean_auto_preference(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper));
   };
   using V = std::vector<fg_rowmean_algo_t>;
-  CHECK(preference(FG_F32, 1024, 64, 8192) == V{FG_ROWMEAN_PIPELINED, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
-  CHECK(preference(FG_F32, 512, 128, 8192) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
-  CHECK(preference(FG_F32, 4096, 8, 16384) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED});
-  CHECK(preference(FG_F64, 512, 512, 1024) == V{FG_ROWMEAN_STAGED});
+  // After staged, the workspace-free algorithms for a caller's workspace too small for it (tests/unit/
+  // test_registry.cpp).
+  CHECK(preference(FG_F32, 1024, 64, 8192) ==
+        V{FG_ROWMEAN_PIPELINED, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
+  CHECK(preference(FG_F32, 512, 128, 8192) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
+  CHECK(preference(FG_F32, 4096, 8, 16384) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
+  CHECK(preference(FG_F64, 512, 512, 1024) == V{FG_ROWMEAN_STAGED, FG_ROWMEAN_FUSED, FG_ROWMEAN_COALESCED});
+  CHECK(preference(FG_F32, 512, 1024, 64) == V{FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED, FG_ROWMEAN_FUSED});
   detail::DeviceInfo slow_fp64 = hopper;
   slow_fp64.cc_minor = 9, slow_fp64.cc_major = 8;
   CHECK(ids(detail::rowmean_auto_preference(
             detail::RowmeanProblem{FG_F64, device_a, device_b, device_c, 512, 512, 1024}, slow_fp64)) ==
-        V{FG_ROWMEAN_CUBLAS, FG_ROWMEAN_STAGED});
+        V{FG_ROWMEAN_CUBLAS, FG_ROWMEAN_STAGED, FG_ROWMEAN_FUSED, FG_ROWMEAN_COALESCED});
 
   // Where the relay cannot run (a matrix off its 16-byte boundary), AUTO runs the next of its preference: the same
   // algorithm the relay used to hand such problems to.
   const detail::RowmeanProblem misaligned{FG_F32, device_a, device_b + 1, device_c, 1024, 64, 8192};
   CHECK(detail::choose_rowmean_algo(misaligned, hopper) == FG_ROWMEAN_FUSED);
-  // Every preference ends with an algorithm that runs every problem.
+  // Every preference holds an algorithm that runs every problem, and only workspace-free ones after it.
   for (int64_t L : {1, 1000, 4096, 20000})
     for (fg_dtype_t dtype : {FG_F32, FG_F64}) {
       const auto list = preference(dtype, L, 64, 4096);
-      REQUIRE_FALSE(list.empty());
-      CHECK(list.back() == FG_ROWMEAN_STAGED);
+      const auto staged = std::find(list.begin(), list.end(), FG_ROWMEAN_STAGED);
+      REQUIRE(staged != list.end());
+      for (auto after = staged + 1; after != list.end(); ++after)
+        CHECK(detail::find_rowmean_variant(*after)->workspace_bytes(
+                  detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, 64, 4096}, hopper) == 0);
     }
 }
 
@@ -474,10 +482,17 @@ TEST_CASE("rowmean algorithms refuse what they cannot run, naming the condition"
     return detail::RowmeanProblem{dtype, device_a, matrix, device_c, L, 64, 4096};
   };
   // The seed algorithms: a block holds a batch's rows.
-  for (fg_rowmean_algo_t id : {FG_ROWMEAN_SINGLE_BLOCK, FG_ROWMEAN_BLOCK_PER_BATCH, FG_ROWMEAN_COALESCED}) {
+  for (fg_rowmean_algo_t id : {FG_ROWMEAN_SINGLE_BLOCK, FG_ROWMEAN_BLOCK_PER_BATCH}) {
     CHECK(refusal(id, problem(FG_F32, 1024), hopper).empty());
     CHECK(refusal(id, problem(FG_F32, 1025), hopper).find("L = 1025 must be <= 1024") != std::string::npos);
   }
+  // coalesced: a batch's means, 8 bytes a row, in shared memory.
+  CHECK(refusal(FG_ROWMEAN_COALESCED, problem(FG_F64, 29056), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_COALESCED, problem(FG_F32, 8192), turing).empty());
+  CHECK(refusal(FG_ROWMEAN_COALESCED, problem(FG_F32, 8193), turing).find("65544 bytes of shared memory") !=
+        std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_COALESCED, problem(FG_F32, 29057), hopper).find("bytes of shared memory") !=
+        std::string::npos);
   // fused: two tiles of means must fit in shared memory.
   CHECK(refusal(FG_ROWMEAN_FUSED, problem(FG_F32, 3072), hopper).empty());
   CHECK(refusal(FG_ROWMEAN_FUSED, problem(FG_F64, 1024), hopper).empty());
@@ -518,7 +533,7 @@ TEST_CASE("workspace_bytes says what each algorithm asks the handle for", "[auto
   REQUIRE(detail::rowmean_workspace_bytes(p, hopper, FG_ROWMEAN_AUTO, &through_registry).ok());
   CHECK(through_registry == bytes(detail::choose_rowmean_algo(p, hopper)));
   CHECK(detail::rowmean_workspace_bytes(detail::RowmeanProblem{FG_F64, device_a, device_b, device_c, 2000, 64, 300},
-                                        hopper, FG_ROWMEAN_COALESCED, &through_registry)
+                                        hopper, FG_ROWMEAN_SINGLE_BLOCK, &through_registry)
             .code == detail::StatusCode::not_supported);
 
   // SGEMM: split-K's slices of partial products; the others need none.

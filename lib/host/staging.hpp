@@ -1,0 +1,91 @@
+// Staging: where an operand lives as seen from a worker's device, the regions of it that a step moves (panels of A
+// and B, tiles of C), and the 2-D copies that move them.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "core/check.hpp"
+#include "core/context.hpp"
+#include "core/device.hpp"
+#include "core/problem.hpp"
+
+namespace fastgemm::detail {
+
+// Where an operand lives, as seen from one worker's device.
+enum class Residence {
+  in_place,  // device memory of the worker's device: read and written where it is
+  direct,    // pinned host, managed, or another device's memory: one asynchronous 2D copy reaches it
+  pageable,  // ordinary host memory: packed through a pinned ring by the host
+};
+
+struct PointerPlace {
+  cudaMemoryType type = cudaMemoryTypeUnregistered;
+  int device = -1;
+};
+
+// Through the handle's one pointer query (core/device.hpp): the driver's answer, cached per allocation, with the
+// runtime's pending error left as the caller had it (cudaPointerGetAttributes would set it for a pointer the driver
+// has never seen, and clearing that would clear the caller's too).
+inline Status locate(Context &context, const void *pointer, PointerPlace *place) {
+  PointerAttributes attributes;
+  FG_RETURN_IF_ERROR(context.query_pointer(pointer, &attributes));
+  switch (attributes.memory) {
+    case PointerAttributes::Memory::unknown: *place = PointerPlace{}; break;
+    case PointerAttributes::Memory::device: *place = PointerPlace{cudaMemoryTypeDevice, attributes.device}; break;
+    case PointerAttributes::Memory::host: *place = PointerPlace{cudaMemoryTypeHost, attributes.device}; break;
+    case PointerAttributes::Memory::managed: *place = PointerPlace{cudaMemoryTypeManaged, attributes.device}; break;
+  }
+  return Status::success();
+}
+
+// With several workers, device memory is staged by its own device too, so that every tile's product reads
+// the same dense panels whichever device computes it.
+inline Residence residence_on(const PointerPlace &place, int device, bool single_worker) {
+  switch (place.type) {
+    case cudaMemoryTypeDevice: return place.device == device && single_worker ? Residence::in_place : Residence::direct;
+    case cudaMemoryTypeHost:
+    case cudaMemoryTypeManaged: return Residence::direct;
+    case cudaMemoryTypeUnregistered: break;
+  }
+  return Residence::pageable;
+}
+
+// `lines` runs of `length` floats, `ld` apart.
+struct Region {
+  const float *data;
+  int64_t ld, lines, length;
+};
+
+// Rows [row, row + rows) and k [k0, k0 + depth) of op(A).
+inline Region a_region(const GemmOperand &a, int64_t row, int64_t rows, int64_t k0, int64_t depth) {
+  if (a.transposed) return Region{a.data + k0 * a.ld + row, a.ld, depth, rows};
+  return Region{a.data + row * a.ld + k0, a.ld, rows, depth};
+}
+
+// k [k0, k0 + depth) and columns [col, col + cols) of op(B).
+inline Region b_region(const GemmOperand &b, int64_t k0, int64_t depth, int64_t col, int64_t cols) {
+  if (b.transposed) return Region{b.data + col * b.ld + k0, b.ld, cols, depth};
+  return Region{b.data + k0 * b.ld + col, b.ld, depth, cols};
+}
+
+// cudaMemcpy2DAsync refuses pitches past INT_MAX bytes: such lines go one copy each.
+inline Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length,
+                            cudaStream_t stream) {
+  const size_t width = static_cast<size_t>(length) * sizeof(float);
+  const int64_t widest_pitch = std::max(dst_ld, src_ld) * static_cast<int64_t>(sizeof(float));
+  if (widest_pitch <= INT_MAX) {
+    FG_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_ld) * sizeof(float), src,
+                                    static_cast<size_t>(src_ld) * sizeof(float), width, static_cast<size_t>(lines),
+                                    cudaMemcpyDefault, stream));
+    return Status::success();
+  }
+  for (int64_t line = 0; line < lines; ++line)
+    FG_CUDA_CHECK(cudaMemcpyAsync(dst + line * dst_ld, src + line * src_ld, width, cudaMemcpyDefault, stream));
+  return Status::success();
+}
+
+}  // namespace fastgemm::detail

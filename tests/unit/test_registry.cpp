@@ -1,0 +1,133 @@
+// AUTO's choice within a caller's workspace (fg_set_workspace), as pure functions of the problem, a simulated
+// device and the workspace's bytes: no GPU needed.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "rowmean/registry.hpp"
+#include "sgemm/registry.hpp"
+
+using namespace fastgemm;
+
+namespace {
+
+// Stand-ins for device arrays: only their alignment is looked at.
+alignas(256) float array_a[64], array_b[64], array_c[64];
+
+detail::DeviceInfo simulated_hopper() {
+  detail::DeviceInfo hopper;
+  hopper.cc_major = 9, hopper.sm_count = 132, hopper.smem_per_block_optin = 227 * 1024, hopper.l2_bytes = 50 << 20;
+  return hopper;
+}
+
+detail::RowmeanProblem rowmean(fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
+  return detail::RowmeanProblem{dtype, array_a, array_b, array_c, L, M, N};
+}
+
+detail::GemmProblem sgemm(int64_t m, int64_t n, int64_t k, fg_math_mode_t math) {
+  detail::GemmProblem p;
+  p.m = m, p.n = n, p.k = k, p.math = math;
+  p.a = {array_a, k, 0, false};
+  p.b = {array_b, n, 0, false};
+  p.c = array_c;
+  p.ldc = n;
+  return p;
+}
+
+// A caller's workspace from none at all to one that holds most arrays.
+const std::vector<size_t> kLimits = {0, 256, 64 << 10, 1 << 20, 16 << 20};
+
+}  // namespace
+
+TEST_CASE("AUTO within a caller's workspace: rowmean runs a fast workspace-free algorithm, never refuses", "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  // Unlimited, staged runs both; its means (L x N doubles at least) do not fit 64 KiB.
+  CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 512, 1024, 64), hopper) == FG_ROWMEAN_STAGED);
+  CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 2048, 64, 256), hopper) == FG_ROWMEAN_STAGED);
+  for (size_t limit : {size_t{0}, size_t{64} << 10}) {
+    INFO("workspace " << limit);
+    // Eight fused tiles would leave most SMs idle: a block per batch reads the input faster than single_block's
+    // one block for all batches.
+    CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 512, 1024, 64), hopper, limit) == FG_ROWMEAN_COALESCED);
+    // Beyond L = 1024 and beyond what fused keeps on chip (f64 at L = 2048), AUTO still runs the problem.
+    CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 2048, 64, 256), hopper, limit) == FG_ROWMEAN_COALESCED);
+    // Batches enough for fused's tiles to occupy the SMs: fused, which reads the input once.
+    CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 512, 512, 1024), hopper, limit) == FG_ROWMEAN_FUSED);
+    CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 4096, 8, 16384), hopper, limit) == FG_ROWMEAN_COALESCED);
+  }
+  // A workspace that holds staged's arrays changes nothing.
+  size_t staged_bytes = 0;
+  const detail::RowmeanProblem fits = rowmean(FG_F32, 512, 1024, 64);
+  REQUIRE(detail::rowmean_workspace_bytes(fits, hopper, FG_ROWMEAN_STAGED, &staged_bytes).ok());
+  CHECK(detail::choose_rowmean_algo(fits, hopper, staged_bytes) == FG_ROWMEAN_STAGED);
+  CHECK(detail::choose_rowmean_algo(fits, hopper, staged_bytes - 1) == FG_ROWMEAN_COALESCED);
+
+  // Over many shapes and workspaces, on a device with full-rate FP64 and on one without: AUTO's choice runs the
+  // problem within the workspace, and is never one of the slow rungs that a scan of the table in ladder order
+  // would reach first.
+  detail::DeviceInfo slow_fp64 = hopper;
+  slow_fp64.cc_major = 8, slow_fp64.cc_minor = 9, slow_fp64.smem_per_block_optin = 99 * 1024;
+  for (const detail::DeviceInfo &device : {hopper, slow_fp64})
+    for (fg_dtype_t dtype : {FG_F32, FG_F64})
+      for (int64_t L : {1, 64, 512, 1024, 1025, 2048, 4096})
+        for (int64_t M : {1, 64, 1024})
+          for (int64_t N : {1, 64, 1024, 8192})
+            for (size_t limit : kLimits) {
+              const detail::RowmeanProblem p = rowmean(dtype, L, M, N);
+              INFO("dtype " << dtype << " L " << L << " M " << M << " N " << N << " workspace " << limit << " arch "
+                            << device.arch());
+              const fg_rowmean_algo_t choice = detail::choose_rowmean_algo(p, device, limit);
+              REQUIRE(choice != FG_ROWMEAN_AUTO);
+              CHECK(choice != FG_ROWMEAN_SINGLE_BLOCK);
+              CHECK(choice != FG_ROWMEAN_BLOCK_PER_BATCH);
+              const detail::RowmeanVariant *variant = detail::find_rowmean_variant(choice);
+              REQUIRE(variant != nullptr);
+              CHECK(variant->can_implement(p, device).ok());
+              CHECK(variant->workspace_bytes(p, device) <= limit);
+            }
+}
+
+TEST_CASE("AUTO within a caller's workspace: rowmean refuses only where no workspace-free algorithm can run",
+          "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  // A batch's means at L = 30000 (240 kB in double) exceed a block's shared memory: with no room for staged's
+  // arrays there is nothing that runs it, and AUTO says so rather than run something that cannot.
+  const detail::RowmeanProblem wide = rowmean(FG_F32, 30000, 8, 4);
+  CHECK(detail::choose_rowmean_algo(wide, hopper, 64 << 10) == FG_ROWMEAN_AUTO);
+  CHECK(detail::choose_rowmean_algo(wide, hopper) == FG_ROWMEAN_STAGED);
+  size_t bytes = 0;
+  CHECK(detail::rowmean_workspace_bytes(wide, hopper, FG_ROWMEAN_COALESCED, &bytes).code ==
+        detail::StatusCode::not_supported);
+}
+
+TEST_CASE("AUTO within a caller's workspace: SGEMM runs cuBLAS where a faster algorithm does not fit", "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  // The emulation, first at 4096^3 in FP32_EMULATED mode, keeps its residues in the workspace.
+  const detail::GemmProblem emulated = sgemm(4096, 4096, 4096, FG_MATH_FP32_EMULATED);
+  REQUIRE(detail::choose_sgemm_algo(emulated, hopper) == FG_SGEMM_OZAKI_INT8);
+  size_t ozaki_bytes = 0;
+  REQUIRE(detail::sgemm_workspace_bytes(emulated, hopper, FG_SGEMM_OZAKI_INT8, &ozaki_bytes).ok());
+  REQUIRE(ozaki_bytes > 0);
+  CHECK(detail::choose_sgemm_algo(emulated, hopper, ozaki_bytes) == FG_SGEMM_OZAKI_INT8);
+  CHECK(detail::choose_sgemm_algo(emulated, hopper, ozaki_bytes - 1) == FG_SGEMM_CUBLAS);
+  CHECK(detail::choose_sgemm_algo(emulated, hopper, 0) == FG_SGEMM_CUBLAS);
+  // The workspace-free kernels AUTO prefers stay preferred in any workspace.
+  CHECK(detail::choose_sgemm_algo(sgemm(256, 256, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_SMALL_TILE);
+  CHECK(detail::choose_sgemm_algo(sgemm(4096, 4096, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_DOUBLE_BUFFER);
+  for (fg_math_mode_t math : {FG_MATH_FP32, FG_MATH_FP32_EMULATED})
+    for (int64_t size : {1, 17, 256, 1000, 4096, 8192})
+      for (int64_t k : {int64_t{16}, size, int64_t{65536}})
+        for (size_t limit : kLimits) {
+          const detail::GemmProblem p = sgemm(size, size, k, math);
+          INFO("size " << size << " k " << k << " math " << math << " workspace " << limit);
+          const fg_sgemm_algo_t choice = detail::choose_sgemm_algo(p, hopper, limit);
+          REQUIRE(choice != FG_SGEMM_AUTO);
+          CHECK(choice != FG_SGEMM_NAIVE);
+          const detail::SgemmVariant *variant = detail::find_sgemm_variant(choice);
+          REQUIRE(variant != nullptr);
+          CHECK(variant->can_implement(p, hopper).ok());
+          CHECK(variant->workspace_bytes(p, hopper) <= limit);
+        }
+}
