@@ -38,6 +38,8 @@ constexpr int64_t chunk_k_multiple = 128;
 constexpr int64_t min_chunk_k = 2048;
 constexpr int64_t max_tile_k = 65536;
 constexpr int64_t min_tile_k = 256;
+// With k in one chunk (FG_REPRODUCIBLE_SHAPE), tiles narrow down to this edge to fit the staging budget.
+constexpr int64_t min_whole_k_edge = 64;
 // The staging buffers of the grid's formula may use at most a quarter of the device's memory, and never
 // more than this.
 constexpr size_t max_staging_bytes = size_t(6) << 30;
@@ -811,6 +813,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   part.alpha = p.alpha;
   part.beta = p.beta;
   part.math = p.math;
+  part.reproducibility = p.reproducibility;
   if (planned.c == nullptr) {
     part.c = p.c + row * p.ldc + col;
     part.ldc = p.ldc;
@@ -1102,7 +1105,9 @@ int64_t positive_integer_from_environment(const char *name) {
 
 int64_t host_tile_limit_from_environment() { return positive_integer_from_environment("FASTGEMM_HOST_TILE"); }
 
-HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit) {
+int64_t host_whole_k_limit() { return static_cast<int64_t>(ring_chunk_floats); }
+
+HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit, bool whole_k) {
   // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
   const int64_t limit = std::min(tile_limit, max_tile_k);
   int64_t edge = largest_tile_edge;
@@ -1112,6 +1117,19 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   tiling.tile_m = std::min(m, edge);
   tiling.tile_n = std::min(n, edge);
   if (k == 0) return tiling;
+  const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
+  const auto bytes = [&](int64_t depth) {
+    return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
+           sizeof(float);
+  };
+  if (whole_k) {
+    tiling.tile_k = k;
+    while ((tiling.tile_m > min_whole_k_edge || tiling.tile_n > min_whole_k_edge) && bytes(k) > budget) {
+      tiling.tile_m = std::max(std::min(tiling.tile_m, min_whole_k_edge), (tiling.tile_m + 1) / 2);
+      tiling.tile_n = std::max(std::min(tiling.tile_n, min_whole_k_edge), (tiling.tile_n + 1) / 2);
+    }
+    return tiling;
+  }
   if (limit > 0) {
     tiling.tile_k = std::min(k, limit);
   } else {
@@ -1120,11 +1138,6 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
     const int64_t balanced = (k + chunks - 1) / chunks;
     tiling.tile_k = std::min(k, (balanced + chunk_k_multiple - 1) / chunk_k_multiple * chunk_k_multiple);
   }
-  const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
-  const auto bytes = [&](int64_t depth) {
-    return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
-           sizeof(float);
-  };
   while (tiling.tile_k > min_tile_k && bytes(tiling.tile_k) > budget) tiling.tile_k = (tiling.tile_k + 1) / 2;
   return tiling;
 }
@@ -1248,6 +1261,12 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
 Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
                      fg_sgemm_algo_t *ran) {
   *ran = FG_SGEMM_AUTO;
+  const bool whole_k = problem.reproducibility == FG_REPRODUCIBLE_SHAPE;
+  if (whole_k && product && problem.k > host_whole_k_limit())
+    return Status::failure(StatusCode::not_supported,
+                           "k = " + std::to_string(problem.k) + " is deeper than the " +
+                               std::to_string(host_whole_k_limit()) +
+                               " that fg_sgemm_host computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
   FG_RETURN_IF_ERROR(ensure_workers());
@@ -1281,7 +1300,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const size_t staging_limit = host_staging_limit_from_environment();
   if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment());
+                                  host_tile_limit_from_environment(), whole_k);
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;
