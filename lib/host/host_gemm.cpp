@@ -1258,6 +1258,21 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
 
 }  // namespace
 
+// cudaGetDeviceProperties reads every property, some slowly: asked once per device, not per call, since a
+// device's total memory never changes.
+Status HostGemm::device_total_memory(int ordinal, size_t *bytes) {
+  for (const auto &known : total_memory_)
+    if (known.first == ordinal) {
+      *bytes = known.second;
+      return Status::success();
+    }
+  cudaDeviceProp properties = {};
+  FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+  total_memory_.emplace_back(ordinal, properties.totalGlobalMem);
+  *bytes = properties.totalGlobalMem;
+  return Status::success();
+}
+
 Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
                      fg_sgemm_algo_t *ran) {
   *ran = FG_SGEMM_AUTO;
@@ -1284,9 +1299,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   // what the products need, shared evenly by the device's workers.
   size_t smallest_memory = SIZE_MAX, smallest_room = SIZE_MAX;
   for (int ordinal : devices_) {
-    cudaDeviceProp properties = {};
-    FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
-    smallest_memory = std::min(smallest_memory, properties.totalGlobalMem);
+    size_t total_memory = 0;
+    FG_RETURN_IF_ERROR(device_total_memory(ordinal, &total_memory));
+    smallest_memory = std::min(smallest_memory, total_memory);
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(ordinal));
     size_t free_bytes = 0, total_bytes = 0;

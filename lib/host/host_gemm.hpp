@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -81,6 +82,7 @@ class HostGemm {
 
  private:
   Status ensure_workers();
+  Status device_total_memory(int ordinal, size_t *bytes);
 
   Context &primary_;
   std::vector<int> devices_;
@@ -90,7 +92,8 @@ class HostGemm {
   int workers_per_device_ = 1;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
   int pool_threads_ = 0;
-  std::unique_ptr<SharedPieces> shared_;  // pinned pieces of a pageable B that every worker uploads
+  std::unique_ptr<SharedPieces> shared_;              // pinned pieces of a pageable B that every worker uploads
+  std::vector<std::pair<int, size_t>> total_memory_;  // each device's total memory, by ordinal, once asked
 };
 
 }  // namespace fastgemm::detail
