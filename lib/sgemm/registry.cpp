@@ -57,13 +57,15 @@ bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) 
 // Without cuBLAS and split_k to fall back on, the order follows bench/NOTES-sgemm-fast.md's single-kernel
 // columns on the H100: double_buffer (16-byte aligned operands) led at large sizes (48.2 TFLOPS at 16384^3
 // against pipelined's 43.3), and small_tile beat pipelined wherever pipelined's 64 x 128 tiles left most SMs
-// idle (512^3: 14.2 against 7.3; 256 x 256 x 16384: 6.9 against 2.3).
+// idle (512^3: 14.2 against 7.3; 256 x 256 x 16384: 6.9 against 2.3) or were mostly outside C (1024 batches
+// of 64^3: 13.5 against 11.7).
 Preference<fg_sgemm_algo_t> shape_reproducible_preference(const GemmProblem &problem, const DeviceInfo &device) {
   const auto tiles = [&](int64_t tile_m, int64_t tile_n) {
     return problem.batch * ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n);
   };
   Preference<fg_sgemm_algo_t> preference;
-  if (small_tile_measured_faster(problem, device) || 2 * tiles(64, 128) < device.sm_count)
+  const bool narrow = problem.m < 128 && problem.n < 128;
+  if (small_tile_measured_faster(problem, device) || narrow || 2 * tiles(64, 128) < device.sm_count)
     preference.add(FG_SGEMM_SMALL_TILE);
   if (double_buffer_measured_faster(problem, device) || tiles(128, 128) >= device.sm_count)
     preference.add(FG_SGEMM_DOUBLE_BUFFER);

@@ -222,6 +222,12 @@ TEST_CASE("FG_REPRODUCIBLE_SHAPE: AUTO picks only kernels of one FMA chain, what
   CHECK(detail::choose_sgemm_algo(problem(256, 256, 16384, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_SMALL_TILE);  // few tiles, long k: the most blocks without a split
   CHECK(detail::choose_sgemm_algo(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), device) == FG_SGEMM_SMALL_TILE);
+  CHECK(detail::choose_sgemm_algo(problem(64, 64, 64, 1024, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+        FG_SGEMM_SMALL_TILE);  // many batches of products smaller than one large tile
+  CHECK(detail::choose_sgemm_algo(problem(256, 256, 256, 64, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+        FG_SGEMM_DOUBLE_BUFFER);
+  CHECK(detail::choose_sgemm_algo(problem(1024, 1024, 1024, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+        FG_SGEMM_PIPELINED);  // 64 tiles of 128 x 128 for 132 SMs
   CHECK(detail::choose_sgemm_algo(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), turing()) == FG_SGEMM_SMEM);
 }
 
