@@ -188,7 +188,9 @@ void check_whole(const Operands &o, float alpha, float beta, const Logical &whol
         }
         const double expected = alpha * sum + (beta != 0.0f ? beta * static_cast<double>(o.c0.at(r, c)) : 0.0);
         const double scale = std::fabs(alpha) * magnitude + std::fabs(beta * static_cast<double>(o.c0.at(r, c)));
-        const double error = std::fabs(whole.at(r, c) - expected) / (scale > 0.0 ? scale : 1.0);
+        // Below FP32's normal range the error is absolute: the tiny row and column's sum underflows to 0.
+        const double floor = std::numeric_limits<float>::min();
+        const double error = std::fabs(whole.at(r, c) - expected) / std::max(scale, floor);
         worst[static_cast<size_t>(r)] = std::isnan(error) ? INFINITY : std::max(worst[static_cast<size_t>(r)], error);
       }
   });
