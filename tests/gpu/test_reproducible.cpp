@@ -218,7 +218,7 @@ std::vector<Placement> placements() {
     p.pad = i % 3 == 0 ? 0 : (i % 3 == 1 ? 4 : 3);
     p.offset = i % 4 == 0 ? 0 : (i % 4 == 1 ? 1 : (i % 4 == 2 ? 4 : 3));
     p.batch = i % 3 == 2 ? 3 : 1;
-    p.position = p.batch > 1 ? i % p.batch : 0;
+    p.position = p.batch > 1 ? (i / 3) % p.batch : 0;  // first, middle and last of the batch
     p.other_stream = i % 5 == 4;
     out.push_back(p);
   }
