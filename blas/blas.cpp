@@ -10,7 +10,9 @@
 //                            separated by commas ("0,1"); unset: the calling thread's current device
 //   FASTGEMM_BLAS_REPRODUCIBLE  unset (or anything but 0): FG_REPRODUCIBLE_SHAPE, so that an element of C does
 //                            not depend on the shape of the product it sits in, as with the reference BLAS
-//                            (LAPACK compares blocks computed apart); 0: the library's own setting
+//                            (LAPACK compares blocks computed apart; products the system BLAS computes
+//                            have its arithmetic, so this holds across all sizes with
+//                            FASTGEMM_BLAS_MIN_FLOPS=0); 0: the library's own setting
 //                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
 // (FASTGEMM_HOST_TILE, FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE are read by the library itself; a value that
