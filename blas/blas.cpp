@@ -13,7 +13,8 @@
 //                            (LAPACK compares blocks computed apart; products the system BLAS computes
 //                            have its arithmetic, so this holds across all sizes with
 //                            FASTGEMM_BLAS_MIN_FLOPS=0); 0: the library's own setting
-//                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k
+//                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k,
+//                            and FASTGEMM_MATH=fp32_emulated the emulation (the shape level runs FP32)
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
 // (FASTGEMM_HOST_TILE, FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE are read by the library itself; a value that
 // names no setting makes fg_create fail, and every call then runs on the CPU.)
