@@ -255,8 +255,8 @@ typedef enum fg_reproducibility_t {
    acc = fma(op(A)[i][l], op(B)[l][j], acc) for l = 0 .. k-1 in order, then (with a sum of -0 taken as +0)
    C = alpha * acc when beta == 0, else fma(beta, C, alpha * acc); k == 0 or alpha == 0 give C = beta * C,
    or 0 when beta == 0. So the same numbers give the same bits inside any product, as the reference BLAS
-   does. FG_SGEMM_AUTO then chooses only among the algorithms that compute that sequence (the project's
-   tiled kernels, never a split of k nor cuBLAS), which costs speed where those were faster. In
+   does. FG_SGEMM_AUTO then chooses only among the algorithms that compute that sequence (the project's own
+   FP32 kernels, never a split of k nor cuBLAS), which costs speed where those were faster. In
    FG_MATH_FP32_EMULATED the handle runs these FP32 algorithms only (the emulation is not used). A forced
    algorithm that cannot compute that sequence (FG_SGEMM_SPLIT_K, FG_SGEMM_OZAKI_INT8, FG_SGEMM_CUBLAS)
    returns FG_STATUS_NOT_SUPPORTED naming why.
