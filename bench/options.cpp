@@ -260,7 +260,8 @@ rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.
 overhead: host microseconds per call, back to back without synchronizing, of fg_sgemm (AUTO and forced
 cublas) and of cuBLAS called directly (cublasSgemm, cublasSgemm_64, and cublasSgemm through a handle set
 up as fastgemm's), forced cublas and cublasSgemm also on a non-blocking stream, over tiny problems
-(default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in batches of 16); with the device time per
+(default 8x8x8, 32x32x32, 64x64x64, 1x64x64, and 64x64x64 in batches of 16), and fg_sgemm_host (AUTO) on
+pageable copies of each single product, a synchronous round trip per call; with the device time per
 call the same loop took, and the cost of the steps a call goes through (a traced no-op call, formatting
 an fg_sgemm trace line as every call did before, pointer queries: the runtime's, the driver's full one and
 its allocation-id one, also on a problem's three operands; cudaGetDevice, cuCtxGetCurrent,

@@ -241,6 +241,7 @@ class Overhead {
         profile_(profile) {}
 
   void add_problem(const TinyShape &shape);
+  void add_host_problem(const TinyShape &shape);
   void add_steps();
   const std::vector<Entry> &entries() const { return entries_; }
 
@@ -450,6 +451,7 @@ void Overhead::add_problem(const TinyShape &s) {
        costs[8].host_us_median - direct});
   add({"step: cuPointerGetAttributes, full, A B C", problem, "", costs[6]});
   add({"step: cuPointerGetAttributes, id, A B C", problem, "", costs[7]});
+  if (s.batch == 1) add_host_problem(s);
   if (profile_ != nullptr)
     add_profile(problem,
                 {format("cuBLAS direct: cublasSgemm%s", batched), format("fastgemm %s (cublas)", entry),
@@ -458,6 +460,25 @@ void Overhead::add_problem(const TinyShape &s) {
                 {direct_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); }, stream_call,
                  [&] { fastgemm_call(on_stream_); }},
                 {nullptr, nullptr, nullptr, stream, stream});
+}
+
+// fg_sgemm_host on pageable copies of the problem's operands: a synchronous call, each one a whole round trip
+// (staging, product, C back), which is what a drop-in sgemm_ of this size pays. A tenth of the loops: a call
+// takes hundreds of microseconds.
+void Overhead::add_host_problem(const TinyShape &s) {
+  std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n)),
+      c(static_cast<size_t>(s.m * s.n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) - 2.0f;
+  const auto host_call = [&] {
+    check_fastgemm(fg_sgemm_host(handle_, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(),
+                                 s.n, 0.0f, c.data(), s.n),
+                   "fg_sgemm_host");
+  };
+  const std::vector<Cost> costs = measure_costs({host_call}, std::max(3, loops_ / 10), true);
+  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+  check_fastgemm(fg_get_last_sgemm_algo(handle_, &ran), "fg_get_last_sgemm_algo");
+  add({"fastgemm fg_sgemm_host (auto), pageable", describe(s), fg_sgemm_algo_name(ran), costs[0], kNoValue});
 }
 
 // The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what

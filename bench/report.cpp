@@ -120,6 +120,11 @@ std::vector<std::string> heading(const RunInfo &run) {
     lines.push_back("Math mode of fastgemm's calls: " + run.math +
                     "; cuBLAS called directly, the ratios' base, runs FP32 (TF32 off)");
   }
+  if (run.shape_reproducible) {
+    lines.push_back(
+        "Reproducibility of fastgemm's calls: shape (FG_REPRODUCIBLE_SHAPE: no split of k, no cuBLAS; "
+        "forced algorithms outside it are refused)");
+  }
   if (run.metric.ceiling == Ceiling::read_bandwidth) {
     lines.push_back(format("Read bandwidth: %.1f GB/s (float4 read-only sweeps over %s, timed as above)",
                            run.read_bandwidth_gb_per_s, byte_size(static_cast<double>(run.read_sweep_bytes)).c_str()));

@@ -67,7 +67,8 @@ struct RunInfo {
   std::string fastgemm_version;
   std::string command;
   std::string timing;
-  std::string math;  // the fastgemm handle's math mode, where the op has one
+  std::string math;                 // the fastgemm handle's math mode, where the op has one
+  bool shape_reproducible = false;  // the handle computes each element independently of the call's shape
 
   double ceiling() const { return metric.ceiling == Ceiling::fp32_peak ? device.peak_gflops : read_bandwidth_gb_per_s; }
 };

@@ -217,7 +217,13 @@ int run_checked(const Plan &plan, const Options &options, fg_handle_t handle) {
   run.fastgemm_version = version_string(fg_version());
   run.command = options.command_line;
   if (plan.math) check_fastgemm(fg_set_math_mode(handle, *plan.math), "fg_set_math_mode");
-  if (plan.family.math_mode_name != nullptr) run.math = plan.family.math_mode_name(handle);
+  if (plan.family.math_mode_name != nullptr) {
+    run.math = plan.family.math_mode_name(handle);
+    // Set by FASTGEMM_REPRODUCIBLE=shape, which the handle read when it was made.
+    fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+    check_fastgemm(fg_get_reproducibility(handle, &level), "fg_get_reproducibility");
+    run.shape_reproducible = level == FG_REPRODUCIBLE_SHAPE;
+  }
   Timer timer(run.device, options.timing);
   std::vector<std::string> timings;
   if (options.cold) timings.push_back(timer.describe());

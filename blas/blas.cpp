@@ -8,9 +8,16 @@
 //                            default rule below
 //   FASTGEMM_BLAS_DEVICES    the devices fg_sgemm_host spreads a product over: "all", or ordinals
 //                            separated by commas ("0,1"); unset: the calling thread's current device
+//   FASTGEMM_BLAS_REPRODUCIBLE  unset (or anything but 0): FG_REPRODUCIBLE_SHAPE, so that an element of C does
+//                            not depend on the shape of the product it sits in, as with the reference BLAS
+//                            (LAPACK compares blocks computed apart; products the system BLAS computes
+//                            have its arithmetic, so this holds across all sizes with
+//                            FASTGEMM_BLAS_MIN_FLOPS=0); 0: the library's own setting
+//                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k,
+//                            and FASTGEMM_MATH=fp32_emulated the emulation (the shape level runs FP32)
 //   FASTGEMM_LOG=1           one line per call on stderr saying where it ran
-// (FASTGEMM_HOST_TILE and FASTGEMM_MATH are read by the library itself; a FASTGEMM_MATH that names no mode
-// makes fg_create fail, and every call then runs on the CPU.)
+// (FASTGEMM_HOST_TILE, FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE are read by the library itself; a value that
+// names no setting makes fg_create fail, and every call then runs on the CPU.)
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -134,6 +141,17 @@ void apply_device_list(fg_handle_t handle) {
 // Once any thread has found no usable GPU, or fastgemm refusing the environment, every later call goes to the CPU.
 std::atomic<bool> g_cpu_only{false};
 
+// FASTGEMM_BLAS_REPRODUCIBLE (see the top of this file). The setting cannot fail on a handle just made; should
+// it, the handle keeps the library's setting, and FASTGEMM_LOG=1 says so.
+void apply_reproducibility(fg_handle_t handle) {
+  const char *text = std::getenv("FASTGEMM_BLAS_REPRODUCIBLE");
+  if (text != nullptr && std::strcmp(text, "0") == 0) return;
+  const fg_status_t status = fg_set_reproducibility(handle, FG_REPRODUCIBLE_SHAPE);
+  if (status != FG_STATUS_SUCCESS && settings().log)
+    std::fprintf(stderr, "fastgemm_blas: FG_REPRODUCIBLE_SHAPE is not used (%s: %s)\n", fg_status_name(status),
+                 fg_last_error_message());
+}
+
 // One handle per calling thread, made on its first large call. A thread that ends destroys its handle;
 // the main thread's is left to the process's end, when the driver releases everything, so that exit
 // neither calls into a CUDA runtime being torn down nor waits for work of other threads.
@@ -150,6 +168,7 @@ class ThreadHandle {
     if (status == FG_STATUS_SUCCESS) {
       handle_ = handle;
       apply_device_list(handle_);
+      apply_reproducibility(handle_);
       return handle_;
     }
     // No device, and an environment fastgemm refuses (FASTGEMM_MATH naming no mode), hold for every thread:

@@ -170,6 +170,13 @@ CallTrace sgemm_trace(const char *function, fg_handle_t handle, const SgemmArgs 
                    static_cast<long long>(a.batch_count), selected_sgemm_algo(handle));
 }
 
+// The problem with the handle's settings that sgemm_call does not carry: what AUTO may choose from.
+detail::GemmProblem with_handle_settings(const detail::GemmProblem &problem, const Context &context) {
+  detail::GemmProblem settled = problem;
+  settled.reproducibility = context.reproducibility;
+  return settled;
+}
+
 // The problems of fg_sgemm and fg_sgemm_strided_batched: the selected algorithm, or AUTO's choice, on the
 // handle's stream.
 class DeviceSgemm final : public SgemmRunner {
@@ -177,7 +184,8 @@ class DeviceSgemm final : public SgemmRunner {
   explicit DeviceSgemm(Context &context) : context_(context) {}
   Status scale_c(const detail::GemmProblem &problem) override { return detail::scale_c(problem, context_.stream()); }
   Status product(const detail::GemmProblem &problem, fg_sgemm_algo_t *ran) override {
-    return using_workspace(context_, [&] { return detail::run_sgemm(problem, context_, context_.sgemm_algo, ran); });
+    const detail::GemmProblem settled = with_handle_settings(problem, context_);
+    return using_workspace(context_, [&] { return detail::run_sgemm(settled, context_, context_.sgemm_algo, ran); });
   }
 
  private:
@@ -211,6 +219,22 @@ Status math_mode_from_environment(fg_math_mode_t *mode) {
                                                         "\" is no math mode (fp32 or fp32_emulated)");
 }
 
+bool is_reproducibility(int value) { return value == FG_REPRODUCIBLE_RUN || value == FG_REPRODUCIBLE_SHAPE; }
+
+// FASTGEMM_REPRODUCIBLE, read by each fg_create: unset means FG_REPRODUCIBLE_RUN; anything but a level's name is
+// refused, as FASTGEMM_MATH is.
+Status reproducibility_from_environment(fg_reproducibility_t *level) {
+  const char *value = std::getenv("FASTGEMM_REPRODUCIBLE");
+  if (value == nullptr) return Status::success();
+  for (fg_reproducibility_t candidate : {FG_REPRODUCIBLE_RUN, FG_REPRODUCIBLE_SHAPE})
+    if (std::strcmp(value, fg_reproducibility_name(candidate)) == 0) {
+      *level = candidate;
+      return Status::success();
+    }
+  return Status::failure(StatusCode::invalid_value, "FASTGEMM_REPRODUCIBLE = \"" + std::string(value).substr(0, 64) +
+                                                        "\" is no reproducibility level (run or shape)");
+}
+
 detail::HostGemm &host_engine(fg_handle_t handle) {
   if (!handle->host) handle->host = std::make_unique<detail::HostGemm>(*handle->context);
   return *handle->host;
@@ -230,8 +254,9 @@ class HostSgemm final : public SgemmRunner {
   Status run(const detail::GemmProblem &problem, bool product, fg_sgemm_algo_t *ran) {
     Context &context = *handle_->context;
     const detail::HostTileOps ops{detail::run_sgemm, detail::scale_c};
+    const detail::GemmProblem settled = with_handle_settings(problem, context);
     return using_workspace(context, [&] {
-      return host_engine(handle_).run(problem, product, context.sgemm_algo, ops, ran, column_major_);
+      return host_engine(handle_).run(settled, product, context.sgemm_algo, ops, ran, column_major_);
     });
   }
 
@@ -257,7 +282,8 @@ class DeviceWorkspaceSizer final : public WorkspaceSizer {
  public:
   explicit DeviceWorkspaceSizer(const Context &context) : context_(context) {}
   Status sgemm_bytes(const detail::GemmProblem &problem, size_t *bytes) override {
-    return detail::sgemm_workspace_bytes(problem, context_.device(), context_.sgemm_algo, bytes);
+    return detail::sgemm_workspace_bytes(with_handle_settings(problem, context_), context_.device(),
+                                         context_.sgemm_algo, bytes);
   }
   Status rowmean_bytes(const detail::RowmeanProblem &problem, size_t *bytes) override {
     return detail::rowmean_workspace_bytes(problem, context_.device(), context_.rowmean_algo, bytes);
@@ -329,9 +355,12 @@ fg_status_t fg_create(fg_handle_t *handle) {
     Context *context = nullptr;
     fg_math_mode_t math_mode = FG_MATH_FP32;
     FG_RETURN_IF_ERROR(math_mode_from_environment(&math_mode));
+    fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
+    FG_RETURN_IF_ERROR(reproducibility_from_environment(&reproducibility));
     FG_RETURN_IF_ERROR(Context::create(&context));
     std::unique_ptr<Context> owned(context);
     owned->math_mode = math_mode;
+    owned->reproducibility = reproducibility;
     *handle = new fg_context{std::move(owned), FG_ROWMEAN_AUTO, nullptr};
     return Status::success();
   });
@@ -475,6 +504,37 @@ const char *fg_math_mode_name(fg_math_mode_t mode) {
   switch (mode) {
     case FG_MATH_FP32: return "fp32";
     case FG_MATH_FP32_EMULATED: return "fp32_emulated";
+  }
+  return "unknown";
+}
+
+fg_status_t fg_set_reproducibility(fg_handle_t handle, fg_reproducibility_t level) {
+  CallTrace trace("fg_set_reproducibility", "handle=%p, level=%d", static_cast<void *>(handle),
+                  static_cast<int>(level));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (!is_reproducibility(static_cast<int>(level)))
+      return Status::failure(StatusCode::invalid_value,
+                             "level = " + std::to_string(static_cast<int>(level)) + " is no fg_reproducibility_t");
+    handle->context->reproducibility = level;
+    return Status::success();
+  });
+}
+
+fg_status_t fg_get_reproducibility(fg_handle_t handle, fg_reproducibility_t *level) {
+  CallTrace trace("fg_get_reproducibility", "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (level == nullptr) return null_argument("level");
+    *level = handle->context->reproducibility;
+    return Status::success();
+  });
+}
+
+const char *fg_reproducibility_name(fg_reproducibility_t level) {
+  switch (level) {
+    case FG_REPRODUCIBLE_RUN: return "run";
+    case FG_REPRODUCIBLE_SHAPE: return "shape";
   }
   return "unknown";
 }

@@ -69,6 +69,12 @@ module fastgemm
     enumerator :: FG_MATH_FP32_EMULATED = 1
   end enum
 
+  ! fg_reproducibility_t
+  enum, bind(c)
+    enumerator :: FG_REPRODUCIBLE_RUN = 0
+    enumerator :: FG_REPRODUCIBLE_SHAPE = 1
+  end enum
+
   ! fg_dtype_t
   enum, bind(c)
     enumerator :: FG_F32 = 0
@@ -302,6 +308,27 @@ module fastgemm
       integer(c_int), value :: mode
     end function fg_math_mode_name_c
 
+    ! level is FG_REPRODUCIBLE_RUN or FG_REPRODUCIBLE_SHAPE (elements of C independent of the product's shape).
+    function fg_set_reproducibility(handle, level) bind(C, name="fg_set_reproducibility") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), value :: level
+    end function fg_set_reproducibility
+
+    function fg_get_reproducibility(handle, level) bind(C, name="fg_get_reproducibility") result(status)
+      import :: c_int, c_ptr
+      integer(c_int) :: status
+      type(c_ptr), value :: handle
+      integer(c_int), intent(out) :: level
+    end function fg_get_reproducibility
+
+    function fg_reproducibility_name_c(level) bind(C, name="fg_reproducibility_name") result(name)
+      import :: c_int, c_ptr
+      type(c_ptr) :: name
+      integer(c_int), value :: level
+    end function fg_reproducibility_name_c
+
     ! input, matrix and output are device pointers to dtype elements.
     function fg_rowmean_matvec(handle, dtype, input, matrix, output, l, m, n) &
         bind(C, name="fg_rowmean_matvec") result(status)
@@ -376,6 +403,13 @@ contains
     character(len=:), allocatable :: name
     name = string_from_c(fg_math_mode_name_c(mode))
   end function fg_math_mode_name
+
+  ! "run" or "shape"; "unknown" for any other value.
+  function fg_reproducibility_name(level) result(name)
+    integer(c_int), intent(in) :: level
+    character(len=:), allocatable :: name
+    name = string_from_c(fg_reproducibility_name_c(level))
+  end function fg_reproducibility_name
 
   ! "coalesced"; "unknown" for any other value.
   function fg_rowmean_algo_name(algo) result(name)

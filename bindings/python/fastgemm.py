@@ -29,6 +29,7 @@ __all__ = [
     "Status", "Layout", "Op", "SgemmAlgo", "MathMode", "DType", "RowmeanAlgo", "Error", "Handle", "check",
     "library", "version", "status_name", "status_string", "last_error_message", "last_cuda_error",
     "sgemm_algo_name", "math_mode_name", "rowmean_algo_name",
+    "Reproducibility", "reproducibility_name",
 ]
 
 
@@ -77,6 +78,12 @@ class MathMode(enum.IntEnum):
     """fg_math_mode_t: MathMode.FP32_EMULATED is FG_MATH_FP32_EMULATED."""
     FP32 = 0
     FP32_EMULATED = 1
+
+
+class Reproducibility(enum.IntEnum):
+    """fg_reproducibility_t: Reproducibility.SHAPE is FG_REPRODUCIBLE_SHAPE."""
+    RUN = 0
+    SHAPE = 1
 
 
 class DType(enum.IntEnum):
@@ -133,6 +140,9 @@ _PROTOTYPES = {
     "fg_set_math_mode": (_int, [_pointer, _int]),
     "fg_get_math_mode": (_int, [_pointer, _int_out]),
     "fg_math_mode_name": (_string, [_int]),
+    "fg_set_reproducibility": (_int, [_pointer, _int]),
+    "fg_get_reproducibility": (_int, [_pointer, _int_out]),
+    "fg_reproducibility_name": (_string, [_int]),
     "fg_sgemm_host": (_int, [_pointer, _int, _int, _int, _i64, _i64, _i64, _float, _pointer, _i64, _pointer, _i64,
                              _float, _pointer, _i64]),
     "fg_set_devices": (_int, [_pointer, _int_out, _int]),
@@ -226,6 +236,11 @@ def sgemm_algo_name(algo):
 def math_mode_name(mode):
     """"fp32" or "fp32_emulated"; "unknown" for any other value."""
     return _text(library().fg_math_mode_name(int(mode)))
+
+
+def reproducibility_name(level):
+    """"run" or "shape"; "unknown" for any other value."""
+    return _text(library().fg_reproducibility_name(int(level)))
 
 
 def rowmean_algo_name(algo):
@@ -429,6 +444,19 @@ class Handle:
     @math_mode.setter
     def math_mode(self, mode):
         check(library().fg_set_math_mode(self._handle, int(mode)))
+
+    @property
+    def reproducibility(self):
+        """The Reproducibility of later sgemm calls: Reproducibility.RUN by default, or what
+        FASTGEMM_REPRODUCIBLE said when the handle was created. Reproducibility.SHAPE makes every element of C
+        independent of the product's shape, in FP32 mode (see fg_set_reproducibility)."""
+        level = ctypes.c_int()
+        check(library().fg_get_reproducibility(self._handle, ctypes.byref(level)))
+        return _as_enum(Reproducibility, level.value)
+
+    @reproducibility.setter
+    def reproducibility(self, level):
+        check(library().fg_set_reproducibility(self._handle, int(level)))
 
     @property
     def rowmean_algo(self):

@@ -16,7 +16,7 @@ import unittest
 from unittest import mock
 
 import fastgemm
-from fastgemm import DType, Error, Layout, MathMode, Op, RowmeanAlgo, SgemmAlgo, Status
+from fastgemm import DType, Error, Layout, MathMode, Op, Reproducibility, RowmeanAlgo, SgemmAlgo, Status
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -74,6 +74,21 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(fastgemm.math_mode_name(2), "unknown")
         self.assertEqual(fastgemm.math_mode_name(-1), "unknown")
 
+    def test_reproducibility_names(self):
+        for level in Reproducibility:
+            self.assertEqual(fastgemm.reproducibility_name(level), level.name.lower())
+        self.assertEqual(fastgemm.reproducibility_name(2), "unknown")
+        self.assertEqual(fastgemm.reproducibility_name(-1), "unknown")
+
+    def test_reproducible_variable_naming_no_level(self):
+        # Refused before any device is looked for, so with or without a GPU.
+        for value in ("bogus", "SHAPE", ""):
+            with self.subTest(value), mock.patch.dict(os.environ, {"FASTGEMM_REPRODUCIBLE": value}):
+                with self.assertRaises(Error) as caught:
+                    fastgemm.Handle()
+                self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+                self.assertIn("FASTGEMM_REPRODUCIBLE", caught.exception.message)
+
     def test_math_variable_naming_no_mode(self):
         # Refused before any device is looked for, so with or without a GPU.
         for value in ("bogus", "FP32_EMULATED"):
@@ -98,6 +113,8 @@ class LibraryTest(unittest.TestCase):
             "fg_get_last_sgemm_emulation": (None, ctypes.byref(ctypes.c_int()), ctypes.byref(ctypes.c_int64())),
             "fg_set_math_mode": (None, MathMode.FP32_EMULATED),
             "fg_get_math_mode": (None, ctypes.byref(ctypes.c_int())),
+            "fg_set_reproducibility": (None, Reproducibility.SHAPE),
+            "fg_get_reproducibility": (None, ctypes.byref(ctypes.c_int())),
             "fg_sgemm_host": (None, Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None, 4),
             "fg_set_devices": (None, None, 0),
             "fg_get_devices": (None, None, 0, ctypes.byref(ctypes.c_int())),
@@ -323,6 +340,42 @@ class Backend:
             else:
                 self.assert_close(self.to_host(d_c), a.astype("f8") @ b, 1e-5)
                 self.assertIs(handle.last_sgemm_algo, SgemmAlgo.OZAKI_INT8)
+
+    def test_reproducibility(self):
+        with mock.patch.dict(os.environ):
+            os.environ.pop("FASTGEMM_REPRODUCIBLE", None)
+            handle = fastgemm.Handle()
+        self.addCleanup(handle.close)
+        self.assertIs(handle.reproducibility, Reproducibility.RUN)
+        handle.reproducibility = Reproducibility.SHAPE
+        self.assertIs(handle.reproducibility, Reproducibility.SHAPE)
+        with self.assertRaises(Error) as caught:
+            handle.reproducibility = 2
+        self.assertIs(caught.exception.status, Status.INVALID_VALUE)
+        self.assertIn("fg_set_reproducibility: level = 2", caught.exception.message)
+        self.assertIs(handle.reproducibility, Reproducibility.SHAPE)
+        # A block of rows and columns computed alone is bitwise the same block of the whole product.
+        m, n, k = 300, 260, 777
+        a, b = self.random(m, k), self.random(k, n)
+        d_c = self.to_device(self.np.full((m, n), self.np.nan, "float32"))
+        handle.matmul(self.to_device(a), self.to_device(b), d_c)
+        whole = self.to_host(d_c)
+        self.assert_close(whole, a.astype("f8") @ b, 1e-5)
+        rows, cols = slice(37, 70), slice(101, 118)
+        d_block = self.to_device(self.np.full((33, 17), self.np.nan, "float32"))
+        handle.matmul(self.to_device(self.np.ascontiguousarray(a[rows])),
+                      self.to_device(self.np.ascontiguousarray(b[:, cols])), d_block)
+        self.assertEqual(self.to_host(d_block).tobytes(), self.np.ascontiguousarray(whole[rows, cols]).tobytes())
+
+    def test_reproducible_variable(self):
+        with mock.patch.dict(os.environ, {"FASTGEMM_REPRODUCIBLE": "shape"}):
+            shape = fastgemm.Handle()
+            os.environ["FASTGEMM_REPRODUCIBLE"] = "run"
+            run = fastgemm.Handle()
+        self.addCleanup(shape.close)
+        self.addCleanup(run.close)
+        self.assertIs(shape.reproducibility, Reproducibility.SHAPE)
+        self.assertIs(run.reproducibility, Reproducibility.RUN)
 
     def test_math_variable(self):
         with mock.patch.dict(os.environ, {"FASTGEMM_MATH": "fp32_emulated"}):

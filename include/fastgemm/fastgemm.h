@@ -95,8 +95,11 @@ typedef struct fg_context *fg_handle_t;
    FG_STATUS_ALLOC_FAILED or FG_STATUS_CUDA_ERROR otherwise. The driver's stub library (a toolkit installed
    without a driver) counts as no driver. The handle's math mode is FG_MATH_FP32, or what the environment
    variable FASTGEMM_MATH says ("fp32" or "fp32_emulated", read by each fg_create); any other value of it
-   makes fg_create return FG_STATUS_INVALID_VALUE naming FASTGEMM_MATH. A handle is used by one thread at a time;
-   different handles are independent and may run concurrently from different threads. */
+   makes fg_create return FG_STATUS_INVALID_VALUE naming FASTGEMM_MATH. Its reproducibility is
+   FG_REPRODUCIBLE_RUN, or what FASTGEMM_REPRODUCIBLE says ("run" or "shape", read by each fg_create); any
+   other value of it makes fg_create return FG_STATUS_INVALID_VALUE naming FASTGEMM_REPRODUCIBLE. A handle is
+   used by one thread at a time; different handles are independent and may run concurrently from different
+   threads. */
 FG_API fg_status_t fg_create(fg_handle_t *handle);
 
 /* Releases the handle and the device memory it holds. It waits for the work that used the handle's
@@ -239,6 +242,43 @@ FG_API fg_status_t fg_get_math_mode(fg_handle_t handle, fg_math_mode_t *mode);
 
 /* Returns "fp32" or "fp32_emulated"; "unknown" for any other value. The string is static. */
 FG_API const char *fg_math_mode_name(fg_math_mode_t mode);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Reproducibility across shapes                                                                    */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum fg_reproducibility_t {
+  FG_REPRODUCIBLE_RUN = 0,  /* default: the same call on the same device gives the same bits */
+  FG_REPRODUCIBLE_SHAPE = 1 /* and an element of C does not depend on the call's shape (see below) */
+} fg_reproducibility_t;
+
+/* Sets how far the handle's later fg_sgemm* calls (fg_sgemm_host included) are reproducible.
+   FG_REPRODUCIBLE_RUN: the same inputs give bitwise the same C, call after call, for one algorithm, device
+   and build; AUTO may choose another algorithm, tiling or split of k for another shape, so one element of C
+   may round differently inside a wider product.
+   FG_REPRODUCIBLE_SHAPE, which applies to FG_MATH_FP32: every element of C is computed by the same sequence
+   of FP32 operations for a given k, alpha and beta, its row of op(A) and its column of op(B), whatever m,
+   n, the layout, the transposes, the leading dimensions, the pointers' alignment, the batch, the stream,
+   and, for fg_sgemm_host, the tiling and the number of devices. That sequence is acc = 0, then
+   acc = fma(op(A)[i][l], op(B)[l][j], acc) for l = 0 .. k-1 in order, then (with a sum of -0 taken as +0)
+   C = alpha * acc when beta == 0, else fma(beta, C, alpha * acc); k == 0 or alpha == 0 give C = beta * C,
+   or 0 when beta == 0. So the same numbers give the same bits inside any product, as the reference BLAS
+   does. FG_SGEMM_AUTO then chooses only among the algorithms that compute that sequence (the project's own
+   FP32 kernels, never a split of k nor cuBLAS), which costs speed where those were faster. In
+   FG_MATH_FP32_EMULATED the handle runs these FP32 algorithms only (the emulation is not used). A forced
+   algorithm that cannot compute that sequence (FG_SGEMM_SPLIT_K, FG_SGEMM_OZAKI_INT8, FG_SGEMM_CUBLAS)
+   returns FG_STATUS_NOT_SUPPORTED naming why.
+   fg_sgemm_host does not cut k into chunks in this setting: a product whose k exceeds 4194304 returns
+   FG_STATUS_NOT_SUPPORTED there, and a deep k makes its tiles narrower (see docs/reproducibility.md).
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
+   fg_reproducibility_t. */
+FG_API fg_status_t fg_set_reproducibility(fg_handle_t handle, fg_reproducibility_t level);
+
+/* Stores the handle's reproducibility in *level. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
+   FG_STATUS_INVALID_VALUE for a NULL level. */
+FG_API fg_status_t fg_get_reproducibility(fg_handle_t handle, fg_reproducibility_t *level);
+
+/* Returns "run" or "shape"; "unknown" for any other value. The string is static. */
+FG_API const char *fg_reproducibility_name(fg_reproducibility_t level);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Operands in host memory, any size                                                               */

@@ -34,6 +34,9 @@ inline void check(fg_status_t status) {
 // "fp32" or "fp32_emulated", a static string (fg_math_mode_name); "unknown" for any other value.
 inline const char *math_mode_name(fg_math_mode_t mode) noexcept { return fg_math_mode_name(mode); }
 
+// "run" or "shape", a static string (fg_reproducibility_name); "unknown" for any other value.
+inline const char *reproducibility_name(fg_reproducibility_t level) noexcept { return fg_reproducibility_name(level); }
+
 class Handle {
  public:
   // Binds to the calling thread's current device; throws Error (FG_STATUS_NO_DEVICE without a GPU).
@@ -95,6 +98,14 @@ class Handle {
     fg_math_mode_t mode = FG_MATH_FP32;
     check(fg_get_math_mode(handle_, &mode));
     return mode;
+  }
+  // How far later sgemm calls are reproducible (fg_set_reproducibility): FG_REPRODUCIBLE_RUN, or
+  // FG_REPRODUCIBLE_SHAPE for elements of C that do not depend on the product's shape.
+  void set_reproducibility(fg_reproducibility_t level) { check(fg_set_reproducibility(handle_, level)); }
+  fg_reproducibility_t reproducibility() const {
+    fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+    check(fg_get_reproducibility(handle_, &level));
+    return level;
   }
 
   void set_rowmean_algo(fg_rowmean_algo_t algo) { check(fg_set_rowmean_algo(handle_, algo)); }

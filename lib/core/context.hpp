@@ -74,6 +74,7 @@ class Context {
 
   fg_sgemm_algo_t sgemm_algo = FG_SGEMM_AUTO;
   fg_math_mode_t math_mode = FG_MATH_FP32;
+  fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
   fg_sgemm_algo_t last_sgemm_algo = FG_SGEMM_AUTO;
   EmulationReport last_emulation;
   fg_rowmean_algo_t rowmean_algo = FG_ROWMEAN_AUTO;

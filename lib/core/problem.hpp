@@ -20,10 +20,12 @@ struct GemmOperand {
 
 // C := alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, row-major, batch products.
 // beta == 0 means C is written without being read. `math` is the handle's math mode: the accuracy asked for,
-// which decides the algorithms AUTO may choose.
+// which decides the algorithms AUTO may choose; `reproducibility` narrows them further (FG_REPRODUCIBLE_SHAPE:
+// only those whose elements do not depend on the problem's shape).
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   fg_math_mode_t math = FG_MATH_FP32;
+  fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
   float alpha = 1.0f, beta = 0.0f;
   GemmOperand a, b;
   float *c = nullptr;

@@ -151,9 +151,30 @@ Status check_pageable_extents(const HostJob &job, bool column_major) {
 
 }  // namespace
 
+// cudaGetDeviceProperties reads every property, some slowly: asked once per device, not per call, since a
+// device's total memory never changes.
+Status HostGemm::device_total_memory(int ordinal, size_t *bytes) {
+  for (const auto &known : total_memory_)
+    if (known.first == ordinal) {
+      *bytes = known.second;
+      return Status::success();
+    }
+  cudaDeviceProp properties = {};
+  FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+  total_memory_.emplace_back(ordinal, properties.totalGlobalMem);
+  *bytes = properties.totalGlobalMem;
+  return Status::success();
+}
+
 Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
                      fg_sgemm_algo_t *ran, bool column_major) {
   *ran = FG_SGEMM_AUTO;
+  const bool whole_k = problem.reproducibility == FG_REPRODUCIBLE_SHAPE;
+  if (whole_k && product && problem.k > host_whole_k_limit())
+    return Status::failure(StatusCode::not_supported,
+                           "k = " + std::to_string(problem.k) + " is deeper than the " +
+                               std::to_string(host_whole_k_limit()) +
+                               " that fg_sgemm_host computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
   FG_RETURN_IF_ERROR(ensure_workers());
@@ -172,9 +193,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   // what the products need, shared evenly by the device's workers.
   size_t smallest_memory = SIZE_MAX, smallest_room = SIZE_MAX;
   for (int ordinal : devices_) {
-    cudaDeviceProp properties = {};
-    FG_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
-    smallest_memory = std::min(smallest_memory, properties.totalGlobalMem);
+    size_t total_memory = 0;
+    FG_RETURN_IF_ERROR(device_total_memory(ordinal, &total_memory));
+    smallest_memory = std::min(smallest_memory, total_memory);
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(ordinal));
     size_t free_bytes = 0, total_bytes = 0;
@@ -188,7 +209,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const size_t staging_limit = host_staging_limit_from_environment();
   if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment());
+                                  host_tile_limit_from_environment(), whole_k);
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;

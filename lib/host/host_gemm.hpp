@@ -8,12 +8,14 @@
 // Bitwise reproducibility: the tile grid (tile edges and k chunks) is a function of the problem and of the
 // devices' total memory only, every tile is computed by the same algorithm path whichever device takes
 // it, and the k chunks of a tile are summed in a fixed order. So C is the same for any tile schedule and
-// any number of devices of one model.
+// any number of devices of one model. With FG_REPRODUCIBLE_SHAPE, k is never cut and every tile's product
+// is one shape-reproducible call, so C does not depend on the grid, the devices or their model either.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -36,8 +38,15 @@ struct HostTiling {
 int64_t host_tile_limit_from_environment();
 
 // The grid for an m x n x k product (k == 0 for a C := beta * C call) on devices whose smallest total
-// memory is `device_bytes`. Pure: the same arguments give the same grid.
-HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit);
+// memory is `device_bytes`. Pure: the same arguments give the same grid. `whole_k` (FG_REPRODUCIBLE_SHAPE):
+// k in one chunk, since summing chunks into C breaks each element's single chain of FMAs; the tile edges
+// shrink instead where the panels of all of k would not fit.
+HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit,
+                              bool whole_k = false);
+
+// The deepest k fg_sgemm_host takes in one chunk (FG_REPRODUCIBLE_SHAPE): a line of a panel must fit in one
+// pinned ring chunk.
+int64_t host_whole_k_limit();
 
 // How a tile is computed: the handle's SGEMM path, given by the caller so that this folder depends on no
 // other operation. `product` runs a canonical problem with `algo` on the context's stream and stores what
@@ -74,6 +83,7 @@ class HostGemm {
 
  private:
   Status ensure_workers();
+  Status device_total_memory(int ordinal, size_t *bytes);
 
   Context &primary_;
   std::vector<int> devices_;
@@ -83,7 +93,8 @@ class HostGemm {
   int workers_per_device_ = 1;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
   int pool_threads_ = 0;
-  std::unique_ptr<SharedPieces> shared_;  // pinned pieces of a pageable B that every worker uploads
+  std::unique_ptr<SharedPieces> shared_;              // pinned pieces of a pageable B that every worker uploads
+  std::vector<std::pair<int, size_t>> total_memory_;  // each device's total memory, by ordinal, once asked
 };
 
 }  // namespace fastgemm::detail

@@ -1,5 +1,7 @@
 #include "host/plan.hpp"
 
+#include "host/worker.hpp"
+
 #include <cstdlib>
 
 namespace fastgemm::detail {
@@ -19,7 +21,9 @@ int64_t positive_integer_from_environment(const char *name) {
 
 int64_t host_tile_limit_from_environment() { return positive_integer_from_environment("FASTGEMM_HOST_TILE"); }
 
-HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit) {
+int64_t host_whole_k_limit() { return static_cast<int64_t>(ring_chunk_floats); }
+
+HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit, bool whole_k) {
   // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
   const int64_t limit = std::min(tile_limit, max_tile_k);
   int64_t edge = largest_tile_edge;
@@ -29,6 +33,19 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   tiling.tile_m = std::min(m, edge);
   tiling.tile_n = std::min(n, edge);
   if (k == 0) return tiling;
+  const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
+  const auto bytes = [&](int64_t depth) {
+    return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
+           sizeof(float);
+  };
+  if (whole_k) {
+    tiling.tile_k = k;
+    while ((tiling.tile_m > min_whole_k_edge || tiling.tile_n > min_whole_k_edge) && bytes(k) > budget) {
+      tiling.tile_m = std::max(std::min(tiling.tile_m, min_whole_k_edge), (tiling.tile_m + 1) / 2);
+      tiling.tile_n = std::max(std::min(tiling.tile_n, min_whole_k_edge), (tiling.tile_n + 1) / 2);
+    }
+    return tiling;
+  }
   if (limit > 0) {
     tiling.tile_k = std::min(k, limit);
   } else {
@@ -37,11 +54,6 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
     const int64_t balanced = (k + chunks - 1) / chunks;
     tiling.tile_k = std::min(k, (balanced + chunk_k_multiple - 1) / chunk_k_multiple * chunk_k_multiple);
   }
-  const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
-  const auto bytes = [&](int64_t depth) {
-    return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
-           sizeof(float);
-  };
   while (tiling.tile_k > min_tile_k && bytes(tiling.tile_k) > budget) tiling.tile_k = (tiling.tile_k + 1) / 2;
   return tiling;
 }

@@ -30,6 +30,8 @@ constexpr int64_t chunk_k_multiple = 128;
 constexpr int64_t min_chunk_k = 2048;
 constexpr int64_t max_tile_k = 65536;
 constexpr int64_t min_tile_k = 256;
+// With k in one chunk (FG_REPRODUCIBLE_SHAPE), tiles narrow down to this edge to fit the staging budget.
+constexpr int64_t min_whole_k_edge = 64;
 // The staging buffers of the grid's formula may use at most a quarter of the device's memory, and never
 // more than this.
 constexpr size_t max_staging_bytes = size_t(6) << 30;

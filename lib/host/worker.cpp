@@ -237,6 +237,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   part.alpha = p.alpha;
   part.beta = p.beta;
   part.math = p.math;
+  part.reproducibility = p.reproducibility;
   if (planned.c == nullptr) {
     part.c = p.c + row * p.ldc + col;
     part.ldc = p.ldc;

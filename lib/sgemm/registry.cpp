@@ -1,5 +1,7 @@
 #include "sgemm/registry.hpp"
 
+#include <string>
+
 namespace fastgemm::detail {
 
 // Each defined in its own file.
@@ -47,6 +49,50 @@ bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) 
          static_cast<double>(p.m) * p.n * p.k >= kMinWork;
 }
 
+// FG_REPRODUCIBLE_SHAPE: the kernels that compute each element as acc = 0, acc = fma(a_l, b_l, acc) for l in
+// order, then the one epilogue of tile_common.cuh; fastest first. Their tiles pad k with zeros, and
+// fma(0, 0, acc) == acc except for acc == -0, which the epilogue turns into +0 in every one of them, so the
+// padding (8 deep for the ladder, 16 for the pipelined tilings, none for naive) changes no bit. A split of k
+// depends on m and n; cuBLAS promises no order; the emulation is another arithmetic.
+// Without cuBLAS and split_k to fall back on, the order follows bench/NOTES-sgemm-fast.md's single-kernel
+// columns on the H100: double_buffer (16-byte aligned operands) led at large sizes (48.2 TFLOPS at 16384^3
+// against pipelined's 43.3), and small_tile beat pipelined wherever pipelined's 64 x 128 tiles left most SMs
+// idle (512^3: 14.2 against 7.3; 256 x 256 x 16384: 6.9 against 2.3) or were mostly outside C (1024 batches
+// of 64^3: 13.5 against 11.7).
+Preference<fg_sgemm_algo_t> shape_reproducible_preference(const GemmProblem &problem, const DeviceInfo &device) {
+  const auto tiles = [&](int64_t tile_m, int64_t tile_n) {
+    return problem.batch * ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n);
+  };
+  Preference<fg_sgemm_algo_t> preference;
+  const bool narrow = problem.m < 128 && problem.n < 128;
+  if (small_tile_measured_faster(problem, device) || narrow || 2 * tiles(64, 128) < device.sm_count)
+    preference.add(FG_SGEMM_SMALL_TILE);
+  if (double_buffer_measured_faster(problem, device) || tiles(128, 128) >= device.sm_count)
+    preference.add(FG_SGEMM_DOUBLE_BUFFER);
+  // pipelined needs cp.async (8.0); before it, double_buffer needs 16-byte aligned operands, smem none.
+  return preference.add(FG_SGEMM_PIPELINED).add(FG_SGEMM_DOUBLE_BUFFER).add(FG_SGEMM_SMEM).add(FG_SGEMM_NAIVE);
+}
+
+const char *why_not_shape_reproducible(fg_sgemm_algo_t id) {
+  switch (id) {
+    case FG_SGEMM_SPLIT_K: return "its split of k depends on m, n and the batch";
+    case FG_SGEMM_OZAKI_INT8: return "it emulates FP32 with INT8 products, not the FP32 sequence";
+    case FG_SGEMM_CUBLAS: return "cuBLAS chooses its kernel, and its order of summation, by the shape";
+    default: return nullptr;
+  }
+}
+
+// A forced algorithm that cannot honour FG_REPRODUCIBLE_SHAPE is refused, never replaced.
+Status check_reproducible(const GemmProblem &problem, fg_sgemm_algo_t selected) {
+  if (problem.reproducibility != FG_REPRODUCIBLE_SHAPE || selected == FG_SGEMM_AUTO) return Status::success();
+  const char *why = why_not_shape_reproducible(selected);
+  if (why == nullptr) return Status::success();
+  const SgemmVariant *variant = find_variant(kVariants, selected);
+  return Status::failure(StatusCode::not_supported, std::string("algorithm ") +
+                                                        (variant != nullptr ? variant->name : "unknown") +
+                                                        " cannot run with FG_REPRODUCIBLE_SHAPE: " + why);
+}
+
 }  // namespace
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
@@ -55,6 +101,7 @@ const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant
 // it is handed what the workspace holds), so it is also the fastest algorithm that fits any caller's workspace. The
 // other workspace-free algorithms (naive up to pipelined, small_tile) are faster only where they come first.
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device) {
+  if (problem.reproducibility == FG_REPRODUCIBLE_SHAPE) return shape_reproducible_preference(problem, device);
   Preference<fg_sgemm_algo_t> preference;
   if (ozaki_int8_measured_faster(problem, device)) preference.add(FG_SGEMM_OZAKI_INT8);
   if (small_tile_measured_faster(problem, device)) preference.add(FG_SGEMM_SMALL_TILE);
@@ -71,10 +118,12 @@ fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &
 
 Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
                              size_t *bytes) {
+  FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
   return selected_workspace_bytes(kVariants, selected, sgemm_auto_preference, problem, device, bytes);
 }
 
 Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, fg_sgemm_algo_t *ran) {
+  FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
   return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, ran);
 }
 

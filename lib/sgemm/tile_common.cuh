@@ -284,14 +284,22 @@ __device__ __forceinline__ void multiply_tile(const float *a_shared, const float
   }
 }
 
+// A sum of -0 as +0, any other sum as it is. Kernels pad k to whole k-tiles with zeros, and fma(0, 0, -0) is
+// +0: without this, a sum that rounds to -0 (products that underflow) would keep its sign in a kernel whose
+// k-tiles fit k and lose it in one whose tiles pad it, and FG_REPRODUCIBLE_SHAPE's kernels would disagree.
+// __fadd_rn: x + 0 may not be folded to x (IEEE keeps -0 + 0 = +0), nor merged into an FMA.
+__device__ __forceinline__ float settled_sum(float sum) { return __fadd_rn(sum, 0.0f); }
+
 // alpha * sum + beta * C; with beta == 0, C is not read, so NaN or Inf already there never reaches it.
 __device__ __forceinline__ float epilogue_value(const GemmProblem &p, float sum, const float *c) {
-  return p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *c, p.alpha * sum);
+  const float scaled = p.alpha * settled_sum(sum);
+  return p.beta == 0.0f ? scaled : fmaf(p.beta, *c, scaled);
 }
 
 // epilogue_value for 4 consecutive outputs, C read (when beta != 0) as one 128-bit access.
 __device__ __forceinline__ float4 epilogue_vector(const GemmProblem &p, const float *sums, const float *c) {
-  float4 values = make_float4(p.alpha * sums[0], p.alpha * sums[1], p.alpha * sums[2], p.alpha * sums[3]);
+  float4 values = make_float4(p.alpha * settled_sum(sums[0]), p.alpha * settled_sum(sums[1]),
+                              p.alpha * settled_sum(sums[2]), p.alpha * settled_sum(sums[3]));
   if (p.beta != 0.0f) {
     const float4 old = *reinterpret_cast<const float4 *>(c);
     values = make_float4(fmaf(p.beta, old.x, values.x), fmaf(p.beta, old.y, values.y), fmaf(p.beta, old.z, values.z),

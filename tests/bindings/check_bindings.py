@@ -22,7 +22,7 @@ FORTRAN_KINDS = {"integer(c_int)": "int", "integer(c_int64_t)": "int64", "intege
 # Python's enumeration classes and the prefix that turns a member's name into the header's.
 PYTHON_ENUMS = {"fg_status_t": ("Status", "FG_STATUS_"), "fg_layout_t": ("Layout", "FG_"), "fg_op_t": ("Op", "FG_OP_"),
                 "fg_sgemm_algo_t": ("SgemmAlgo", "FG_SGEMM_"), "fg_math_mode_t": ("MathMode", "FG_MATH_"),
-                "fg_dtype_t": ("DType", "FG_"),
+                "fg_dtype_t": ("DType", "FG_"), "fg_reproducibility_t": ("Reproducibility", "FG_REPRODUCIBLE_"),
                 "fg_rowmean_algo_t": ("RowmeanAlgo", "FG_ROWMEAN_")}
 POINTER_TYPES = ("fg_handle_t", "cudaStream_t")
 

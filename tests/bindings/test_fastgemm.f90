@@ -51,6 +51,14 @@ program test_fastgemm
   mode = -1
   call expect(fg_get_math_mode(c_null_ptr, mode) == FG_STATUS_INVALID_HANDLE .and. mode == -1, &
               'fg_get_math_mode with a NULL handle writes nothing')
+  call expect(FG_REPRODUCIBLE_RUN == 0 .and. FG_REPRODUCIBLE_SHAPE == 1, 'the reproducibility enumerators')
+  call expect(fg_reproducibility_name(FG_REPRODUCIBLE_RUN) == 'run', 'fg_reproducibility_name(FG_REPRODUCIBLE_RUN)')
+  call expect(fg_reproducibility_name(FG_REPRODUCIBLE_SHAPE) == 'shape', &
+              'fg_reproducibility_name(FG_REPRODUCIBLE_SHAPE)')
+  call expect(fg_reproducibility_name(2_c_int) == 'unknown', 'fg_reproducibility_name of no level')
+  call expect(fg_set_reproducibility(c_null_ptr, FG_REPRODUCIBLE_SHAPE) == FG_STATUS_INVALID_HANDLE, &
+              'fg_set_reproducibility with a NULL handle')
+  call expect(fg_last_error_message() == 'fg_set_reproducibility: handle is NULL', 'its message')
 
   status = fg_create(handle)
   if (status == FG_STATUS_NO_DEVICE) then
@@ -59,6 +67,7 @@ program test_fastgemm
     call expect(.false., 'fg_create: ' // fg_status_name(status) // ': ' // fg_last_error_message())
   else
     call handle_checks(handle)
+    call reproducibility_checks(handle)
     call expect(fg_destroy(handle) == FG_STATUS_SUCCESS, 'fg_destroy')
   end if
 
@@ -102,6 +111,22 @@ contains
       call expect(status == FG_STATUS_SUCCESS, 'FG_SGEMM_OZAKI_INT8 in a build with it')
     end if
   end subroutine handle_checks
+
+  subroutine reproducibility_checks(handle)
+    type(c_ptr), intent(in) :: handle
+    integer(c_int) :: level
+
+    call expect(fg_set_sgemm_algo(handle, FG_SGEMM_AUTO) == FG_STATUS_SUCCESS, 'fg_set_sgemm_algo(AUTO)')
+    call expect(fg_get_reproducibility(handle, level) == FG_STATUS_SUCCESS .and. level == FG_REPRODUCIBLE_RUN, &
+                'a new handle is reproducible run to run')
+    call expect(fg_set_reproducibility(handle, FG_REPRODUCIBLE_SHAPE) == FG_STATUS_SUCCESS, 'fg_set_reproducibility')
+    call expect(fg_get_reproducibility(handle, level) == FG_STATUS_SUCCESS .and. level == FG_REPRODUCIBLE_SHAPE, &
+                'the level set is the level read')
+    call expect(fg_set_reproducibility(handle, 5_c_int) == FG_STATUS_INVALID_VALUE, 'fg_set_reproducibility of no level')
+    call expect(index(fg_last_error_message(), 'fg_set_reproducibility: level = 5') == 1, 'its message')
+    call product_check(handle, FG_MATH_FP32)
+    call expect(fg_set_reproducibility(handle, FG_REPRODUCIBLE_RUN) == FG_STATUS_SUCCESS, 'back to run')
+  end subroutine reproducibility_checks
 
   ! C = A * B in column-major storage with the handle's selected algorithm in the given mode.
   subroutine product_check(handle, mode)

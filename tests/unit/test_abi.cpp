@@ -57,6 +57,8 @@ TEST_CASE("enumerations carry the CBLAS and API values", "[abi]") {
   CHECK(FG_ROWMEAN_CUBLAS == 100);
   CHECK(FG_F32 == 0);
   CHECK(FG_F64 == 1);
+  CHECK(FG_REPRODUCIBLE_RUN == 0);
+  CHECK(FG_REPRODUCIBLE_SHAPE == 1);
 }
 
 TEST_CASE("algorithm names", "[abi]") {
@@ -106,6 +108,9 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   check_null_handle(fg_set_rowmean_algo(nullptr, FG_ROWMEAN_AUTO), "fg_set_rowmean_algo");
   check_null_handle(fg_get_rowmean_algo(nullptr, &rowmean_algo), "fg_get_rowmean_algo");
   check_null_handle(fg_get_last_rowmean_algo(nullptr, &rowmean_algo), "fg_get_last_rowmean_algo");
+  fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+  check_null_handle(fg_set_reproducibility(nullptr, FG_REPRODUCIBLE_SHAPE), "fg_set_reproducibility");
+  check_null_handle(fg_get_reproducibility(nullptr, &level), "fg_get_reproducibility");
   CHECK(fg_destroy(nullptr) == FG_STATUS_SUCCESS);
   CHECK(value == 0.0f);
 }

@@ -81,3 +81,27 @@ TEST_CASE("C++: the math mode through the wrapper", "[cpp]") {
   moved.set_math_mode(FG_MATH_FP32);
   CHECK(moved.math_mode() == FG_MATH_FP32);
 }
+
+TEST_CASE("C++: the reproducibility through the wrapper", "[cpp]") {
+  CHECK(std::string(fastgemm::reproducibility_name(FG_REPRODUCIBLE_RUN)) == "run");
+  CHECK(std::string(fastgemm::reproducibility_name(FG_REPRODUCIBLE_SHAPE)) == "shape");
+  CHECK(std::string(fastgemm::reproducibility_name(static_cast<fg_reproducibility_t>(5))) == "unknown");
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return;  // a Handle needs a device
+  fastgemm::Handle handle;
+  handle.set_reproducibility(FG_REPRODUCIBLE_SHAPE);
+  CHECK(handle.reproducibility() == FG_REPRODUCIBLE_SHAPE);
+  try {
+    handle.set_reproducibility(static_cast<fg_reproducibility_t>(5));
+    FAIL("an invalid reproducibility was accepted");
+  } catch (const fastgemm::Error &error) {
+    CHECK(error.status() == FG_STATUS_INVALID_VALUE);
+    CHECK(std::string(error.what()) == "fg_set_reproducibility: level = 5 is no fg_reproducibility_t");
+  }
+  CHECK(handle.reproducibility() == FG_REPRODUCIBLE_SHAPE);
+  fastgemm::Handle moved(std::move(handle));
+  CHECK(moved.reproducibility() == FG_REPRODUCIBLE_SHAPE);
+  CHECK_THROWS_AS(handle.reproducibility(), fastgemm::Error);  // the moved-from handle is NULL
+  moved.set_reproducibility(FG_REPRODUCIBLE_RUN);
+  CHECK(moved.reproducibility() == FG_REPRODUCIBLE_RUN);
+}

@@ -1,0 +1,131 @@
+# LAPACK's own single-precision test programs (Debian's liblapack-test, installed in LAPACK_DIR) run twice in
+# WORK_DIR: on the CPU, then with libfastgemm_blas.so (PRELOAD) preloaded and every sgemm_ sent to the GPU
+# (FASTGEMM_BLAS_MIN_FLOPS=0, FASTGEMM_LOG=1 into a file). Each suite must run as many tests on the GPU as on
+# the CPU, fail none the CPU passes (LAPACK's "out of ... tests failed to pass the threshold"), and report no
+# more illegal-argument or INFO lines; every GPU call must have succeeded, and some must have run.
+# Prints "SKIPPED: ..." (the test's SKIP_REGULAR_EXPRESSION) without the package, or when PROBE (a program
+# that calls cblas_sgemm) finds no usable GPU through the preloaded library.
+# Optional: SUITES, "program:input" pairs separated by spaces (all of them by default); ENV, more NAME=VALUE
+# settings for the GPU run (separated by spaces), e.g. FASTGEMM_BLAS_REPRODUCIBLE=0.
+if(NOT EXISTS "${LAPACK_DIR}/xlintsts" OR NOT EXISTS "${LAPACK_DIR}/xeigtsts")
+  message(STATUS "SKIPPED: LAPACK's test programs are not in ${LAPACK_DIR} (Debian: apt-get install liblapack-test)")
+  return()
+endif()
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${PRELOAD} FASTGEMM_LOG=1 FASTGEMM_BLAS_MIN_FLOPS=0 ${PROBE}
+  WORKING_DIRECTORY "${WORK_DIR}" OUTPUT_VARIABLE probe_output ERROR_VARIABLE probe_log RESULT_VARIABLE probe_status)
+if(probe_log MATCHES "no GPU for this (thread|process)")
+  message(STATUS "SKIPPED: no usable GPU (${PROBE} ran on the CPU)")
+  return()
+endif()
+if(NOT probe_status EQUAL 0 OR NOT probe_log MATCHES "on the GPU \\([a-z_]+\\) -> FG_STATUS_SUCCESS")
+  message(FATAL_ERROR "the probe ${PROBE} did not run on the GPU (status ${probe_status}):\n${probe_log}")
+endif()
+
+# lapack_testing.py's single-precision runs (3.11), and the balancing inputs the package ships beside them.
+if(NOT SUITES)
+  set(SUITES xlintsts:stest.in xlintstrfs:stest_rfp.in)
+  foreach(input IN ITEMS nep sep se2 svd sec sed sgg sgd ssb ssg sbb glm gqr gsv csd lse sbal sbak sgbal sgbak)
+    list(APPEND SUITES xeigtsts:${input}.in)
+  endforeach()
+else()
+  separate_arguments(SUITES UNIX_COMMAND "${SUITES}")
+endif()
+separate_arguments(extra_environment UNIX_COMMAND "${ENV}")
+
+# The counts lapack_testing.py takes from an output: tests run, tests failing the threshold, and lines
+# reporting an illegal argument or an INFO error.
+function(lapack_counts text prefix)
+  set(run 0)
+  set(failed 0)
+  string(REGEX MATCHALL "\\( *[0-9]+ tests run\\)" runs "${text}")
+  foreach(found IN LISTS runs)
+    string(REGEX REPLACE "[^0-9]" "" number "${found}")
+    math(EXPR run "${run} + ${number}")
+  endforeach()
+  string(REGEX MATCHALL "[0-9]+ out of +[0-9]+ tests failed" failures "${text}")
+  foreach(found IN LISTS failures)
+    string(REGEX REPLACE " out of.*" "" number "${found}")
+    math(EXPR failed "${failed} + ${number}")
+    string(REGEX REPLACE ".* out of +([0-9]+) tests failed" "\\1" number "${found}")
+    math(EXPR run "${run} + ${number}")
+  endforeach()
+  string(REGEX MATCHALL "[^\n]*([Ii]llegal| INFO)[^\n]*" errors "${text}")
+  list(LENGTH errors error_count)
+  set(${prefix}_run ${run} PARENT_SCOPE)
+  set(${prefix}_failed ${failed} PARENT_SCOPE)
+  set(${prefix}_errors ${error_count} PARENT_SCOPE)
+endfunction()
+
+set(problems "")
+set(report "")
+set(total_gpu_calls 0)
+foreach(suite IN LISTS SUITES)
+  string(REPLACE ":" ";" parts "${suite}")
+  list(GET parts 0 program)
+  list(GET parts 1 input)
+  string(REGEX REPLACE "\\.in$" "" name "${input}")
+  if(NOT EXISTS "${LAPACK_DIR}/${program}" OR NOT EXISTS "${LAPACK_DIR}/${input}")
+    list(APPEND problems "${program} < ${input}: not in ${LAPACK_DIR}")
+    continue()
+  endif()
+  foreach(where IN ITEMS cpu gpu)
+    set(environment "")
+    if(where STREQUAL "gpu")
+      set(environment LD_PRELOAD=${PRELOAD} FASTGEMM_LOG=1 FASTGEMM_BLAS_MIN_FLOPS=0 ${extra_environment})
+    endif()
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -E env ${environment} ${LAPACK_DIR}/${program}
+      INPUT_FILE "${LAPACK_DIR}/${input}" OUTPUT_FILE "${WORK_DIR}/${name}.${where}.out"
+      ERROR_FILE "${WORK_DIR}/${name}.${where}.log" WORKING_DIRECTORY "${WORK_DIR}" RESULT_VARIABLE status
+      TIMEOUT 3000)
+    file(READ "${WORK_DIR}/${name}.${where}.out" text)
+    lapack_counts("${text}" ${where})
+    # The balancing programs print no counts of tests, only their largest errors: their whole outputs are
+    # compared, less the timings.
+    string(REGEX REPLACE "[^\n]*[Tt]ime[^\n]*" "" ${where}_untimed "${text}")
+    if(NOT status EQUAL 0)
+      list(APPEND problems "${program} < ${input} on the ${where}: exit status ${status}")
+    endif()
+  endforeach()
+  # One log line a call: counted by grep, the log of a suite can hold a million.
+  execute_process(COMMAND grep -c "on the GPU (" "${WORK_DIR}/${name}.gpu.log" OUTPUT_VARIABLE gpu_calls
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT gpu_calls MATCHES "^[0-9]+$")
+    set(gpu_calls 0)
+  endif()
+  math(EXPR total_gpu_calls "${total_gpu_calls} + ${gpu_calls}")
+  execute_process(
+    COMMAND grep -m 3 -E "on the GPU \\([a-z_]+\\) -> FG_STATUS_(INVALID|NOT|NO_|ALLOC|CUDA|CUBLAS|INTERNAL)|failed on the GPU"
+            "${WORK_DIR}/${name}.gpu.log"
+    OUTPUT_VARIABLE gpu_failures)
+  if(gpu_failures)
+    list(APPEND problems "${name}: GPU calls failed: ${gpu_failures}")
+  endif()
+  string(APPEND report "${name}: CPU ${cpu_run} tests, ${cpu_failed} failing, ${cpu_errors} errors; "
+                       "GPU ${gpu_run} tests, ${gpu_failed} failing, ${gpu_errors} errors; ${gpu_calls} sgemm_ on the GPU\n")
+  if(cpu_run EQUAL 0 AND NOT gpu_untimed STREQUAL cpu_untimed)
+    list(APPEND problems "${name}: its output with the GPU differs from the CPU's (${name}.cpu.out, ${name}.gpu.out)")
+  endif()
+  if(NOT gpu_run EQUAL cpu_run)
+    list(APPEND problems "${name}: ${gpu_run} tests ran with the GPU, ${cpu_run} on the CPU")
+  endif()
+  if(gpu_failed GREATER cpu_failed OR (cpu_failed EQUAL 0 AND NOT gpu_failed EQUAL 0))
+    list(APPEND problems "${name}: ${gpu_failed} tests failed the threshold with the GPU, ${cpu_failed} on the CPU")
+  endif()
+  if(gpu_errors GREATER cpu_errors)
+    list(APPEND problems "${name}: ${gpu_errors} illegal-argument or INFO lines with the GPU, ${cpu_errors} on the CPU")
+  endif()
+endforeach()
+if(total_gpu_calls EQUAL 0)
+  list(APPEND problems "no sgemm_ call ran on the GPU")
+endif()
+if(problems)
+  message(FATAL_ERROR "LAPACK's tests with libfastgemm_blas.so:\n${report}problems:\n${problems}\n"
+                      "(outputs and logs in ${WORK_DIR})")
+endif()
+message(STATUS "LAPACK's tests with libfastgemm_blas.so: every suite as on the CPU; "
+               "${total_gpu_calls} sgemm_ calls ran on the GPU\n${report}")
