@@ -6,7 +6,7 @@ fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
 # The README names the same lists (a test checks it).
 build_packages=(cmake ninja-build pkg-config g++)
-test_packages=(catch2 gfortran python3 clang libclang-rt-dev clang-format libblas-dev libblas-test)
+test_packages=(catch2 gfortran python3 python3-numpy python3-pip clang libclang-rt-dev clang-format libblas-dev libblas-test)
 
 have_catch2() {
   local dir
@@ -22,6 +22,8 @@ package_present() {
     ninja-build) command -v ninja ;;
     g++) command -v c++ ;;
     catch2) have_catch2 ;;
+    python3-numpy) python3 -c "import numpy" ;;
+    python3-pip) python3 -m pip --version ;;
     clang) command -v clang++ ;;
     # libFuzzer's runtime: clang prints a bare file name when it has none.
     libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;
