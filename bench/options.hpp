@@ -22,6 +22,7 @@ struct Options {
   std::string command;             // "sgemm", "rowmean", "overhead" or "accuracy"; empty with --help or --list
   std::vector<std::string> given;  // the options on the command line, by name ("--k"), each once
   bool help = false;
+  bool help_all = false;  // --help-all: the whole text, not the short one
   bool list = false;
   std::vector<std::string> algos;   // names as given, each may be "all"; empty: auto
   std::vector<int64_t> sizes;       // --sizes
@@ -51,7 +52,8 @@ struct Options {
 // Throws UsageError.
 Options parse_options(int argc, char **argv);
 
-const std::string &usage_text();
+const std::string &usage_text();        // --help-all
+const std::string &short_usage_text();  // --help: under 60 lines
 
 // "4096" -> 4096; anything but a whole number >= 1 is a UsageError naming what.
 int64_t parse_positive(const std::string &text, const std::string &what);

@@ -55,7 +55,7 @@ endif()
 execute_process(COMMAND env -i "${bench}" sgemm --sizes 128 --max-seconds 0.1 RESULT_VARIABLE result
                 OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("fastgemm-bench sgemm --sizes 128 (${result}): ${output}")
-set(no_device_message "^fastgemm-bench: (no NVIDIA driver/GPU found|the NVIDIA driver supports CUDA [0-9.]+, older)[^\n]* \\(CUDA: ")
+set(no_device_message "^fastgemm-bench: (no NVIDIA driver found|no NVIDIA driver/GPU found|the NVIDIA driver supports CUDA [0-9.]+, older)[^\n]* \\(CUDA: ")
 if(NOT result EQUAL 0 AND NOT (result EQUAL 3 AND output MATCHES "${no_device_message}"))
   message(FATAL_ERROR "fastgemm-bench neither measured nor said plainly that there is no GPU")
 endif()
