@@ -37,6 +37,13 @@ def device_present():
     return _device_present
 
 
+def python_examples():
+    """The ```python blocks of docs/python.md, which these tests run: the NumPy one on any machine (it
+    says there is no GPU where there is none), the CuPy one on a GPU."""
+    text = (SOURCE_ROOT / "docs" / "python.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
 def load_copy(module_path):
     """A fresh import of fastgemm.py from module_path, with its own library lookup."""
     spec = importlib.util.spec_from_file_location("fastgemm_copy", module_path)
@@ -236,6 +243,11 @@ class ModuleMatmulTest(unittest.TestCase):
         read_only.flags.writeable = False
         with self.assertRaises(ValueError):
             fastgemm.matmul(a, b, out=read_only)
+
+    def test_docs_example(self):
+        examples = [block for block in python_examples() if "import numpy" in block]
+        self.assertEqual(len(examples), 1, "docs/python.md has no NumPy example")
+        exec(compile(examples[0], "docs/python.md", "exec"), {})
 
     def test_without_device(self):
         if device_present():
@@ -521,11 +533,10 @@ class CupyTest(Backend, unittest.TestCase):
     def stream_address(self, stream):
         return stream.ptr
 
-    def test_readme_example(self):
-        readme = (SOURCE_ROOT / "README.md").read_text()
-        example = re.search(r"```python\n(.*?)```", readme, re.S)
-        self.assertIsNotNone(example, "README.md has no Python example")
-        exec(compile(example.group(1), "README.md", "exec"), {})
+    def test_docs_example(self):
+        examples = [block for block in python_examples() if "import cupy" in block]
+        self.assertEqual(len(examples), 1, "docs/python.md has no CuPy example")
+        exec(compile(examples[0], "docs/python.md", "exec"), {})
 
 
 class TorchTest(Backend, unittest.TestCase):

@@ -5,9 +5,10 @@
 #   measures on a GPU or says plainly that there is none;
 # - the README's CMake project, then projects of one language each (C, C++, Fortran) find_package it,
 #   build and run;
-# - the README's pkg-config commands for C and Fortran build its examples, without a warning, and they run;
+# - the pkg-config commands of the README (C) and of docs/fortran.md build their examples, without a
+#   warning, and they run;
 # - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
-# - the README's C++ example compiles; the installed Python module loads the shared library.
+# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library.
 # Programs run in an empty environment; without a GPU they say that fastgemm found no device.
 # Run with cmake -P and:
 #   KIND                static or shared
@@ -62,7 +63,7 @@ endif()
 
 # The README's programs, as app.c and app.f90.
 readme_example("${readme}" c "${WORK_DIR}/app.c")
-readme_example("${readme}" fortran "${WORK_DIR}/app.f90")
+readme_example("${SOURCE_DIR}/docs/fortran.md" fortran "${WORK_DIR}/app.f90")
 
 # The README's CMake project, with its C example, then CMake projects of one language each.
 file(MAKE_DIRECTORY "${WORK_DIR}/readme-cmake")
@@ -99,7 +100,7 @@ run_program("${WORK_DIR}/readme-c/app")
 if(FORTRAN_COMPILER)
   file(MAKE_DIRECTORY "${WORK_DIR}/readme-fortran")
   file(COPY "${WORK_DIR}/app.f90" DESTINATION "${WORK_DIR}/readme-fortran")
-  readme_section_block("${readme}" "## Fortran" sh fortran_commands)
+  readme_section_block("${SOURCE_DIR}/docs/fortran.md" "# Fortran" sh fortran_commands)
   run_shell("${WORK_DIR}/readme-fortran" "${prefix}" "${fortran_commands}")
   run_program("${WORK_DIR}/readme-fortran/app")
 endif()
@@ -136,7 +137,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs fastgemm failed")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-readme_example("${readme}" cpp "${WORK_DIR}/readme_example.cpp")
+readme_example("${SOURCE_DIR}/docs/cpp.md" cpp "${WORK_DIR}/readme_example.cpp")
 run("${CXX_COMPILER}" -std=c++11 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/readme_example.cpp"
     -o "${WORK_DIR}/readme_example_cpp" ${flags})
 run("${C_COMPILER}" -std=c99 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/app.c" -o "${WORK_DIR}/app_c" ${flags})
