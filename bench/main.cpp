@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm-bench: the project's one way to measure speed. See usage_text() for what it does and how.
 #include <cuda_runtime_api.h>
 #include <fastgemm/fastgemm.h>

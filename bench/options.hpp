@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: parsed into plain values here; what they mean for sgemm or rowmean is decided by
 // the op that reads them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libfastgemm_blas: the reference BLAS's sgemm_ and CBLAS's cblas_sgemm over fastgemm, for programs that
 // are not changed (LD_PRELOAD, or linked ahead of the system BLAS). Large products run on the GPU through
 // fg_sgemm_host (fg_sgemm when every operand is device memory); small ones, and every one when no GPU is

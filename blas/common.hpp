@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the parts of libfastgemm_blas share: the settings read from the environment once, and the types of
 // the BLAS entry points it defines and looks up.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU's SGEMM: the system BLAS, found at run time, for the products the GPU does not take.
 #pragma once
 

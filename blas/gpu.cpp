@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libfastgemm.so (with the CUDA runtime and cuBLAS it brings, most of a second to load) is opened on the
 // first product the GPU takes, not when the process starts: a program that only makes small calls never
 // loads it. Everything of it is reached through the function pointers of GpuLibrary.

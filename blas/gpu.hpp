@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU side of libfastgemm_blas: libfastgemm.so, loaded on the first product large enough for the GPU.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the scripts in this folder: GPU detection, the packages each script needs and their install,
 # the configure step, the test count. Sourced, not run.
 

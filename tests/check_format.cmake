@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every C, C++ and CUDA source file follows .clang-format. Run with cmake -P, CLANG_FORMAT and SOURCE_DIR.
 cmake_minimum_required(VERSION 3.24)
 set(patterns "")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the install tests share, included by their cmake -P scripts.
 
 # Fails unless every named variable is set.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fastgemm-bench --help is short (under 60 lines) and names --version and --help-all; --help-all has every
 # option and the sections on checking and timing. Neither needs a GPU. Run with cmake -P and BENCH.
 execute_process(COMMAND ${BENCH} --help RESULT_VARIABLE status OUTPUT_VARIABLE short ERROR_VARIABLE errors)

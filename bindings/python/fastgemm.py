@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fastgemm for Python: the C ABI of a shared libfastgemm, through ctypes.
 
     import cupy

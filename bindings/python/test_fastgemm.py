@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of fastgemm.py. The library's loading, names and error paths run on any machine; the computations
 run on a GPU through CuPy and through PyTorch, checked against numpy, and are reported as skipped where
 numpy, the array library or the GPU is missing. FASTGEMM_LIBRARY names the shared library under test.

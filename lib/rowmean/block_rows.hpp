@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The limit of the seed algorithms (single_block, block_per_batch, coalesced), which hold one batch's rows in one
 // block: a thread, or a shared-memory slot, per row.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands, read the scan's summary (the one
 // synchronization), choose the moduli, then tile by tile the residues, the INT8 products over the moduli (cuBLAS)
 // and the reconstruction into C; last, the FP32 elements that NaN or Inf reach.

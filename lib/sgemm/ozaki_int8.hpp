@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8, emulated FP32 after Ozaki scheme II (arXiv 2504.08009): every row of op(A) and every
 // column of op(B) is scaled to integers whose 2-norm is at most Q, the integer product is computed exactly from
 // its residues modulo N pairwise coprime moduli of at most 256 (one INT8 tensor-core product per modulus, INT32

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0
 ! fastgemm from Fortran: an sgemm and a rowmean_matvec on device memory, each checked against the CPU.
 ! Without a GPU, fastgemm says so (FG_STATUS_NO_DEVICE), the program prints its message and exits 0.
 !

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A fresh install, used the way the README and the samples tell a user to use it. KIND=static installs the
 # fastgemm build under test; KIND=shared first builds fastgemm as a shared library (the README's
 # `--preset shared`, for one architecture). Then, against the install:

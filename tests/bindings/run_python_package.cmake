@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `pip install ./bindings/python` (from a copy of the directory, so that the build leaves nothing in the
 # source tree) into a scratch directory, then, from there: the module imports, finds the library
 # FASTGEMM_LIBRARY names, and fastgemm.matmul on NumPy arrays either computes the product or says that

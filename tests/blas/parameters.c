@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One invalid call, chosen by the first argument, of cblas_sgemm or sgemm_: the tests run it against the
    reference BLAS alone, with libfastgemm_blas.so linked ahead of it, and preloaded, and compare the
    parameter each names and how each ends. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The parameter each invalid call names, and how the program ends, are the reference BLAS's: for each case
 # of parameters.c, REFERENCE (linked to the system BLAS alone), LINKED (libfastgemm_blas.so linked ahead of
 # it with --as-needed, which drops the system BLAS) and REFERENCE with PRELOAD preloaded must name the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A program whose products are all small starts with libfastgemm_blas.so preloaded as it starts without:
 # it loads nothing of CUDA (the program checks its own mappings) and, the best of RUNS starts, takes less
 # than LIMIT_MS milliseconds from exec to exit. FASTGEMM_LOG=1 must show its calls on the CPU.

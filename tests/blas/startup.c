@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A BLAS user whose products are all small: with libfastgemm_blas.so preloaded or linked, nothing of CUDA
    may be loaded (the tests time its start, too). Exits 1 when the results are wrong or when the CUDA
    runtime, cuBLAS or libfastgemm.so is in the process after the calls. */

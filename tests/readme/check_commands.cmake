@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The commands of the README and of the guides (docs/*.md, CONTRIBUTING.md) are the ones that run: the two
 # scripts the README names exist, CI runs the second, the packages it says they install are the ones they
 # install, the count line it shows is the one test.sh prints, the presets named and their build

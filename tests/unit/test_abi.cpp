@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of the C ABI that need no GPU: version, status and algorithm names, NULL handles, and
 // fg_create's answer on the machine at hand.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
