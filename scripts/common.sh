@@ -23,8 +23,9 @@ package_present() {
     ninja-build) command -v ninja ;;
     g++) command -v c++ ;;
     catch2) have_catch2 ;;
-    python3-numpy) python3 -c "import numpy" ;;
-    python3-pip) python3 -m pip --version ;;
+    # Debian's packages serve the system's interpreter, whatever python3 the PATH finds first.
+    python3-numpy) /usr/bin/python3 -c "import numpy" ;;
+    python3-pip) /usr/bin/python3 -c "import setuptools, wheel, pip" ;;
     clang) command -v clang++ ;;
     # libFuzzer's runtime: clang prints a bare file name when it has none.
     libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;

@@ -2,7 +2,24 @@
 # `pip install ./bindings/python` (from a copy of the directory, so that the build leaves nothing in the
 # source tree) into a scratch directory, then, from there: the module imports, finds the library
 # FASTGEMM_LIBRARY names, and fastgemm.matmul on NumPy arrays either computes the product or says that
-# there is no GPU. Run with cmake -P and PYTHON, SOURCE_DIR, LIBRARY, WORK_DIR.
+# there is no GPU. Run with cmake -P and PYTHON (the build's interpreter; where it lacks pip, setuptools,
+# wheel or NumPy, /usr/bin/python3, which Debian's python3-pip and python3-numpy serve), SOURCE_DIR,
+# LIBRARY, WORK_DIR.
+set(chosen "")
+foreach(candidate IN ITEMS "${PYTHON}" /usr/bin/python3)
+  execute_process(COMMAND ${candidate} -c "import setuptools, wheel, pip, numpy" RESULT_VARIABLE status
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(status EQUAL 0)
+    set(chosen "${candidate}")
+    break()
+  endif()
+endforeach()
+if(NOT chosen)
+  message(FATAL_ERROR "neither ${PYTHON} nor /usr/bin/python3 has pip, setuptools, wheel and numpy (Debian: "
+                      "python3-pip, python3-numpy)")
+endif()
+set(PYTHON "${chosen}")
+message(STATUS "with ${PYTHON}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 file(COPY "${SOURCE_DIR}/bindings/python/" DESTINATION "${WORK_DIR}/source" PATTERN "__pycache__" EXCLUDE)
