@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fastgemm-bench accuracy`: the accuracy contract of FG_MATH_FP32_EMULATED, measured. For each depth k and input
 // distribution, C = A B (m = n = 1024) by cuBLAS FP32 and by fastgemm in the emulated mode, each compared with the
 // exact product; every fastgemm row is judged against cuBLAS's figures on the same inputs.

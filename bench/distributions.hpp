@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The input distributions of `fastgemm-bench accuracy` and of `sgemm --dist`: from the benign uniform(-1, 1) to
 // values spread over a wide range of exponents and values at the ends of FP32's range, generated on the device
 // from a counter-based hash, so that a seed gives the same matrices on any GPU and in any layout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How far a product is from another or from the exact one, measured on the device against |A||B|: the scale of
 // the rounding errors an FP32 product can make in each element, whatever the cancellation in the sum.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench's own device work: error checks, owned allocations, random inputs, the result check and
 // the read-only sweep that both flushes L2 and measures read bandwidth.
 #pragma once

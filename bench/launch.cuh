@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the bench's own kernels are launched: grid-stride loops of 256-thread blocks on the legacy default stream.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm-bench: the project's one way to measure speed. See usage_text() for what it does and how.
 #include <cuda_runtime_api.h>
 #include <fastgemm/fastgemm.h>
@@ -31,7 +32,7 @@ int driver_version() {
 // runtime says "driver version is insufficient", which would send the reader to upgrade a driver that
 // the machine does not have.
 int no_device(cudaError_t error, const std::string &detail) {
-  std::string headline = "no NVIDIA driver/GPU found";
+  std::string headline = driver_version() == 0 ? "no NVIDIA driver found" : "no NVIDIA driver/GPU found";
   int runtime = 0;
   if (error == cudaErrorInsufficientDriver && driver_version() > 0 && cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
     headline = "the NVIDIA driver supports CUDA " + bench::cuda_version_string(driver_version()) +
@@ -95,7 +96,7 @@ int main(int argc, char **argv) {
   try {
     options = bench::parse_options(argc, argv);
     if (options.help) {
-      std::fputs(bench::usage_text().c_str(), stdout);
+      std::fputs((options.help_all ? bench::usage_text() : bench::short_usage_text()).c_str(), stdout);
       return 0;
     }
     if (options.list) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timing with CUDA events, in two modes. Cold (the default): each timed call runs alone after an L2
 // flush, so no size is flattered by operands a previous call left in cache, whatever the memory a problem
 // takes: a scheme that rotates several input sets would need more memory than the largest problems leave.

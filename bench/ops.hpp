@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the bench measures: sgemm and rowmean turn the command line into a Plan for the runner; overhead and
 // accuracy into plans of their own.
 #pragma once

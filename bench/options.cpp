@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
 #include <algorithm>
@@ -100,8 +101,8 @@ const ValueOption *find_value_option(const std::string &name) {
 }
 
 bool is_flag(const std::string &arg) {
-  return arg == "-h" || arg == "--help" || arg == "--list" || arg == "--suite" || arg == "--hot" || arg == "--host" ||
-         arg == "--pinned" || arg == "--profile";
+  return arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--list" || arg == "--suite" ||
+         arg == "--hot" || arg == "--host" || arg == "--pinned" || arg == "--profile";
 }
 
 void apply_flag(Options &options, const std::string &arg) {
@@ -121,6 +122,7 @@ void apply_flag(Options &options, const std::string &arg) {
     options.host_memory = memory;
   } else {
     options.help = true;
+    options.help_all = options.help_all || arg == "--help-all";
   }
 }
 
@@ -204,6 +206,52 @@ std::string distribution_lines(const char *indent) {
 
 }  // namespace
 
+const std::string &short_usage_text() {
+  static const std::string text =
+      R"(fastgemm-bench: measure fastgemm's algorithms beside cuBLAS on this GPU.
+
+Usage:
+  fastgemm-bench sgemm   [--sizes LIST | --shape MxNxK ... | --suite] [--trans LIST] [--layout LIST]
+                         [--batch N] [--host | --pinned] [--math fp32|fp32_emulated] [options]
+  fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [options]
+  fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--profile] [--csv FILE]
+  fastgemm-bench accuracy [--k LIST] [--dist LIST] [--algo LIST] [--csv FILE]
+  fastgemm-bench --list | --version | --help | --help-all
+
+Each algorithm's result is first checked against cuBLAS's, then timed beside cuBLAS in the same run.
+
+Commands:
+  sgemm               FP32 products C = op(A) op(B): by default the squares 128 ... 16384, AUTO
+  rowmean             fg_rowmean_matvec on its default shapes, f32 and f64
+  overhead            host microseconds per call, fastgemm beside cuBLAS, on tiny problems
+  accuracy            the emulated FP32 mode's accuracy contract, beside cuBLAS FP32
+
+Options:
+  --sizes LIST        square sgemm problems n x n x n
+  --shape SHAPE       one problem: MxNxK for sgemm and overhead, [f32:|f64:]LxMxN for rowmean
+  --suite             sgemm's fixed suite: squares, odd, rectangular, transposed, batched
+  --host, --pinned    sgemm operands in pageable or pinned host memory, through fg_sgemm_host
+  --math MODE         fp32, or fp32_emulated (FP32 accuracy from tensor-core products)
+  --algo LIST         algorithm names as --list prints them, or all (default auto); cuBLAS always runs
+  --mode cold|hot|both  cold: each call after an L2 flush (default); hot: back to back
+  --max-seconds S     time budget of one algorithm on one problem (default 1)
+  --device N          the CUDA device to use (default 0)
+  --csv FILE          every figure, the device and the versions as CSV (--json FILE: as JSON)
+  --list              the algorithms this build carries
+  --version           the versions of fastgemm-bench, libfastgemm, the CUDA runtime and the driver
+  -h, --help          this text
+  --help-all          every option, and how fastgemm-bench checks and times
+
+Examples:
+  fastgemm-bench sgemm --algo all --sizes 1024,4096
+  fastgemm-bench sgemm --suite --mode both --csv suite.csv
+  fastgemm-bench sgemm --math fp32_emulated --dist phi2
+
+Exit status: 0 every check passed; 1 a check or a call failed; 2 usage error; 3 no CUDA device.
+)";
+  return text;
+}
+
 const std::string &usage_text() {
   static const std::string text =
       R"(fastgemm-bench: measure fastgemm's algorithms beside cuBLAS on this GPU.
@@ -214,8 +262,7 @@ Usage:
   fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [--algo LIST] [common options]
   fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--profile] [--csv FILE] [--json FILE]
   fastgemm-bench accuracy [--k LIST] [--dist LIST] [--algo LIST] [--device N] [--csv FILE] [--json FILE]
-  fastgemm-bench --list
-  fastgemm-bench --help
+  fastgemm-bench --list | --version | --help | --help-all
 
 Every algorithm's result is first checked against cuBLAS's, then timed; cuBLAS is timed in the same run,
 so every figure comes with its ratio to cuBLAS. For sgemm that is cuBLAS called directly (cublas_direct,
@@ -305,7 +352,8 @@ Common options:
   --csv FILE          write every figure, the device and the versions as CSV
   --json FILE         the same as JSON, with the geometric means
   --list              print the algorithms this build carries, then exit
-  -h, --help          print this text, then exit
+  -h, --help          print the short help, then exit
+  --help-all          print this text, then exit
   --version           print the versions of fastgemm-bench, libfastgemm, the CUDA runtime and the driver
 
 Checking: each algorithm writes into an output filled with NaN, and its result is compared with cuBLAS's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: parsed into plain values here; what they mean for sgemm or rowmean is decided by
 // the op that reads them.
 #pragma once
@@ -22,6 +23,7 @@ struct Options {
   std::string command;             // "sgemm", "rowmean", "overhead" or "accuracy"; empty with --help or --list
   std::vector<std::string> given;  // the options on the command line, by name ("--k"), each once
   bool help = false;
+  bool help_all = false;  // --help-all: the whole text, not the short one
   bool list = false;
   std::vector<std::string> algos;   // names as given, each may be "all"; empty: auto
   std::vector<int64_t> sizes;       // --sizes
@@ -51,7 +53,8 @@ struct Options {
 // Throws UsageError.
 Options parse_options(int argc, char **argv);
 
-const std::string &usage_text();
+const std::string &usage_text();        // --help-all
+const std::string &short_usage_text();  // --help: under 60 lines
 
 // "4096" -> 4096; anything but a whole number >= 1 is a UsageError naming what.
 int64_t parse_positive(const std::string &text, const std::string &what);

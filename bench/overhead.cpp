@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm-bench overhead: what a call costs the host, fastgemm's against cuBLAS called directly, on
 // problems so small that the host's work per call, not the device's, sets how fast a loop of them runs.
 #include <algorithm>

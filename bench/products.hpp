@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Products by cuBLAS on the legacy default stream, as a program that links cuBLAS makes them: the FP32 baseline
 // every sgemm ratio is taken to, and the FP64 products the result checks measure against.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A flat sampling profile of the calling thread: its program counter, read every few microseconds of wall
 // time by a signal while a loop runs, counted per shared object and per symbol. It says where the host time
 // of a call goes (the library's own code, the CUDA driver, cuBLAS, the C library), where no profiler can be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The results: one row per (algorithm, problem), printed as a table line on stdout as it completes and
 // written at the end as CSV and JSON. sgemm and rowmean share all of it; a Metric says what they differ in.
 #pragma once

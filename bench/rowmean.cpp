@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rowmean problems: output (L x N) = matrix (L x L) times the row means of input (N x L x M), through
 // fg_rowmean_matvec.
 #include <utility>

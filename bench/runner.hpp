@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one driver behind both ops: for every problem, a cuBLAS reference, then each algorithm checked
 // against it and timed, each result reported as it completes. An op supplies its problems (BenchCase),
 // its algorithm enumeration (AlgoFamily) and how its rate is counted (Metric).

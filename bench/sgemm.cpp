@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm problems: C = op(A) op(B) through fg_sgemm, or fg_sgemm_strided_batched for batches; with --host
 // or --pinned, through fg_sgemm_host on operands in host memory, beside the same problem on the device.
 #include <algorithm>

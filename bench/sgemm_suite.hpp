@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixed problems of `fastgemm-bench sgemm --suite`, which fastgemm-tune times as well.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // String helpers shared by the command line, the table and the report writers.
 #pragma once
 

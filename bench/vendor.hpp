@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS called directly, as a program that links it instead of fastgemm calls it: the baseline every
 // sgemm ratio is taken to, and the other side of `fastgemm-bench overhead`.
 #pragma once

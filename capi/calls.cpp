@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "capi/calls.hpp"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each entry point does once its handle is known and the handle's device is current, up to handing
 // lib/ the canonical problem: the arguments checked, the trivial cases told apart, the problem built. The
 // device is reached only through the PointerInspector and the small interfaces below, so the same code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C ABI: check the handle, make its device current, have calls.hpp check the arguments and hand the
 // canonical problem to lib/, turn the Status into an fg_status_t and this thread's last-error message. No
 // kernels here, and nothing escapes: every entry point runs its body inside guarded().

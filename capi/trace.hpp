@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a public call leaves behind for the people watching: an NVTX range named for the call, its shape
 // and algorithm (so Nsight Systems timelines show fastgemm's calls), and, when the environment variable
 // FASTGEMM_LOG is 1, one line on stderr with the arguments, the algorithm that ran and the status.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument checks of the C ABI, as pure functions: everything they know about the device comes through a
 // PointerInspector, so every rule of the contract is testable without a GPU. On success they also give
 // the canonical problem lib/ runs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the build needs and the machine lacks, builds fastgemm for this machine's GPU and runs
 # fastgemm-bench (SGEMM and rowmean_matvec beside cuBLAS). Arguments go to `fastgemm-bench sgemm`.
 # Without a GPU it says so first and exits 3, as fastgemm-bench does, having built nothing.

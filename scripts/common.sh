@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the scripts in this folder: GPU detection, the packages each script needs and their install,
 # the configure step, the test count. Sourced, not run.
 
@@ -6,7 +7,7 @@ fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
 # The README names the same lists (a test checks it).
 build_packages=(cmake ninja-build pkg-config g++)
-test_packages=(catch2 gfortran python3 clang libclang-rt-dev clang-format libblas-dev libblas-test)
+test_packages=(catch2 gfortran python3 python3-numpy python3-pip clang libclang-rt-dev clang-format libblas-dev libblas-test)
 
 have_catch2() {
   local dir
@@ -22,6 +23,9 @@ package_present() {
     ninja-build) command -v ninja ;;
     g++) command -v c++ ;;
     catch2) have_catch2 ;;
+    # Debian's packages serve the system's interpreter, whatever python3 the PATH finds first.
+    python3-numpy) /usr/bin/python3 -c "import numpy" ;;
+    python3-pip) /usr/bin/python3 -c "import setuptools, wheel, pip" ;;
     clang) command -v clang++ ;;
     # libFuzzer's runtime: clang prints a bare file name when it has none.
     libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;

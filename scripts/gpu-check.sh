@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole check on a GPU machine, in one go: build for the local GPU, run every test (GPU ones included),
 # run the GPU tests under compute-sanitizer, and run fastgemm-bench beside cuBLAS. Logs go to LOG_DIR
 # (first argument, default build/gpu-check-logs); a summary table is printed last.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the build and the tests need and the machine lacks, builds fastgemm with its tests and
 # runs every test. Without a GPU the GPU tests are skipped. The last line is the count:
 #   N passed, N failed, N skipped (no GPU: N; matplotlib missing: N)

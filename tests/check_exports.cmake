@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The shared library's dynamic symbols are exactly the functions the header declares.
 execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols RESULT_VARIABLE result)
 if(NOT result EQUAL 0)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the install tests share, included by their cmake -P scripts.
 
 # Fails unless every named variable is set.
@@ -39,7 +40,7 @@ function(run_program program)
   endif()
 endfunction()
 
-# Writes the body of README's first ```LANGUAGE block to FILE.
+# Writes the body of the first ```LANGUAGE block of README (README.md or a guide of docs/) to FILE.
 function(readme_example readme language file)
   file(READ "${readme}" text)
   string(REGEX MATCH "```${language}\n([^`]*)```" block "${text}")
@@ -52,6 +53,7 @@ endfunction()
 # Sets OUTPUT_VARIABLE to the first ```LANGUAGE block of README's section HEADING ("## Fortran").
 function(readme_section_block readme heading language output_variable)
   file(READ "${readme}" text)
+  string(PREPEND text "\n")  # a heading on the file's first line
   string(FIND "${text}" "\n${heading}\n" start)
   if(start EQUAL -1)
     message(FATAL_ERROR "no section '${heading}' in ${readme}")

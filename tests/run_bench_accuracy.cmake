@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs `fastgemm-bench accuracy` on a small part of its suite (BENCH, ARGS) and checks that it ran through: the
 # summary line counts CASES cases and at least one fastgemm row (AUTO's) for each, no call failed, and the exit
 # status is 0 (every row met the contract) or 1 (a row missed it: the run's figures say so, this test does not

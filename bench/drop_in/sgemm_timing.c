@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Times sgemm_ on pageable host arrays through whatever BLAS the process has: the system BLAS, or one
    preloaded before it (libfastgemm_blas.so, NVBLAS), so that drop-in libraries are compared on the same
    unchanged program. Square products, alpha 1, beta 0, inputs uniform in (-1, 1); the best of REPEATS

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0
 ! fastgemm for Fortran: the C ABI of fastgemm.h as a module, through iso_c_binding.
 !
 ! Every fg_ function of the header has an interface here, bound to its C name, with the header's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fastgemm for Python: the C ABI of a shared libfastgemm, through ctypes.
 
     import cupy
@@ -13,22 +14,28 @@ Device arrays are CuPy arrays (or anything with __cuda_array_interface__), PyTor
 or device addresses as ints. Calls are asynchronous on the handle's stream, as in C. Every failing call
 raises fastgemm.Error, which carries the status and fg_last_error_message().
 
-The library is the file named by the FASTGEMM_LIBRARY environment variable; else libfastgemm.so beside
-this file; else the one in the lib directory of the prefix this file is installed in
-(<prefix>/share/fastgemm/python/fastgemm.py); else whatever the system's loader finds. It must be a
-shared build of fastgemm (-DBUILD_SHARED_LIBS=ON).
+The library is the file named by the FASTGEMM_LIBRARY environment variable; else libfastgemm.so(.0)
+beside this file; else the one in the lib directory of the prefix this file is installed in
+(<prefix>/share/fastgemm/python/fastgemm.py), or of Python's prefix (pip install ./bindings/python into
+the prefix fastgemm is installed in); else whatever the system's loader finds. Every install of this
+version has the shared library (a static build installs libfastgemm.so.0 beside libfastgemm.a).
+
+fastgemm.matmul(a, b, math=...) is the one-call form: NumPy arrays through fg_sgemm_host, device arrays of
+any framework through __cuda_array_interface__ or DLPack.
 """
 import ctypes
 import ctypes.util
 import enum
 import os
 import pathlib
+import sys
+import threading
 import weakref
 
 __all__ = [
     "Status", "Layout", "Op", "SgemmAlgo", "MathMode", "DType", "RowmeanAlgo", "Error", "Handle", "check",
     "library", "version", "status_name", "status_string", "last_error_message", "last_cuda_error",
-    "sgemm_algo_name", "math_mode_name", "rowmean_algo_name",
+    "sgemm_algo_name", "math_mode_name", "rowmean_algo_name", "matmul",
     "Reproducibility", "reproducibility_name",
 ]
 
@@ -161,15 +168,39 @@ def _library_location():
     explicit = os.environ.get("FASTGEMM_LIBRARY")
     if explicit:
         return explicit
-    here = pathlib.Path(__file__).resolve().parent
-    candidates = [here / "libfastgemm.so"]
-    if len(here.parents) >= 3:
-        prefix = here.parents[2]
-        candidates += [prefix / "lib" / "libfastgemm.so", prefix / "lib64" / "libfastgemm.so"]
-    for candidate in candidates:
+    for candidate in _library_candidates():
         if candidate.is_file():
             return str(candidate)
-    return ctypes.util.find_library("fastgemm") or "libfastgemm.so"
+    return ctypes.util.find_library("fastgemm") or f"libfastgemm.so.{_SONAME_VERSION}"
+
+
+_SONAME_VERSION = 0
+
+
+def _library_directories():
+    here = pathlib.Path(__file__).resolve().parent
+    directories = [here]
+    prefixes = [here.parents[2]] if len(here.parents) >= 3 else []
+    prefixes.append(pathlib.Path(sys.prefix))
+    for prefix in prefixes:
+        directories += [prefix / "lib", prefix / "lib64"]
+    return directories
+
+
+def _library_candidates():
+    for directory in _library_directories():
+        for name in ("libfastgemm.so", f"libfastgemm.so.{_SONAME_VERSION}"):
+            yield directory / name
+
+
+def _static_only_hint():
+    """A sentence for the error when a libfastgemm.a is installed where no shared library was found."""
+    for directory in _library_directories() + [pathlib.Path("/usr/local/lib"), pathlib.Path("/usr/lib")]:
+        if (directory / "libfastgemm.a").is_file():
+            return (f"; only a static libfastgemm is installed ({directory / 'libfastgemm.a'}), which Python "
+                    "cannot load: install fastgemm from a build of this version (it installs libfastgemm.so."
+                    f"{_SONAME_VERSION} beside the static library) or a shared build (-DBUILD_SHARED_LIBS=ON)")
+    return ""
 
 
 def library():
@@ -185,8 +216,8 @@ def library():
                 function.restype = restype
                 function.argtypes = argtypes
         except (OSError, AttributeError) as error:
-            raise OSError(f"fastgemm: cannot use {location} as libfastgemm ({error}); set FASTGEMM_LIBRARY to "
-                          "the path of a shared libfastgemm of this version") from error
+            raise OSError(f"fastgemm: cannot use {location} as libfastgemm ({error}){_static_only_hint()}; set "
+                          "FASTGEMM_LIBRARY to the path of a shared libfastgemm of this version") from error
         _library = loaded
     return _library
 
@@ -543,3 +574,185 @@ class Handle:
         dtype = DType.F32 if kind == "f4" else DType.F64
         self.rowmean_matvec(dtype, input_address, matrix_address, output_address, L, M, N)
         return output
+
+
+# fastgemm.matmul: one call, no handle to manage. NumPy arrays go through fg_sgemm_host (the library stages
+# them through the GPU in tiles), device arrays through fg_sgemm; neither needs CuPy.
+
+_per_thread = threading.local()
+_KDL_CUDA = 2  # DLPack's device type of CUDA memory
+
+
+def _thread_handle():
+    """This thread's handle for matmul, with the math mode it was created with (FASTGEMM_MATH's)."""
+    handle = getattr(_per_thread, "handle", None)
+    if handle is None:
+        handle = Handle()
+        _per_thread.handle = handle
+        _per_thread.default_math = handle.math_mode
+    return handle
+
+
+def _math_mode(math):
+    if math is None or isinstance(math, MathMode):
+        return math
+    if isinstance(math, str):
+        for mode in MathMode:
+            if mode.name.lower() == math.lower():
+                return mode
+    raise ValueError(f"fastgemm: math must be None, 'fp32', 'fp32_emulated' or a fastgemm.MathMode, not {math!r}")
+
+
+def _is_host(array):
+    return hasattr(array, "__array_interface__") and not hasattr(array, "__cuda_array_interface__")
+
+
+class _DLPackView:
+    """A device array known only through DLPack, seen as __cuda_array_interface__: the capsule is kept (and
+    the producer's array with it) for as long as this view lives, and never consumed."""
+
+    class _Device(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class _DataType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+    class _Tensor(ctypes.Structure):
+        pass
+
+    _Tensor._fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32),
+                        ("dtype", _DataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+    def __init__(self, array, name):
+        device_type, _ = array.__dlpack_device__()
+        if device_type != _KDL_CUDA:
+            raise TypeError(f"fastgemm: {name} is DLPack memory of device type {device_type}, not CUDA memory")
+        # stream 1: the legacy default stream, the one fastgemm computes on, orders the producer's work.
+        self._capsule = array.__dlpack__(stream=1)
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        tensor = self._Tensor.from_address(get_pointer(self._capsule, b"dltensor"))
+        shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+        kind = {(2, 32): "f4", (2, 64): "f8"}.get((tensor.dtype.code, tensor.dtype.bits), "other")
+        item_size = tensor.dtype.bits // 8
+        strides = (None if not tensor.strides else tuple(tensor.strides[i] * item_size for i in range(tensor.ndim)))
+        self.__cuda_array_interface__ = {"data": (tensor.data + tensor.byte_offset, False), "shape": shape,
+                                         "typestr": "<" + kind, "strides": strides, "version": 3}
+
+
+def _device_view(array, name):
+    if hasattr(array, "__cuda_array_interface__") or callable(getattr(array, "data_ptr", None)):
+        return array
+    if hasattr(array, "__dlpack__"):
+        return _DLPackView(array, name)
+    raise TypeError(f"fastgemm: {name} is a {type(array).__name__}: pass NumPy arrays, or device arrays with "
+                    "__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, JAX, Numba)")
+
+
+def _host_operand(array, name):
+    """(address, rows, columns, op, leading dimension) of a 2-D float32 NumPy array, read as row-major."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(array, numpy.ndarray):
+        raise TypeError(f"fastgemm: {name} is a {type(array).__name__}, not a NumPy array")
+    if array.ndim != 2:
+        raise ValueError(f"fastgemm: {name} must be a 2-D array, not {array.ndim}-D")
+    if array.dtype != numpy.float32:
+        raise TypeError(f"fastgemm: {name} is {array.dtype}; matmul computes in FP32: pass "
+                        f"{name}.astype(numpy.float32)")
+    rows, columns = array.shape
+    item = array.itemsize
+    row_stride, column_stride = array.strides
+    # Rows (op N) or columns (op T) contiguous, one after the other at a positive leading dimension; any
+    # other view (broadcast, reversed, strided both ways) is copied first.
+    if column_stride == item or columns == 1:
+        leading = row_stride // item if rows > 1 else max(1, columns)
+        if row_stride % item == 0 and leading >= max(1, columns):
+            return array.ctypes.data, rows, columns, Op.N, leading
+    if row_stride == item or rows == 1:
+        leading = column_stride // item if columns > 1 else max(1, rows)
+        if column_stride % item == 0 and leading >= max(1, rows):
+            return array.ctypes.data, rows, columns, Op.T, leading
+    return _host_operand(numpy.ascontiguousarray(array), name)
+
+
+def _new_device_output(like, rows, columns):
+    """A float32 rows x columns device array of like's framework (CuPy or PyTorch), or, for another
+    framework, a CuPy or PyTorch array that fastgemm fills and like's namespace takes over through DLPack."""
+    module = type(like).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.empty((rows, columns), dtype=torch.float32, device=like.device), None
+    if module == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty((rows, columns), dtype=cupy.float32), None
+    namespace = getattr(like, "__array_namespace__", None)
+    for maker in ("cupy", "torch"):
+        try:
+            library = __import__(maker)
+        except ImportError:
+            continue
+        out = (library.empty((rows, columns), dtype=library.float32) if maker == "cupy"
+               else library.empty((rows, columns), dtype=library.float32, device="cuda"))
+        return out, (namespace().from_dlpack if namespace is not None else None)
+    raise TypeError(f"fastgemm: no way to allocate the result beside a {type(like).__name__}: pass out=, or "
+                    "install CuPy or PyTorch")
+
+
+def _synchronize():
+    """Waits for the whole device: matmul returns results that any stream of any framework may read."""
+    synchronize = library().cudaDeviceSynchronize
+    synchronize.restype, synchronize.argtypes = ctypes.c_int, []
+    if synchronize() != 0:
+        raise Error(Status.CUDA_ERROR, "cudaDeviceSynchronize failed after fastgemm.matmul")
+
+
+def matmul(a, b, *, math=None, out=None, alpha=1.0, beta=0.0):
+    """out := alpha * a @ b + beta * out, and returns out: 2-D float32 arrays, read as row-major matrices
+    (transposed views are taken as they are).
+
+    - NumPy arrays (out a new NumPy array unless given): computed on the GPU through fg_sgemm_host, tiled
+      and pipelined through device memory, whatever their size;
+    - device arrays of any framework, through __cuda_array_interface__ (CuPy, PyTorch, Numba) or DLPack
+      (JAX and others): computed by fg_sgemm on the current device; out is a new array of a's framework
+      unless given.
+
+    math: None (the default mode, FASTGEMM_MATH's if set), "fp32" or "fp32_emulated" (FP32's accuracy from
+    tensor-core products, see docs/math-mode.md), or a MathMode. Returns once the product is computed.
+    Raises TypeError or ValueError for arrays it cannot multiply, Error for a failed call (Status.NO_DEVICE
+    without a GPU)."""
+    mode = _math_mode(math)
+    host = [_is_host(array) for array in (a, b) + ((out,) if out is not None else ())]
+    if any(host) and not all(host):
+        raise TypeError("fastgemm: matmul takes NumPy arrays or device arrays, not both in one call")
+    if all(host):
+        a_address, m, k, transa, lda = _host_operand(a, "a")
+        b_address, b_rows, n, transb, ldb = _host_operand(b, "b")
+        if b_rows != k:
+            raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} do not match")
+        if out is None:
+            import numpy
+            out = numpy.empty((m, n), dtype=numpy.float32)
+            beta = 0.0
+        c_address, c_rows, c_columns, c_op, ldc = _host_operand(out, "out")
+        if (c_rows, c_columns) != (m, n) or c_op != Op.N or c_address != out.ctypes.data or not out.flags.writeable:
+            raise ValueError(f"fastgemm: out must be a writable {m}x{n} float32 array with contiguous rows")
+        handle = _thread_handle()
+        handle.math_mode = mode if mode is not None else _per_thread.default_math
+        handle.sgemm_host(Layout.ROW_MAJOR, transa, transb, m, n, k, alpha, a_address, lda, b_address, ldb, beta,
+                          c_address, ldc)
+        return out
+    a_view, b_view = _device_view(a, "a"), _device_view(b, "b")
+    m, k = _matrix_operand(a_view, "a")[1:3]
+    n = _matrix_operand(b_view, "b")[2]
+    wrap = None
+    if out is None:
+        out, wrap = _new_device_output(a, m, n)
+        beta = 0.0
+    handle = _thread_handle()
+    handle.math_mode = mode if mode is not None else _per_thread.default_math
+    _synchronize()  # the operands may still be written on another stream of their framework
+    handle.matmul(a_view, b_view, _device_view(out, "out"), alpha, beta)
+    _synchronize()
+    return wrap(out) if wrap is not None else out

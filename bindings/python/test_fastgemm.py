@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of fastgemm.py. The library's loading, names and error paths run on any machine; the computations
 run on a GPU through CuPy and through PyTorch, checked against numpy, and are reported as skipped where
 numpy, the array library or the GPU is missing. FASTGEMM_LIBRARY names the shared library under test.
@@ -37,6 +38,13 @@ def device_present():
     return _device_present
 
 
+def python_examples():
+    """The ```python blocks of docs/python.md, which these tests run: the NumPy one on any machine (it
+    says there is no GPU where there is none), the CuPy one on a GPU."""
+    text = (SOURCE_ROOT / "docs" / "python.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
 def load_copy(module_path):
     """A fresh import of fastgemm.py from module_path, with its own library lookup."""
     spec = importlib.util.spec_from_file_location("fastgemm_copy", module_path)
@@ -51,6 +59,11 @@ class LibraryTest(unittest.TestCase):
         parts = [int(re.search(rf"#define FG_VERSION_{part} (\d+)", header).group(1))
                  for part in ("MAJOR", "MINOR", "PATCH")]
         self.assertEqual(fastgemm.version(), tuple(parts))
+
+    def test_package_version_is_the_headers(self):
+        pyproject = (SOURCE_ROOT / "bindings" / "python" / "pyproject.toml").read_text()
+        version = re.search(r'^version = "([0-9.]+)"', pyproject, re.M).group(1)
+        self.assertEqual(tuple(int(part) for part in version.split(".")), fastgemm.version())
 
     def test_status_names(self):
         for status in Status:
@@ -178,6 +191,22 @@ class LookupTest(unittest.TestCase):
         module = self.place(prefix / "share" / "fastgemm" / "python", prefix / "lib")
         self.assertEqual(self.loaded_from(module), str(prefix / "lib" / "libfastgemm.so"))
 
+    def test_static_only_install(self):
+        prefix = self.directory / "static"
+        module_dir = prefix / "share" / "fastgemm" / "python"
+        module_dir.mkdir(parents=True)
+        (prefix / "lib").mkdir()
+        shutil.copy(pathlib.Path(fastgemm.__file__), module_dir / "fastgemm.py")
+        (prefix / "lib" / "libfastgemm.a").write_bytes(b"!<arch>\n")
+        with mock.patch.dict(os.environ), mock.patch("ctypes.util.find_library", return_value=None):
+            os.environ.pop("FASTGEMM_LIBRARY")
+            copy = load_copy(module_dir / "fastgemm.py")
+            copy._SONAME_VERSION = 99  # the loader would find the libfastgemm.so.0 this process loaded
+            with self.assertRaises(OSError) as caught:
+                copy.version()
+        self.assertIn("only a static libfastgemm is installed", str(caught.exception))
+        self.assertIn(str(prefix / "lib" / "libfastgemm.a"), str(caught.exception))
+
     def test_unusable_library(self):
         missing = str(self.directory / "missing" / "libfastgemm.so")
         other = ctypes.util.find_library("m")
@@ -188,6 +217,92 @@ class LookupTest(unittest.TestCase):
                     copy.version()
                 self.assertIn(location, str(caught.exception))
                 self.assertIn("FASTGEMM_LIBRARY", str(caught.exception))
+
+
+class ModuleMatmulTest(unittest.TestCase):
+    """fastgemm.matmul on NumPy arrays: the refusals on any machine, before any device is touched; the
+    products through fg_sgemm_host on a GPU, checked against float64 products."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import numpy
+        except ImportError:
+            raise unittest.SkipTest("numpy is not installed")
+        cls.np = numpy
+        cls.rng = numpy.random.default_rng(11)
+
+    def random(self, *shape):
+        return self.rng.uniform(-1, 1, shape).astype(self.np.float32)
+
+    def test_refusals(self):
+        np = self.np
+        a, b = self.random(6, 4), self.random(4, 5)
+
+        class DeviceLike:
+            __cuda_array_interface__ = {"data": (0, False), "shape": (4, 5), "typestr": "<f4", "version": 3}
+
+        cases = [
+            ("float64", (a.astype(np.float64), b), {}, TypeError, "astype(numpy.float32)"),
+            ("1-D", (a[0], b), {}, ValueError, "2-D"),
+            ("3-D", (a.reshape(2, 3, 4), b), {}, ValueError, "2-D"),
+            ("shapes", (a, self.random(5, 5)), {}, ValueError, "6x4 @ 5x5"),
+            ("list", ([[1.0]], [[1.0]]), {}, TypeError, "list"),
+            ("mixed", (a, DeviceLike()), {}, TypeError, "not both"),
+            ("math", (a, b), {"math": "fp16"}, ValueError, "'fp16'"),
+            ("out shape", (a, b), {"out": np.empty((5, 6), np.float32)}, ValueError, "6x5"),
+            ("out columns", (a, b), {"out": np.empty((5, 6), np.float32).T}, ValueError, "contiguous rows"),
+            ("out float64", (a, b), {"out": np.empty((6, 5))}, TypeError, "float64"),
+        ]
+        for name, arguments, keywords, kind, text in cases:
+            with self.subTest(name), self.assertRaises(kind) as caught:
+                fastgemm.matmul(*arguments, **keywords)
+            self.assertIn(text, str(caught.exception))
+        read_only = np.zeros((6, 5), np.float32)
+        read_only.flags.writeable = False
+        with self.assertRaises(ValueError):
+            fastgemm.matmul(a, b, out=read_only)
+
+    def test_docs_example(self):
+        examples = [block for block in python_examples() if "import numpy" in block]
+        self.assertEqual(len(examples), 1, "docs/python.md has no NumPy example")
+        exec(compile(examples[0], "docs/python.md", "exec"), {})
+
+    def test_without_device(self):
+        if device_present():
+            self.skipTest("a GPU is present")
+        with self.assertRaises(Error) as caught:
+            fastgemm.matmul(self.random(6, 4), self.random(4, 5))
+        self.assertIs(caught.exception.status, Status.NO_DEVICE)
+
+    def check(self, got, expected):
+        np = self.np
+        self.assertEqual(got.dtype, np.float32)
+        scale = np.abs(expected).max()
+        self.assertTrue(np.all(np.isfinite(got)))
+        self.assertLess(np.abs(got - expected).max() / scale, 1e-5)
+
+    def test_products(self):
+        if not device_present():
+            self.skipTest("no GPU")
+        np = self.np
+        for m, n, k in [(1, 1, 1), (33, 17, 65), (300, 257, 129), (1024, 1000, 600)]:
+            a, b = self.random(m, k), self.random(k, n)
+            expected = a.astype(np.float64) @ b.astype(np.float64)
+            for math in (None, "fp32", "fp32_emulated", MathMode.FP32_EMULATED):
+                with self.subTest(shape=(m, n, k), math=math):
+                    self.check(fastgemm.matmul(a, b, math=math), expected)
+            at, bt = np.asfortranarray(a), self.random(n, k).T  # columns contiguous: op T
+            self.check(fastgemm.matmul(at, bt), a.astype(np.float64) @ bt.astype(np.float64))
+            strided = self.random(m, 2 * k)[:, ::2]  # neither rows nor columns contiguous: copied
+            self.check(fastgemm.matmul(strided, b), strided.astype(np.float64) @ b.astype(np.float64))
+            out = self.random(m, n)
+            previous = out.astype(np.float64)
+            result = fastgemm.matmul(a, b, out=out, alpha=-0.5, beta=2.0)
+            self.assertIs(result, out)
+            self.check(out, -0.5 * expected + 2.0 * previous)
+            poisoned = np.full((m, n), np.nan, np.float32)
+            self.check(fastgemm.matmul(a, b, out=poisoned), expected)  # beta 0: out is not read
 
 
 class Backend:
@@ -219,6 +334,39 @@ class Backend:
     def assert_close(self, actual, expected, tolerance):
         worst = float(self.np.max(self.np.abs(actual - expected) / (self.np.abs(expected) + 1)))
         self.assertLessEqual(worst, tolerance)
+
+    def test_module_matmul(self):
+        np = self.np
+        a, b = self.random(300, 200), self.random(200, 100)
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        for math in (None, "fp32_emulated"):
+            with self.subTest(math=math):
+                result = fastgemm.matmul(self.to_device(a), self.to_device(b), math=math)
+                self.assertEqual(type(result).__module__.split(".")[0], self.name)
+                got = self.to_host(result)
+                self.assertLess(np.abs(got - expected).max() / np.abs(expected).max(), 1e-5)
+        out = self.to_device(np.full((300, 100), np.nan, np.float32))
+        self.assertIs(fastgemm.matmul(self.to_device(a), self.to_device(b), out=out), out)
+        self.assertLess(np.abs(self.to_host(out) - expected).max() / np.abs(expected).max(), 1e-5)
+
+    def test_module_matmul_through_dlpack(self):
+        np = self.np
+
+        class OnlyDLPack:  # an array of a framework fastgemm knows nothing of
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, stream=None):
+                return self.array.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self):
+                return self.array.__dlpack_device__()
+
+        a, b = self.random(130, 70), self.random(70, 90)
+        out = self.to_device(np.full((130, 90), np.nan, np.float32))
+        fastgemm.matmul(OnlyDLPack(self.to_device(a)), OnlyDLPack(self.to_device(b)), out=OnlyDLPack(out))
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        self.assertLess(np.abs(self.to_host(out) - expected).max() / np.abs(expected).max(), 1e-5)
 
     def test_sgemm_row_major(self):
         m, n, k, alpha, beta = 67, 45, 33, 1.5, -0.5
@@ -440,11 +588,10 @@ class CupyTest(Backend, unittest.TestCase):
     def stream_address(self, stream):
         return stream.ptr
 
-    def test_readme_example(self):
-        readme = (SOURCE_ROOT / "README.md").read_text()
-        example = re.search(r"```python\n(.*?)```", readme, re.S)
-        self.assertIsNotNone(example, "README.md has no Python example")
-        exec(compile(example.group(1), "README.md", "exec"), {})
+    def test_docs_example(self):
+        examples = [block for block in python_examples() if "import cupy" in block]
+        self.assertEqual(len(examples), 1, "docs/python.md has no CuPy example")
+        exec(compile(examples[0], "docs/python.md", "exec"), {})
 
 
 class TorchTest(Backend, unittest.TestCase):

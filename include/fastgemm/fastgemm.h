@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fastgemm: FP32 matrix products and a batched "row mean, then matrix-vector product" on CUDA GPUs.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm for C++: a header-only layer over the C ABI in fastgemm.h. A move-only Handle owns an
 // fg_handle_t; every failing call throws fastgemm::Error carrying the status and the library's message.
 // Requires C++11.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/check.hpp"
 
 #include <string>
@@ -10,6 +11,24 @@ std::string call_name(const char *call) {
   const auto paren = name.find('(');
   if (paren != std::string::npos) name.resize(paren);
   return name;
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// The runtime answers "insufficient driver" both where no driver is installed and where the installed one
+// is older than the runtime; the driver's version (0 without a driver) tells them apart.
+std::string no_device_headline(cudaError_t error) {
+  int driver = 0, runtime = 0;
+  if (error == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess) {
+    if (driver == 0) return "no NVIDIA driver found (no libcuda.so.1 is installed)";
+    if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+      return "the NVIDIA driver supports CUDA " + cuda_version_text(driver) + ", older than the CUDA runtime " +
+             cuda_version_text(runtime) + " this program uses: update the driver";
+  }
+  if (error == cudaErrorStubLibrary) return "no NVIDIA driver found (the CUDA toolkit's stub libcuda.so was loaded)";
+  return "no usable NVIDIA GPU and driver found";
 }
 
 }  // namespace
@@ -31,7 +50,7 @@ Status cuda_status(cudaError_t error, const char *call) {
   }
   // CUDA's own text ("CUDA driver version is insufficient...") reads as a request to upgrade a driver that a
   // machine without a GPU does not have: say first what it means.
-  if (code == StatusCode::no_device) message = "no usable NVIDIA GPU and driver found: " + message;
+  if (code == StatusCode::no_device) message = no_device_headline(error) + ": " + message;
   return Status::failure(code, std::move(message), static_cast<int>(error));
 }
 

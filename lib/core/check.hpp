@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place where CUDA runtime and cuBLAS results become Status values. Every call into either
 // library goes through FG_CUDA_CHECK / FG_CUBLAS_CHECK (or cuda_status / cublas_status directly), so a
 // failure always carries the call's name, the error's name and its description.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state behind an fg_handle_t: the device it is bound to, its stream, the selected algorithms, and
 // the resources some algorithms need (a cuBLAS handle, a device workspace), made on first use and kept,
 // so that later calls of the same shape class allocate nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the kernels and AUTO's choices need to know about the device a handle is bound to, and the few
 // driver calls the library makes (reached through the runtime's entry-point query, so that the library
 // does not link libcuda).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place where a problem's runtime element type becomes a template type.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel launches that report their own failure: cudaLaunchKernelEx returns the launch's error directly,
 // so a stale error left by someone else's earlier launch is never mistaken for ours.
 #pragma once

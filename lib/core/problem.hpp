@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Canonical problem forms that every kernel sees. The C ABI's layouts, transposes and trivial cases are
 // resolved before a problem reaches lib/: a GemmProblem is always row-major, with m, n, k, batch >= 1 and
 // alpha != 0.

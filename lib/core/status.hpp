@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal status of lib/: a code and, on failure, a message naming the call or condition that failed.
 // capi/ turns it into an fg_status_t and the thread's last-error message.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol every algorithm of every operation follows (after CUTLASS's device-level operators), and the
 // lookups its registries share. A registry is data: a table of variants, and AUTO's choice, a function of the
 // problem and the device that returns an ordered preference; the first variant of it that can implement the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Asynchronous copies from global to shared memory (cp.async, compute capability 8.0): each thread's copies are
 // committed in groups, and a thread waits until at most kPending of its groups are still in flight. The synchronous
 // copies of older targets only keep those targets of a fat binary compiling; every caller refuses such devices.

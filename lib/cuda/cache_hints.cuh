@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // L2 cache hints: lines fetched ahead of their use, and lines dropped that nobody reads again.
 #pragma once
 

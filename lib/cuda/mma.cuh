@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor-core fragments: the FP64 m16n8k8 product (compute capability 9.0; four m8n8k4 on 8.0; FMAs before).
 #pragma once
 

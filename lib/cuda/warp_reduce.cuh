@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Warp-shuffle sums. They are doubles: f32 data is summed in double, and every sum runs in a fixed tree, so that
 // results are the same bit for bit from run to run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blocks of two kinds of warps, producers (warps [0, kProducerWarps)) and consumers (the rest), that hand work to
 // each other through shared memory and named barriers rather than __syncthreads.
 #pragma once

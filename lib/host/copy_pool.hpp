@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host side of packing: copies of 2-D regions of floats with streaming stores, cut in parts that a pool of host
 // threads, kept for the handle's life, runs beside the thread that asks. They pack pageable operands into pinned
 // buffers and unpack computed tiles into a pageable C, for every worker of the handle.

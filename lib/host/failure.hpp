@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the parts of one fg_sgemm_host call (a worker's upload, product and download threads; the workers) report
 // their outcome: a part that stops because another failed says so with StatusCode::aborted, and the call reports
 // the failure that caused the others to stop, whatever its message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host's engine: the entry that wires the parts below together for one call.
 //
 // The map. The blocking is BLIS's five loops around a micro-kernel, with its packing, where the "cache" that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host's engine: a product whose operands may live anywhere (pageable, pinned, managed or device
 // memory, of any size) computed tile by tile of C on one or more devices. A and B panels and C tiles are
 // staged through device buffers and, for pageable memory, through rings of pinned chunks that a pool of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether fg_sgemm_host's pageable operands lie in memory the process may read (A, B) and write (C), checked
 // against the process's mappings before anything is copied, so that an operand shorter than its extents is an
 // error naming it instead of a fault in a copy thread.

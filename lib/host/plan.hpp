@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan of one fg_sgemm_host call: the tile grid (host_gemm.hpp's choose_host_tiling), the order in which workers
 // take the steps and the device slots they use, the testing knobs read from the environment, and what every worker
 // of the call shares (HostJob). Pure: functions of the problem, the devices' memory and the environment.

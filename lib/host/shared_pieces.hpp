@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pinned pieces of a pageable B that every worker of a call uploads (the host's packed B panels).
 #pragma once
 

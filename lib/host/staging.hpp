@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Staging: where an operand lives as seen from a worker's device, the regions of it that a step moves (panels of A
 // and B, tiles of C), and the 2-D copies that move them.
 #pragma once

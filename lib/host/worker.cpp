@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A worker's life (creation, buffers, the reset of a call) and its product role: planning the steps, asking the
 // upload thread for their pieces, enqueuing the products and handing finished tiles to the download thread.
 #include "host/worker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A worker: one device's share of an fg_sgemm_host call, its streams, device slots and pinned rings kept across calls,
 // and the hand-offs between its three threads (product, upload, download). See host_gemm.cpp's map.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A worker's upload and download roles: the pieces of A and B and the tiles of C that beta reads, packed when
 // pageable and copied to the device; the computed tiles copied back and unpacked into C.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The second rung: the single block's work with one block per batch, so every SM takes batches; each thread still
 // reads its own row alone (tree_batch.cuh).
 #include "rowmean/tree_batch.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The limit of the seed algorithms single_block and block_per_batch, which hold one batch's rows in one block: a
 // thread, and a shared-memory slot, per row.
 #pragma once

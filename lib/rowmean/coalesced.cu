@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The third rung: one block per batch as before, but a warp reads a row together, consecutive lanes on consecutive
 // elements, so that each warp load is one contiguous stretch of memory instead of 32 scattered ones; the row sums and
 // the dot products with the matrix rows (read the same way) are reduced with warp shuffles. The batch's means live in

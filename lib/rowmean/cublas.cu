@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS for comparison: gemv (the input as an (N*L) x M matrix times a vector of 1/M) for the means,
 // then gemm for matrix * means^T. In cuBLAS's column-major terms the row-major output (L x N) is the
 // column-major N x L matrix means * matrix^T.

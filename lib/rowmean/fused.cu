@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_ROWMEAN_FUSED: one pass over the input, the L x L product overlapped with the read.
 //
 // One persistent block per SM takes tiles of kTileBatches batches in turn. Its producer warps sum the tile's rows

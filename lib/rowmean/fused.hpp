@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What AUTO's cost model reads of the fused algorithm's plan.
 #pragma once
 

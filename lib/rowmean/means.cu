@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/launch.cuh"
 #include "cuda/warp_reduce.cuh"
 #include "rowmean/means.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row means of the N x L x M input into a dense (N*L) vector, for the two-pass algorithm, which keeps the
 // means in a workspace: one warp per row, lanes walking the row with stride 32 so that a warp's loads
 // are contiguous, sums in double, a shuffle tree at the end.

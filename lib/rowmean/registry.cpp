@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rowmean/registry.hpp"
 
 #include "rowmean/fused.hpp"

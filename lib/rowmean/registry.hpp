@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of rowmean_matvec variants, AUTO's choice among them, and the entry point capi/ calls.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_ROWMEAN_PIPELINED (internally the relay: the means are relayed from producer to consumer warps through L2): one
 // read of the input, the L x L product running beside it, the means passed through L2.
 //

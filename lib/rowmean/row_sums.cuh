@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row sums at the speed of the read, shared by the fused and staged algorithms.
 //
 // The input is cut into spans: a span is a row of M values, or one of 2^k pieces of a row when a few long rows must

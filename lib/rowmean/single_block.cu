@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first rung of the ladder: one block of L threads walks all N batches (tree_batch.cuh), so one SM does all the
 // work and each thread reads its row on its own, far from its neighbours' rows.
 #include "rowmean/tree_batch.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_ROWMEAN_STAGED: any L, M and N, in two passes through the handle's workspace.
 //
 // 1. Row means in double, read at the speed of the input (staged_means.cu).

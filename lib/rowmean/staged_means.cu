@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The means pass of FG_ROWMEAN_STAGED: row sums in double (row_sums.cuh), read at the speed of the input. When there
 // are too few rows to keep every SM busy (3 x 100000 x 100 has 300), each row is split into 2^k pieces whose sums are
 // joined afterwards in a fixed order: no atomics, so results are the same bit for bit from run to run.

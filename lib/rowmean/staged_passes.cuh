@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two passes of FG_ROWMEAN_STAGED (staged.cu): the row means into the workspace (staged_means.cu), then the
 // product over them (staged_product.cu).
 #pragma once

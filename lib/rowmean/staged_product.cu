@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The product pass of FG_ROWMEAN_STAGED: warps stream the matrix against the means on FP64 tensor cores
 // (tensor_product.cuh), or, for a matrix that streams from memory against few batches, blocks stage both operands in
 // shared memory first (streaming_product_kernel); segments of j, when there are several, are joined in a fixed order.

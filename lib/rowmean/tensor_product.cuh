@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The L x L product over the means on FP64 tensor cores, shared by the fused and staged algorithms.
 //
 // One warp computes a 16 x (8 * kGroups) tile of output: 16 matrix rows against 8 * kGroups mean vectors, summed over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/dtype.hpp"
 #include "core/launch.cuh"
 #include "rowmean/tree_batch.cuh"

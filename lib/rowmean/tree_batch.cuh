@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The classic one-thread-per-row step shared by FG_ROWMEAN_SINGLE_BLOCK and FG_ROWMEAN_BLOCK_PER_BATCH: thread j of
 // a block of L threads sums row j of a batch on its own, then every output row is one shared-memory tree reduction
 // of matrix[i][j] * mean[j] over the block. Sums are doubles, so f32 results keep their precision.

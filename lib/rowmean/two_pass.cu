@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The general algorithm with no limit on L: the row means go to a workspace (means.cu), then a tiled
 // kernel computes output (L x N) = matrix (L x L) * means^T, both passes summing in double.
 #include "core/dtype.hpp"

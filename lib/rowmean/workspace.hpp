@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Carving one workspace allocation into several arrays, for the rowmean algorithms that stage data in memory.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fourth rung: smem_vec4.cu with op(A)'s tile stored as lines along m, transposed on its way into
 // shared memory when A's rows run along k. A thread's 8 values of A at one depth are then two 128-bit
 // reads from one line instead of reads from 8 lines, and the words a warp reads at once lie on distinct

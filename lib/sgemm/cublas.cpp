@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS with FP32 math, for comparison and as AUTO's choice where it is the fastest known. cuBLAS is
 // column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B goes first.
 // Problems whose sizes fit an int go through the classic 32-bit entry points, as a program that calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fifth rung: bank_free.cu with its loads overlapped with the math, at both levels of the memory
 // hierarchy. Two shared-memory stages: while the block multiplies the tiles in one, each thread's loads of
 // the next k-tile are already in flight into registers, and are stored into the other stage after the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first rung: one thread per element of C, reading its row of op(A) and column of op(B) straight
 // from global memory. Transposes are strides, so one kernel covers every case.
 #include "core/launch.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands; the plan, tile by tile the codes, their
 // INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
 // count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;

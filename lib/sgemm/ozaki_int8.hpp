@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8, emulated FP32 after Ozaki scheme II (arXiv 2504.08009), with a certificate for every
 // element it returns. Every row of op(A) and every column of op(B) is scaled by a power of two to integers whose
 // 2-norm is below S = sqrt(P / 2) (P the product of the moduli), so that every element of the integer product is

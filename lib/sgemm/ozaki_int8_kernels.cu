@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sgemm/ozaki_int8_kernels.hpp"
 
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernels of FG_SGEMM_OZAKI_INT8 (see ozaki_int8.hpp): the scan of the operands, the codes and the residues,
 // the certificate's plan, the reconstruction of C from the INT32 products, and the FP32 elements (those NaN or
 // Inf reach, and those no moduli count certifies).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exact integer arithmetic of FG_SGEMM_OZAKI_INT8 in doubles and its certificate, for the kernels and for the
 // host (the unit tests check them against 128-bit integers and exact rational arithmetic).
 #pragma once

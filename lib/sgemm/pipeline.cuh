@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the kernels past the ladder share: a block tile of C split into warp tiles, operand tiles copied
 // from global into shared memory by cp.async, several k-tiles deep, with no registers or instructions
 // spent on staging them, and an optional split of k over blocks.

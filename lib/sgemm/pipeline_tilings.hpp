@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tile shapes of the pipelined kernels (see pipeline.cuh), as types the host code can name: the
 // variants, AUTO's choice and the tuning tool pick among them.
 #pragma once

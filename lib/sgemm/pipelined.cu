@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_PIPELINED: the ladder's ideas past the ladder. Each block computes a 64 x 128 tile of C with
 // 4 warps of 32 x 64, a thread's 8 x 8 outputs as 2 x 2 bands of 4; operand tiles 16 deep travel from
 // global to shared memory by cp.async, 4 k-tiles in flight, with no registers spent on staging them (an

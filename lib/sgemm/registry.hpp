@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of SGEMM variants this build carries, AUTO's choice among them, and the one entry point
 // capi/ calls with a canonical problem.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C := beta * C, the whole product when k == 0 or alpha == 0.
 #include "core/launch.cuh"
 #include "sgemm/registry.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The second rung: each block computes a 128 x 128 tile of C, staging op(A) and op(B) through shared
 // memory 8 deep, and each thread keeps 8 x 8 outputs in registers, so that every value read from shared
 // memory feeds 8 multiply-adds. Global memory is read and written 32 bits at a time. op(A)'s tile is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The third rung: the shared-memory tiles of smem.cu, now read from global memory and written to C 128
 // bits at a time, a quarter of the load and store instructions. Each thread moves one chunk of 4
 // consecutive elements per operand tile; chunks that straddle the matrix's edge are read element by

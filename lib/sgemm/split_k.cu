@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_SPLIT_K: for products whose C has too few tiles to fill the device and whose k is long
 // (256 x 256 x 16384, say), k is cut into slices of whole k-tiles, each slice's product over a C tile is
 // one block's work, and a second kernel sums the slices' partial products with alpha and beta applied.

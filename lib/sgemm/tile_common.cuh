@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tiled SGEMM kernels (smem, smem_vec4, bank_free, double_buffer) share: the 128 x 128 x 8 block
 // tile and the way 256 threads split it, the copies of operand tiles from global into shared memory for
 // either orientation, the inner product over one shared tile, the alpha/beta epilogue, the walk over

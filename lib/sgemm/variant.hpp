@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SGEMM's algorithms follow the variant protocol (core/variant.hpp) over the canonical GemmProblem. Each is defined
 // in its own file as `extern const SgemmVariant name = {...}` and listed in registry.cpp's table.
 #pragma once

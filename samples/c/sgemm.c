@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fastgemm from C: C := alpha * A * B + beta * C on the GPU with fg_sgemm, checked against the CPU.
  * Without a GPU, fastgemm says so (FG_STATUS_NO_DEVICE); the program prints its message and exits 0.
  *

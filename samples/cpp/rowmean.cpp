@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm from C++ (fastgemm.hpp): output = matrix * (row means of input) on the GPU with
 // rowmean_matvec, in double precision, checked against the CPU. Without a GPU, fastgemm says so
 // (FG_STATUS_NO_DEVICE); the program prints its message and exits 0.

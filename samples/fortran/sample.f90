@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0
 ! fastgemm from Fortran: an sgemm and a rowmean_matvec on device memory, each checked against the CPU.
 ! Without a GPU, fastgemm says so (FG_STATUS_NO_DEVICE), the program prints its message and exits 0.
 !
@@ -54,7 +55,10 @@ program sample
 
   status = fg_create(handle)
   if (status == FG_STATUS_NO_DEVICE) then
-    if (len(fg_last_error_message()) == 0) error stop 'FG_STATUS_NO_DEVICE without a message'
+    if (len(fg_last_error_message()) == 0) then
+      print '(a)', 'FG_STATUS_NO_DEVICE without a message'
+      stop 1
+    end if
     print '(2a)', 'no usable CUDA device, as fastgemm reports: ', fg_last_error_message()
     stop
   end if
@@ -71,7 +75,7 @@ contains
     character(len=*), intent(in) :: call_name
     if (status /= FG_STATUS_SUCCESS) then
       print '(5a)', call_name, ': ', fg_status_name(status), ': ', fg_last_error_message()
-      error stop 1
+      stop 1
     end if
   end subroutine check
 
@@ -80,7 +84,7 @@ contains
     character(len=*), intent(in) :: call_name
     if (error /= cudaSuccess) then
       print '(2a, i0)', call_name, ' failed: cudaError_t ', error
-      error stop 1
+      stop 1
     end if
   end subroutine check_cuda
 
@@ -182,7 +186,10 @@ contains
     character(len=*), intent(in) :: what
     real(c_double), intent(in) :: worst, tolerance
     print '(2a, es9.2)', what, ': worst relative error ', worst
-    if (.not. worst <= tolerance) error stop 'result differs from the CPU'
+    if (.not. worst <= tolerance) then
+      print '(a)', 'result differs from the CPU'
+      stop 1
+    end if
   end subroutine report
 
 end program sample

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Fortran module and the Python module bind exactly the header's functions, with its argument and
 return types, and carry its enumerators with its values.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/plot draws a PNG from a small sgemm CSV and a small rowmean JSON in fastgemm-bench's formats, and
 refuses a file that is no report. Exits 77 (skipped) without matplotlib.
 

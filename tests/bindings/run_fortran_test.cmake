@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Fortran module with test_fastgemm.f90 against a shared libfastgemm (LIBRARY) and the CUDA runtime
 # (CUDART), strictly (Fortran 2008, every warning an error), in WORK_DIR, and runs it. Run with cmake -P and
 # FORTRAN_COMPILER, SOURCE_DIR, LIBRARY, CUDART, WORK_DIR.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A fresh install, used the way the README and the samples tell a user to use it. KIND=static installs the
 # fastgemm build under test; KIND=shared first builds fastgemm as a shared library (the README's
 # `--preset shared`, for one architecture). Then, against the install:
@@ -5,9 +6,10 @@
 #   measures on a GPU or says plainly that there is none;
 # - the README's CMake project, then projects of one language each (C, C++, Fortran) find_package it,
 #   build and run;
-# - the README's pkg-config commands for C and Fortran build its examples, without a warning, and they run;
+# - the pkg-config commands of the README (C) and of docs/fortran.md build their examples, without a
+#   warning, and they run;
 # - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
-# - the README's C++ example compiles; the installed Python module loads the shared library.
+# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library.
 # Programs run in an empty environment; without a GPU they say that fastgemm found no device.
 # Run with cmake -P and:
 #   KIND                static or shared
@@ -55,14 +57,14 @@ endif()
 execute_process(COMMAND env -i "${bench}" sgemm --sizes 128 --max-seconds 0.1 RESULT_VARIABLE result
                 OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("fastgemm-bench sgemm --sizes 128 (${result}): ${output}")
-set(no_device_message "^fastgemm-bench: (no NVIDIA driver/GPU found|the NVIDIA driver supports CUDA [0-9.]+, older)[^\n]* \\(CUDA: ")
+set(no_device_message "^fastgemm-bench: (no NVIDIA driver found|no NVIDIA driver/GPU found|the NVIDIA driver supports CUDA [0-9.]+, older)[^\n]* \\(CUDA: ")
 if(NOT result EQUAL 0 AND NOT (result EQUAL 3 AND output MATCHES "${no_device_message}"))
   message(FATAL_ERROR "fastgemm-bench neither measured nor said plainly that there is no GPU")
 endif()
 
 # The README's programs, as app.c and app.f90.
 readme_example("${readme}" c "${WORK_DIR}/app.c")
-readme_example("${readme}" fortran "${WORK_DIR}/app.f90")
+readme_example("${SOURCE_DIR}/docs/fortran.md" fortran "${WORK_DIR}/app.f90")
 
 # The README's CMake project, with its C example, then CMake projects of one language each.
 file(MAKE_DIRECTORY "${WORK_DIR}/readme-cmake")
@@ -99,7 +101,7 @@ run_program("${WORK_DIR}/readme-c/app")
 if(FORTRAN_COMPILER)
   file(MAKE_DIRECTORY "${WORK_DIR}/readme-fortran")
   file(COPY "${WORK_DIR}/app.f90" DESTINATION "${WORK_DIR}/readme-fortran")
-  readme_section_block("${readme}" "## Fortran" sh fortran_commands)
+  readme_section_block("${SOURCE_DIR}/docs/fortran.md" "# Fortran" sh fortran_commands)
   run_shell("${WORK_DIR}/readme-fortran" "${prefix}" "${fortran_commands}")
   run_program("${WORK_DIR}/readme-fortran/app")
 endif()
@@ -136,7 +138,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs fastgemm failed")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-readme_example("${readme}" cpp "${WORK_DIR}/readme_example.cpp")
+readme_example("${SOURCE_DIR}/docs/cpp.md" cpp "${WORK_DIR}/readme_example.cpp")
 run("${CXX_COMPILER}" -std=c++11 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/readme_example.cpp"
     -o "${WORK_DIR}/readme_example_cpp" ${flags})
 run("${C_COMPILER}" -std=c99 -pedantic -Wall -Wextra -Werror "${WORK_DIR}/app.c" -o "${WORK_DIR}/app_c" ${flags})

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0
 ! The Fortran module's math mode: its enumerators, the three functions bound to the library, and, with a GPU,
 ! a handle's mode and a product computed in each mode, checked against Fortran's matmul in double precision.
 ! Without a GPU the device-free checks run and the program says the rest was left out. Exit status 0 when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An ordinary program of a BLAS user: cblas_sgemm on host arrays, checked against its own double loop.
    It knows nothing of fastgemm; the tests run it with libfastgemm_blas.so preloaded. */
 #include <cblas.h>

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0
 ! An ordinary Fortran program of a BLAS user: SGEMM on its arrays, checked against a double product.
 ! It knows nothing of fastgemm; the tests run it with libfastgemm_blas.so preloaded.
 program drop_in

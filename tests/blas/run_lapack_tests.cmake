@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # LAPACK's own single-precision test programs (Debian's liblapack-test, installed in LAPACK_DIR) run twice in
 # WORK_DIR: on the CPU, then with libfastgemm_blas.so (PRELOAD) preloaded and every sgemm_ sent to the GPU
 # (FASTGEMM_BLAS_MIN_FLOPS=0, FASTGEMM_LOG=1 into a file). Each suite must run as many tests on the GPU as on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs PROGRAM (with INPUT on stdin when given) in WORK_DIR with libfastgemm_blas.so (PRELOAD) preloaded and
 # FASTGEMM_LOG=1, and checks: exit status 0, every regex of EXPECT in the output, every regex of LOG_ONCE
 # exactly once in the library's log (stderr), none of LOG_NEVER there, and that the library took the SGEMM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C program linked against an installed fastgemm: without a GPU it checks that fastgemm says so; with
    one it computes a small product and compares it with the CPU's. */
 #include <math.h>

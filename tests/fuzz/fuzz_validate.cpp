@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over what the C ABI's entry points do once the handle's device is current (capi/calls.hpp):
 // fg_sgemm and fg_sgemm_strided_batched, fg_rowmean_matvec, fg_set_workspace and the two workspace size queries,
 // over a simulated device: three "allocations" of device memory, one of pageable host memory, one of another

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds the fuzzer of what the entry points do below the device guard (capi/calls.hpp, capi/validate.hpp)
 # with clang (libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer) and runs it for SECONDS, from the
 # inputs it kept before and the seeds beside this file (inputs that once failed). Run with cmake -P and:

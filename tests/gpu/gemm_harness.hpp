@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one SGEMM case through every algorithm the build carries (and AUTO) and checks each result against
 // the double-precision reference: products by relative error, everything outside them bit for bit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm.hpp on the GPU: the typed calls reach the right C entry points and compute, in both math modes.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>

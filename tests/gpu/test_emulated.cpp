@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_MATH_FP32_EMULATED and FG_SGEMM_OZAKI_INT8: the accuracy contract against cuBLAS FP32 on the accuracy
 // suite's distributions (small instances, double references), NaN/Inf patterns, reproducibility, the shapes of
 // fg_sgemm's contract, and the refusals: under graph capture, in a workspace too small, beyond the moduli.

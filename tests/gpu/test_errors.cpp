@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bad-input classes through the real entry points: each returns the documented status, names the
 // argument, and leaves the output untouched.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

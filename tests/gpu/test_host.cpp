@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host: operands in pageable, pinned, managed or device memory, every layout and transpose,
 // leading dimensions, scalars, misaligned pointers, and products cut into many tiles and k chunks
 // (FASTGEMM_HOST_TILE), staged through few device buffers (FASTGEMM_HOST_STAGING) and shared by several

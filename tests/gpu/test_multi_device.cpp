@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several devices: fg_sgemm_host spread over two (C bitwise the one-device result, whatever the order of the
 // list and the memory of the operands), and handles bound to one device used while the calling thread's
 // current device is another. CTest runs these with FASTGEMM_TEST_MIN_DEVICES=2: on a machine with fewer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Programs as a user writes them against the public header: graphs captured after stream changes, streams
 // that die before the handle, caller-owned workspaces, the per-thread default stream from two threads,
 // operands off their element boundary or past their allocation, C sharing memory with A, memory of every

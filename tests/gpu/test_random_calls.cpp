@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random calls through the real entry points, bad ones among them, with C inside a buffer guarded by
 // canary regions: a refused call leaves C and the canaries as they were; an accepted one matches the
 // double-precision reference and writes nothing outside its products.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reliability under the conditions a long-running host program creates: many threads with their own
 // handles, one handle moved between streams, graph capture, operands of more than 2^31 elements, device
 // memory exhausted by someone else, and kernel faults.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_REPRODUCIBLE_SHAPE: one product computed whole, then blocks of its rows and columns computed as products
 // of their own, in every layout and transpose, with padded leading dimensions, pointers off their 16-byte
 // boundary, at some position of a strided batch, on another stream, by AUTO and by every algorithm AUTO may

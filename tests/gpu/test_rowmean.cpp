@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_rowmean_matvec against an extended-precision CPU reference, for every algorithm the build carries and
 // AUTO, both element types.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

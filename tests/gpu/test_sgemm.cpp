@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm and fg_sgemm_strided_batched against a double-precision CPU reference, for every algorithm the
 // build carries and AUTO, across the whole contract.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every class of bad argument the contract names, as data: the unit tests feed them to the argument
 // validator with a simulated device, the GPU tests to the real entry points with real memory.
 #pragma once

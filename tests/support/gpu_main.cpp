@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry point of the GPU test programs: without a usable CUDA device they report "skipped" to CTest
 // (exit code 77, the tests' SKIP_RETURN_CODE) instead of passing without having run; so do they with
 // fewer devices than FASTGEMM_TEST_MIN_DEVICES asks for (the tests of several devices).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/test_support.hpp"
 
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tests share: random inputs, CPU references in higher precision, error measures, device
 // buffers, and the list of algorithms this build carries.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C header compiles as C99 on its own. */
 #include "fastgemm/fastgemm.h"
 

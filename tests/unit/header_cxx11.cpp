@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Both headers compile as C++11 on their own.
 #include "fastgemm/fastgemm.hpp"
 

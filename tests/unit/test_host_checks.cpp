@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host's checks that need no device: which failure of a call's parts the call reports, and whether pageable
 // operands lie in memory the process may read and write (mmap and mprotect stand in for short operands).
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host's tile grid: a pure function of the problem, the devices' memory and the testing knob,
 // so that every device and every run cuts a product the same way.
 #include <catch2/catch.hpp>

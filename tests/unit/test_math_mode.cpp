@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The math mode's ABI: its values and names, NULL arguments, invalid modes, and FASTGEMM_MATH as fg_create
 // reads it. The parts that need a handle run where a GPU is present; the rest runs everywhere.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

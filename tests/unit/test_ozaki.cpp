@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's host arithmetic, without a GPU: the residues and the Chinese-remainder reconstruction
 // (the kernels' own functions) against 128-bit integer products, the certificate against exact arithmetic on
 // random and adversarial operands, the choice of the moduli count, and the tiling's bounds.

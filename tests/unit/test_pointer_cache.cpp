@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handle's cache of pointer queries, over a simulated driver: allocations made, freed and made again
 // at the same address, counted queries. No GPU needed.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AUTO's choice within a caller's workspace (fg_set_workspace), as pure functions of the problem, a simulated
 // device and the workspace's bytes: no GPU needed.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reproducibility across shapes: the ABI (values, names, NULL arguments, invalid levels, FASTGEMM_REPRODUCIBLE
 // as fg_create reads it), AUTO's choices under FG_REPRODUCIBLE_SHAPE, the refusal of forced algorithms that
 // cannot honour it, and the host path's grid with k in one chunk. The parts that need a handle run where a GPU

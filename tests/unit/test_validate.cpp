@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The argument validator and AUTO's choices as pure functions, over a simulated device: no GPU needed.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipelined kernel's tilings fastgemm-tune compares, each compiled in one of tilings_*.cu.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fastgemm-tune: times the pipelined kernel's tilings, each with several split counts, beside cuBLAS on
 // the shapes of `fastgemm-bench sgemm --suite`, so that AUTO's measured choices (sgemm_auto_preference in
 // lib/sgemm/registry.cpp) can be read off one run. The timing is the bench's (bench/measure.hpp: warm-up, an L2
