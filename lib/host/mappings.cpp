@@ -162,15 +162,15 @@ uintptr_t Mappings::first_denied(const ByteRegion &region, unsigned access) {
   return 0;
 }
 
-Status check_mapped(Mappings &mappings, const char *function, const char *operand, const void *data,
-                    const ByteRegion &region, unsigned access) {
+Status check_mapped(Mappings &mappings, const char *operand, const void *data, const ByteRegion &region,
+                    unsigned access) {
   const uintptr_t denied = mappings.first_denied(region, access);
   if (denied == 0) return Status::success();
   char message[256];
   std::snprintf(message, sizeof message,
-                "%s: %s = %p reaches memory the process cannot %s at 0x%" PRIxPTR " (byte %" PRIuPTR
+                "%s = %p reaches memory the process cannot %s at 0x%" PRIxPTR " (byte %" PRIuPTR
                 " of its extent): an operand shorter than its sizes and leading dimension",
-                function, operand, data, (access & kWrite) != 0 ? "write" : "read", denied,
+                operand, data, (access & kWrite) != 0 ? "write" : "read", denied,
                 denied - reinterpret_cast<uintptr_t>(data));
   return Status::failure(StatusCode::invalid_value, message);
 }

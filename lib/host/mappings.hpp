@@ -65,8 +65,9 @@ class Mappings {
 };
 
 // Success when the operand's region may be accessed (or the mappings cannot be read); otherwise invalid_value
-// naming `function`, the operand and the first address it may not read (kRead) or write (kWrite).
-Status check_mapped(Mappings &mappings, const char *function, const char *operand, const void *data,
-                    const ByteRegion &region, unsigned access);
+// naming the operand and the first address it may not read (kRead) or write (kWrite) (the C layer puts the
+// function's name before the message).
+Status check_mapped(Mappings &mappings, const char *operand, const void *data, const ByteRegion &region,
+                    unsigned access);
 
 }  // namespace fastgemm::detail

@@ -3,6 +3,7 @@
 // INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
 // count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;
 // last, the elements no count certifies, and those NaN or Inf reach, in FP32.
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -24,6 +25,11 @@ constexpr double kFlaggedShare = 128, kFlaggedWork = double(1 << 26);
 Status declined(const std::string &why) { return Status::failure(StatusCode::not_supported, why); }
 
 Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
+  // The certificate bounds errors relative to |alpha| and |beta C0|; infinite or NaN scalars give FP32's pattern
+  // only through FP32's own arithmetic.
+  if (!std::isfinite(p.alpha) || !std::isfinite(p.beta))
+    return declined("alpha = " + std::to_string(p.alpha) + " or beta = " + std::to_string(p.beta) +
+                    " is not finite: FP32's arithmetic decides its NaN and Inf");
   if (p.k > kMaxDepth)
     return declined("k = " + std::to_string(p.k) + " is more than " + std::to_string(kMaxDepth) +
                     ", the depth whose INT32 sums of int8 products stay exact");

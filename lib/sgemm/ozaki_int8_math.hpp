@@ -74,6 +74,14 @@ struct LineFacts {
 // The integral exponent of a line of zeros: below any scale exponent.
 constexpr int kNoIntegralExponent = -100000;
 
+// 2^exponent for exponents of normal doubles (-1022 .. 1023), from its bits: no call to ldexp.
+FG_OZAKI_INLINE double power_of_two(int exponent) {
+  const uint64_t bits = static_cast<uint64_t>(exponent + 1023) << 52;
+  double value = 0;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
 FG_OZAKI_INLINE double round_up(double value) { return value * (1.0 + 0x1p-50); }
 FG_OZAKI_INLINE double round_down(double value) { return value * (1.0 - 0x1p-50); }
 
@@ -214,7 +222,8 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
                                  float c0, const CertificateConstants &constants, int guess, bool descend = true) {
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
-  const double lower = ldexp(static_cast<double>(code_product), -(x.code_exponent + y.code_exponent));
+  // Code exponents lie in [-122, 155]: their sum's power of two is a normal double.
+  const double lower = static_cast<double>(code_product) * power_of_two(-(x.code_exponent + y.code_exponent));
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   const ElementAllowance allowance =
       element_allowance(x, y, lower, fabs(static_cast<double>(alpha)), beta_c_abs, constants);

@@ -146,7 +146,20 @@ ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], in
   // recomputing makes it slower than FP32 throughout, it declines, unless the whole call is too short for the
   // difference to matter (then a forced emulation still runs).
   constexpr double kNegligibleSeconds = 50e-6;
-  choice.declined = choice.fp32_elements > 0 && best > choice.fp32_seconds && best > kNegligibleSeconds;
+  if (choice.fp32_elements > 0 && best > choice.fp32_seconds && best > kNegligibleSeconds) {
+    // The emulation is slower than FP32 here anyway: rather than recompute elements, take the fewest moduli that
+    // certify every element, if any do.
+    choice.declined = true;
+    for (int count = kMinModuli; count <= kMaxModuli && choice.declined; ++count) {
+      unsigned long long above = needs[kNeedsFp32];
+      for (int larger = count + 1; larger <= kMaxModuli; ++larger) above += needs[larger];
+      if (above == 0) {
+        choice.count = count;
+        choice.fp32_elements = 0;
+        choice.declined = false;
+      }
+    }
+  }
   return choice;
 }
 

@@ -376,6 +376,16 @@ TEST_CASE("ozaki: the moduli count is the cheapest, and FP32 wins where too much
   unsigned long long small[kNeedsFp32 + 1] = {};
   small[2] = 1000;  // integers that two moduli certify
   CHECK(choose_moduli(small, 10, 10, 10, 10, false).count == 2);
+  // Where the emulation is slower than FP32 anyway (a tall, shallow product), it runs the count that certifies
+  // every element rather than decline over a few: a forced emulation then still runs.
+  unsigned long long tall[kNeedsFp32 + 1] = {};
+  tall[7] = 27000000 - 5, tall[8] = 5;
+  choice = choose_moduli(tall, 9000000, 3, 5, 1, false);
+  CHECK(!choice.declined);
+  CHECK(choice.count == 8);
+  CHECK(choice.fp32_elements == 0);
+  tall[8] = 0, tall[kNeedsFp32] = 5;
+  CHECK(choose_moduli(tall, 9000000, 3, 5, 1, false).declined);
 }
 
 TEST_CASE("ozaki: the scale target keeps every rebuilt element exact", "[ozaki]") {
@@ -437,4 +447,8 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
   const Tiling big = choose_tiling(16384, 16384, 16384, 1, 7);
   CHECK(big.cols == 16384);
   CHECK(big.rows == 4096);
+}
+
+TEST_CASE("ozaki: powers of two from their bits", "[ozaki]") {
+  for (int exponent = -1022; exponent <= 1023; ++exponent) CHECK(power_of_two(exponent) == std::ldexp(1.0, exponent));
 }
