@@ -22,12 +22,30 @@ enum class Distribution {
   scaled_rows_cols,  // uniform(-1, 1), each row of A and column of B scaled by its own 2^e, e in [-20, 20]
   near_flt_max,      // A up to FLT_MAX, B scaled down so that the sums stay finite
   near_denormal,     // A denormal, B scaled up so that the products are normal numbers
+  inner10,           // A = U D, B = D^-1 V: U, V uniform(-1, 1), D = diag(2^d_l), d_l uniform in [-E, E], E = 10
+  inner20,           // E = 20
+  inner40,           // E = 40
+  outlier,           // column 3 of op(A) 2^30 times the rest, meeting row 3 of op(B), all zero
+  sparse1,           // 1% nonzeros, uniform(-1, 1), stored dense
+  sparse01,          // 0.1% nonzeros
+  binary,            // 0 or 1
+  counts,            // integers 0 ... 7
+  int2048,           // op(A) integers 0 ... 2047, op(B) 0 or 1
+  cancel,            // adjacent inner pairs that nearly cancel: a_{i,2t+1} = a_{i,2t}, b_{2t+1,j} ~ -b_{2t,j}
+  edge128,           // full-mantissa values just below 1/128 of their line's maximum, among large ones
+  span24,            // each element 2^0 or 2^-23 times a full 24-bit mantissa: lines spanning 2^24
 };
 
 struct DistributionInfo {
   Distribution id;
   const char *name;         // as --dist takes it
   const char *description;  // for --help
+  // Integer-valued operands, no negative values: every partial sum of an element no larger than the exact
+  // sum, so that where (|A||B|)_ij < 2^24 FP32 arithmetic, and the emulation, give the exact product.
+  bool integer = false;
+  // Inner pairs that cancel: cuBLAS's summation order adds each pair first, which makes its error unusually
+  // small, so that only the per-element guarantee is judged, not the ratios to cuBLAS.
+  bool pairwise_cancellation = false;
 };
 
 // Every distribution, in the accuracy suite's order.

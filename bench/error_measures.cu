@@ -82,6 +82,26 @@ __global__ void error_measures_kernel(const float *result, const double *exact, 
   }
 }
 
+__global__ void certificate_counts_kernel(const float *result, const double *exact, const double *absolute,
+                                          int64_t count, double bound_factor, bool integer_valued,
+                                          unsigned long long *counts) {
+  unsigned long long uncertified = 0, inexact = 0;
+  for (int64_t i = first_index(); i < count; i += grid_stride()) {
+    const float got = result[i];
+    // Written so that a NaN difference counts as uncertified.
+    if (!(fabs(static_cast<double>(got) - exact[i]) <= bound_factor * absolute[i])) ++uncertified;
+    if (integer_valued && absolute[i] < 0x1p24 && static_cast<double>(got) != exact[i]) ++inexact;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    uncertified += __shfl_down_sync(0xFFFFFFFFu, uncertified, offset);
+    inexact += __shfl_down_sync(0xFFFFFFFFu, inexact, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&counts[0], uncertified);
+    atomicAdd(&counts[1], inexact);
+  }
+}
+
 }  // namespace
 
 void widen(const float *in, double *out, int64_t count, bool absolute) {
@@ -103,6 +123,22 @@ double largest_error_over_absolute(const float *result, const float *reference, 
   double value = 0;
   std::memcpy(&value, &bits, sizeof(value));
   return value;
+}
+
+CertificateCounts certificate_counts(const float *result, const double *exact, const double *absolute, int64_t count,
+                                     int64_t k, bool integer_valued) {
+  const double depth = static_cast<double>(k);
+  const double bound_factor = 0x1p-24 * (1.0 + std::sqrt(depth)) + 2.0 * depth * 0x1p-53;
+  DeviceBuffer scratch(2 * sizeof(unsigned long long));
+  check_cuda(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), 0), "cudaMemsetAsync");
+  launch("certificate_counts_kernel", certificate_counts_kernel, blocks_for(count), result, exact, absolute, count,
+         bound_factor, integer_valued, scratch.as<unsigned long long>());
+  unsigned long long counts[2] = {0, 0};
+  check_cuda(cudaMemcpy(counts, scratch.get(), sizeof(counts), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  CertificateCounts result_counts;
+  result_counts.uncertified = static_cast<int64_t>(counts[0]);
+  result_counts.inexact = static_cast<int64_t>(counts[1]);
+  return result_counts;
 }
 
 ErrorMeasures measure_errors(const float *result, const double *exact, const double *absolute, int64_t count) {

@@ -330,10 +330,18 @@ and largest of |C - R|_ij / (|A||B|)_ij; NaN and Inf elements are counted (and m
 R and |A||B| are cublasDgemm products of the inputs widened to double: each product of two floats is
 exact in double (24 + 24 significant bits of 53), and the sums' rounding, at most k 2^-53 (|A||B|)_ij
 (7e-12 relative at k = 65536), lies over four orders of magnitude under FP32's unit roundoff (6e-8).
+Each row also counts its uncertified elements, |C - R|_ij over the per-element guarantee's bound
+2^-24 (1 + sqrt(k)) (|A||B|)_ij plus 2 k 2^-53 (|A||B|)_ij for R's and |A||B|'s own rounding (NaN and Inf
+included), and, on the integer distributions (binary, counts, int2048), its inexact elements: those with
+(|A||B|)_ij < 2^24, where every partial sum is an integer FP32 holds, that are not bitwise R. fastgemm rows
+add fg_get_last_sgemm_emulation's report: the moduli count (0: no emulation ran) and the elements sent to
+FP32 (fp32, with their fraction of m n).
 Every fastgemm row gets its ratios to cuBLAS's three figures and a verdict: met when the normwise and the
-median error are no larger than cuBLAS's, the largest at most twice cuBLAS's, and it has no more NaN/Inf
-elements; missed otherwise. A summary line counts the cases and the verdicts. Seeds are fixed: a build
-and GPU give the same figures run after run.
+median error are no larger than cuBLAS's, the largest at most twice cuBLAS's, it has no more NaN/Inf
+elements and, where it emulated (moduli above 0), no uncertified or inexact element (a row that ran plain
+FP32 is outside the per-element guarantee: its counts are reported); missed otherwise. On cancel, where cuBLAS's summation order adds each cancelling pair first and makes its error
+unusually small, the ratios are reported but only the elements are judged. A summary line counts the
+cases and the verdicts. Seeds are fixed: a build and GPU give the same figures run after run.
   --k LIST            the reduction lengths (default 256,1024,4096,16384,65536)
   --dist LIST         the input distributions (default all, in this order):
 )" + distribution_lines("                        ") +
