@@ -137,11 +137,11 @@ Status check_pageable_extents(const HostJob &job, bool column_major) {
   Mappings mappings;
   if (!mappings.available()) return Status::success();
   if (a_pageable)
-    FG_RETURN_IF_ERROR(check_mapped(mappings, column_major ? "B" : "A", p.a.data,
-                                    bytes_of(a_region(p.a, 0, p.m, 0, p.k)), kRead));
+    FG_RETURN_IF_ERROR(
+        check_mapped(mappings, column_major ? "B" : "A", p.a.data, bytes_of(a_region(p.a, 0, p.m, 0, p.k)), kRead));
   if (b_pageable)
-    FG_RETURN_IF_ERROR(check_mapped(mappings, column_major ? "A" : "B", p.b.data,
-                                    bytes_of(b_region(p.b, 0, p.k, 0, p.n)), kRead));
+    FG_RETURN_IF_ERROR(
+        check_mapped(mappings, column_major ? "A" : "B", p.b.data, bytes_of(b_region(p.b, 0, p.k, 0, p.n)), kRead));
   // beta == 0 writes C without reading it.
   if (c_pageable)
     FG_RETURN_IF_ERROR(check_mapped(mappings, "C", p.c, bytes_of(Region{p.c, p.ldc, p.m, p.n}),

@@ -120,8 +120,7 @@ TEST_CASE("host: an operand that reaches memory it may not use is named, with th
   std::snprintf(address, sizeof address, "0x%" PRIxPTR, pages.address(2));
   CHECK(refused.message.find(std::string("cannot read at ") + address) != std::string::npos);
   CHECK(refused.message.find("byte " + std::to_string(2 * page)) != std::string::npos);
-  const Status unwritable =
-      check_mapped(mappings, "C", b, lines_from(pages.page(1), page, 2, 8), kRead | kWrite);
+  const Status unwritable = check_mapped(mappings, "C", b, lines_from(pages.page(1), page, 2, 8), kRead | kWrite);
   CHECK(unwritable.message.find("C = ") != std::string::npos);
   CHECK(unwritable.message.find("cannot write") != std::string::npos);
 }
