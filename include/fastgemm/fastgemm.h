@@ -233,6 +233,11 @@ typedef enum fg_math_mode_t {
    inputs, and the largest elementwise error is at most twice cuBLAS's; R is the exact product. NaN and Inf
    in A or B give the NaN/Inf pattern FP32 arithmetic gives. Results are bitwise reproducible, as in
    FG_MATH_FP32.
+   The per-element guarantee, for any operands: every element an emulating algorithm returns satisfies
+   |C - R|_ij <= 2^-24 (1 + sqrt(k)) (|alpha| |A||B| + |beta| |C0|)_ij, certified on the device for the
+   operands at hand by a rigorous bound; an element that cannot be certified is recomputed in FP32 (or the
+   call runs FP32 throughout), never returned uncertified. Where FP32 is exact (integer operands whose exact
+   partial sums are integers below 2^24), C is the exact product, bit for bit.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
    fg_math_mode_t. */
 FG_API fg_status_t fg_set_math_mode(fg_handle_t handle, fg_math_mode_t mode);
