@@ -61,7 +61,13 @@ class Runner {
 std::unique_ptr<Workload> Runner::prepare(const BenchCase &bench_case) {
   std::unique_ptr<Workload> workload = bench_case.allocate();
   check_fastgemm(plan_.family.select(handle_, plan_.family.cublas_id), plan_.family.select_call);
-  check_fastgemm(workload->run(handle_, Target::reference), "the cuBLAS reference call");
+  // The reference is cuBLAS's whatever the handle's reproducibility (FG_REPRODUCIBLE_SHAPE refuses it).
+  fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+  check_fastgemm(fg_get_reproducibility(handle_, &level), "fg_get_reproducibility");
+  check_fastgemm(fg_set_reproducibility(handle_, FG_REPRODUCIBLE_RUN), "fg_set_reproducibility");
+  const fg_status_t reference = workload->run(handle_, Target::reference);
+  check_fastgemm(fg_set_reproducibility(handle_, level), "fg_set_reproducibility");
+  check_fastgemm(reference, "the cuBLAS reference call");
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the cuBLAS reference call");
   return workload;
 }
