@@ -449,7 +449,10 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
   return with_handle(trace, handle, [&](Context &context) -> Status {
     HostSgemm runner(handle, layout);
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(sgemm_call(args, any_pointer_is_device_memory, context.math_mode, runner, &ran));
+    const Status status = sgemm_call(args, any_pointer_is_device_memory, context.math_mode, runner, &ran);
+    // Its tiles' products may run on the handle's context: none of them is the call's report.
+    context.last_emulation = fastgemm::detail::EmulationReport{};
+    FG_RETURN_IF_ERROR(status);
     context.last_sgemm_algo = ran;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();

@@ -205,11 +205,12 @@ FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *a
 /* Returns the algorithm's short static name, e.g. "double_buffer"; "unknown" for any other value. */
 FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
 
-/* What the last successful fg_sgemm or fg_sgemm_strided_batched call of this handle did in the emulated
-   mode: *moduli is the moduli count of its INT8 products (0 when it ran no emulation), *fp32_elements the
-   elements of C whose certificate did not hold at that count before the products (see the math mode's
-   guarantee below): each was recomputed in FP32, unless the product's value certified it. Returns
-   FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL moduli or fp32_elements. */
+/* What the last fg_sgemm* call of this handle did in the emulated mode: *moduli is the moduli count of its
+   INT8 products (0 when it ran no emulation, failed, or was fg_sgemm_host, whose tiles are not reported),
+   *fp32_elements the elements of C whose certificate did not hold at that count before the products (see the
+   math mode's guarantee below): each was recomputed in FP32, unless the product's value certified it.
+   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL moduli or
+   fp32_elements. */
 FG_API fg_status_t fg_get_last_sgemm_emulation(fg_handle_t handle, int *moduli, int64_t *fp32_elements);
 
 /* ---------------------------------------------------------------------------------------------- */

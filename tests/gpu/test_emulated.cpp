@@ -302,11 +302,15 @@ TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_F
     product.poison();
     REQUIRE_FG_OK(product.run(handle.get()));
     CHECK(std::memcmp(first.data(), product.result().data(), first.size() * 4) == 0);
-    // FG_MATH_FP32: never the emulation.
+    CHECK(emulation_of(handle.get()).moduli >= 7);
+    // FG_MATH_FP32: never the emulation, and the report says so.
     REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32));
     product.poison();
     REQUIRE_FG_OK(product.run(handle.get()));
     CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+    CHECK(emulation_of(handle.get()).moduli == 0);
+    int moduli = 0;
+    CHECK(fg_get_last_sgemm_emulation(handle.get(), &moduli, nullptr) == FG_STATUS_INVALID_VALUE);
   }
 }
 

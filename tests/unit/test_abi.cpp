@@ -105,6 +105,10 @@ TEST_CASE("every entry point given a NULL handle returns FG_STATUS_INVALID_HANDL
   check_null_handle(fg_set_sgemm_algo(nullptr, FG_SGEMM_NAIVE), "fg_set_sgemm_algo");
   check_null_handle(fg_get_sgemm_algo(nullptr, &sgemm_algo), "fg_get_sgemm_algo");
   check_null_handle(fg_get_last_sgemm_algo(nullptr, &sgemm_algo), "fg_get_last_sgemm_algo");
+  int moduli = -1;
+  int64_t fp32_elements = -1;
+  check_null_handle(fg_get_last_sgemm_emulation(nullptr, &moduli, &fp32_elements), "fg_get_last_sgemm_emulation");
+  CHECK((moduli == -1 && fp32_elements == -1));  // nothing written on failure
   check_null_handle(fg_rowmean_matvec(nullptr, FG_F32, &value, &value, &value, 1, 1, 1), "fg_rowmean_matvec");
   check_null_handle(fg_set_rowmean_algo(nullptr, FG_ROWMEAN_AUTO), "fg_set_rowmean_algo");
   check_null_handle(fg_get_rowmean_algo(nullptr, &rowmean_algo), "fg_get_rowmean_algo");
