@@ -207,34 +207,38 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
 
 bool is_math_mode(int value) { return value == FG_MATH_FP32 || value == FG_MATH_FP32_EMULATED; }
 
-// FASTGEMM_MATH, read by each fg_create: unset means FG_MATH_FP32; anything but a mode's name is refused.
-Status math_mode_from_environment(fg_math_mode_t *mode) {
-  const char *value = std::getenv("FASTGEMM_MATH");
+// The setting an environment variable names (by the setting's name function); left as it is when the variable
+// is unset; any other value is refused, naming the variable and the settings it may name.
+template <typename Setting, size_t Count>
+Status setting_from_environment(const char *variable, const Setting (&settings)[Count], const char *(*name)(Setting),
+                                const char *what, Setting *out) {
+  const char *value = std::getenv(variable);
   if (value == nullptr) return Status::success();
-  for (fg_math_mode_t candidate : {FG_MATH_FP32, FG_MATH_FP32_EMULATED})
-    if (std::strcmp(value, fg_math_mode_name(candidate)) == 0) {
-      *mode = candidate;
+  std::string names;
+  for (size_t i = 0; i < Count; ++i) {
+    if (std::strcmp(value, name(settings[i])) == 0) {
+      *out = settings[i];
       return Status::success();
     }
-  return Status::failure(StatusCode::invalid_value, "FASTGEMM_MATH = \"" + std::string(value).substr(0, 64) +
-                                                        "\" is no math mode (fp32 or fp32_emulated)");
+    names += std::string(i == 0 ? "" : i + 1 == Count ? " or " : ", ") + name(settings[i]);
+  }
+  return Status::failure(StatusCode::invalid_value, std::string(variable) + " = \"" + std::string(value).substr(0, 64) +
+                                                        "\" is no " + what + " (" + names + ")");
+}
+
+// FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE, read by each fg_create: unset means the handle's default.
+Status math_mode_from_environment(fg_math_mode_t *mode) {
+  const fg_math_mode_t modes[] = {FG_MATH_FP32, FG_MATH_FP32_EMULATED};
+  return setting_from_environment("FASTGEMM_MATH", modes, fg_math_mode_name, "math mode", mode);
+}
+
+Status reproducibility_from_environment(fg_reproducibility_t *level) {
+  const fg_reproducibility_t levels[] = {FG_REPRODUCIBLE_RUN, FG_REPRODUCIBLE_SHAPE};
+  return setting_from_environment("FASTGEMM_REPRODUCIBLE", levels, fg_reproducibility_name, "reproducibility level",
+                                  level);
 }
 
 bool is_reproducibility(int value) { return value == FG_REPRODUCIBLE_RUN || value == FG_REPRODUCIBLE_SHAPE; }
-
-// FASTGEMM_REPRODUCIBLE, read by each fg_create: unset means FG_REPRODUCIBLE_RUN; anything but a level's name is
-// refused, as FASTGEMM_MATH is.
-Status reproducibility_from_environment(fg_reproducibility_t *level) {
-  const char *value = std::getenv("FASTGEMM_REPRODUCIBLE");
-  if (value == nullptr) return Status::success();
-  for (fg_reproducibility_t candidate : {FG_REPRODUCIBLE_RUN, FG_REPRODUCIBLE_SHAPE})
-    if (std::strcmp(value, fg_reproducibility_name(candidate)) == 0) {
-      *level = candidate;
-      return Status::success();
-    }
-  return Status::failure(StatusCode::invalid_value, "FASTGEMM_REPRODUCIBLE = \"" + std::string(value).substr(0, 64) +
-                                                        "\" is no reproducibility level (run or shape)");
-}
 
 detail::HostGemm &host_engine(fg_handle_t handle) {
   if (!handle->host) handle->host = std::make_unique<detail::HostGemm>(*handle->context);
