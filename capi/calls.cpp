@@ -62,26 +62,28 @@ Status any_pointer_is_device_memory(const void *, PointerInfo *info) {
   return Status::success();
 }
 
-Status sgemm_call(const SgemmArgs &args, const PointerInspector &inspect, fg_math_mode_t math, SgemmRunner &runner,
-                  fg_sgemm_algo_t *ran) {
+Status sgemm_call(const SgemmArgs &args, const PointerInspector &inspect, const SgemmSettings &settings,
+                  SgemmPlan *plan) {
   detail::GemmProblem problem;
   GemmWork work = GemmWork::nothing;
   FG_RETURN_IF_ERROR(validate_sgemm(args, inspect, &problem, &work));
-  problem.math = math;
-  *ran = FG_SGEMM_AUTO;
-  if (work == GemmWork::scale_c) return runner.scale_c(problem);
-  if (work == GemmWork::product) return runner.product(problem, ran);
+  problem.math = settings.math;
+  problem.reproducibility = settings.reproducibility;
+  plan->work = work;
+  plan->problem = problem;
+  plan->algo = settings.algo;
   return Status::success();
 }
 
-Status rowmean_call(const RowmeanArgs &args, const PointerInspector &inspect, RowmeanRunner &runner,
-                    fg_rowmean_algo_t *ran) {
+Status rowmean_call(const RowmeanArgs &args, const PointerInspector &inspect, fg_rowmean_algo_t algo,
+                    RowmeanPlan *plan) {
   detail::RowmeanProblem problem;
   bool empty = true;
   FG_RETURN_IF_ERROR(validate_rowmean(args, inspect, &problem, &empty));
-  *ran = FG_ROWMEAN_AUTO;
-  if (empty) return Status::success();
-  return runner.run(problem, ran);
+  plan->empty = empty;
+  plan->problem = problem;
+  plan->algo = algo;
+  return Status::success();
 }
 
 Status set_workspace_call(void *workspace, size_t bytes, const PointerInspector &inspect, WorkspaceHolder &holder) {
@@ -90,7 +92,7 @@ Status set_workspace_call(void *workspace, size_t bytes, const PointerInspector 
 }
 
 Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int64_t batch_count,
-                             fg_math_mode_t math, WorkspaceSizer &sizer, size_t *bytes) {
+                             const SgemmSettings &settings, WorkspaceSizer &sizer, size_t *bytes) {
   if (bytes == nullptr) return null_argument("bytes");
   const bool row = layout == FG_ROW_MAJOR, a_n = transa == FG_OP_N, b_n = transb == FG_OP_N;
   WorkspaceAnswer answer;
@@ -103,25 +105,15 @@ Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int6
       };
       const int64_t lda = ld(row == a_n ? k : m), ldb = ld(row == b_n ? n : k), ldc = ld(row ? n : m);
       const int64_t a_lines = row == a_n ? m : k, b_lines = row == b_n ? k : n, c_lines = row ? m : n;
-      SgemmArgs args{layout,
-                     transa,
-                     transb,
-                     m,
-                     n,
-                     k,
-                     1.0f,
-                     query_address<const float>(QueryArray::first_read, offset),
-                     lda,
-                     0,
-                     query_address<const float>(QueryArray::second_read, offset),
-                     ldb,
-                     0,
-                     0.0f,
-                     query_address<float>(QueryArray::written, offset),
-                     ldc,
-                     0,
-                     batch_count,
-                     true};
+      SgemmArgs args;
+      args.layout = layout, args.transa = transa, args.transb = transb;
+      args.m = m, args.n = n, args.k = k;
+      args.alpha = 1.0f, args.beta = 0.0f;
+      args.A = query_address<const float>(QueryArray::first_read, offset), args.lda = lda;
+      args.B = query_address<const float>(QueryArray::second_read, offset), args.ldb = ldb;
+      args.C = query_address<float>(QueryArray::written, offset), args.ldc = ldc;
+      args.batch_count = batch_count;
+      args.batched = true;
       // Dense batches; a size that overflows is the validator's to name.
       if (__builtin_mul_overflow(a_lines, lda, &args.stride_a) ||
           __builtin_mul_overflow(b_lines, ldb, &args.stride_b) || __builtin_mul_overflow(c_lines, ldc, &args.stride_c))
@@ -136,7 +128,8 @@ Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int6
         continue;
       }
       if (work != GemmWork::product) continue;
-      problem.math = math;
+      problem.math = settings.math;
+      problem.reproducibility = settings.reproducibility;
       size_t needed = 0;
       const Status status = sizer.sgemm_bytes(problem, &needed);
       FG_RETURN_IF_ERROR(answer.take(status, needed));
@@ -151,10 +144,13 @@ Status rowmean_workspace_query(int dtype, int64_t L, int64_t M, int64_t N, Works
   for (uintptr_t offset : {uintptr_t{0}, element}) {
     detail::RowmeanProblem problem;
     bool empty = true;
-    FG_RETURN_IF_ERROR(validate_rowmean(RowmeanArgs{dtype, query_address<const void>(QueryArray::first_read, offset),
-                                                    query_address<const void>(QueryArray::second_read, offset),
-                                                    query_address<void>(QueryArray::written, offset), L, M, N},
-                                        any_pointer_is_device_memory, &problem, &empty));
+    RowmeanArgs args;
+    args.dtype = dtype;
+    args.input = query_address<const void>(QueryArray::first_read, offset);
+    args.matrix = query_address<const void>(QueryArray::second_read, offset);
+    args.output = query_address<void>(QueryArray::written, offset);
+    args.L = L, args.M = M, args.N = N;
+    FG_RETURN_IF_ERROR(validate_rowmean(args, any_pointer_is_device_memory, &problem, &empty));
     if (empty) continue;
     size_t needed = 0;
     const Status status = sizer.rowmean_bytes(problem, &needed);

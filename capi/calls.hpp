@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // What each entry point does once its handle is known and the handle's device is current, up to handing
-// lib/ the canonical problem: the arguments checked, the trivial cases told apart, the problem built. The
-// device is reached only through the PointerInspector and the small interfaces below, so the same code
-// runs behind the entry points (the library's kernels) and over simulated memory without a GPU.
-// Implementations live on the caller's stack: reaching them allocates nothing.
+// lib/ the canonical problem: the arguments checked, the trivial cases told apart, the problem built into a
+// plan that the entry point dispatches. The device is reached only through the PointerInspector and the
+// small interfaces below, so the same code runs behind the entry points (the library's kernels) and over
+// simulated memory without a GPU. Implementations live on the caller's stack: reaching them allocates
+// nothing.
 #pragma once
 
 #include <cstddef>
@@ -16,25 +17,28 @@
 
 namespace fastgemm::capi {
 
-// Runs what is left of an accepted sgemm problem.
-class SgemmRunner {
- public:
-  // C := beta * C: k == 0 or alpha == 0, and beta != 1.
-  virtual Status scale_c(const detail::GemmProblem &problem) = 0;
-  // The full product; *ran is the algorithm that ran it.
-  virtual Status product(const detail::GemmProblem &problem, fg_sgemm_algo_t *ran) = 0;
-
- protected:
-  ~SgemmRunner() = default;
+// The handle's settings an sgemm call runs with.
+struct SgemmSettings {
+  fg_math_mode_t math = FG_MATH_FP32;
+  fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
+  fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
 };
 
-// Runs an accepted rowmean problem (L, M, N >= 1); *ran is the algorithm that ran it.
-class RowmeanRunner {
- public:
-  virtual Status run(const detail::RowmeanProblem &problem, fg_rowmean_algo_t *ran) = 0;
+// What an accepted sgemm call leaves to run: nothing, C := beta * C (k == 0 or alpha == 0, and beta != 1), or
+// the product with `algo`, the handle's selected algorithm (AUTO is resolved where the product runs: its choice
+// may decline the operands there and fall to the next of its preference).
+struct SgemmPlan {
+  GemmWork work = GemmWork::nothing;
+  detail::GemmProblem problem;  // canonical, with the settings' math mode and reproducibility level
+  fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+};
 
- protected:
-  ~RowmeanRunner() = default;
+// What an accepted rowmean call leaves to run: nothing when L or N is 0, else the problem (L, M, N >= 1) with
+// `algo`, the handle's selected algorithm.
+struct RowmeanPlan {
+  bool empty = true;
+  detail::RowmeanProblem problem;
+  fg_rowmean_algo_t algo = FG_ROWMEAN_AUTO;
 };
 
 // The workspace the handle's selected algorithm needs for a problem; StatusCode::not_supported when that
@@ -57,25 +61,24 @@ class WorkspaceHolder {
   ~WorkspaceHolder() = default;
 };
 
-// fg_sgemm, fg_sgemm_strided_batched and fg_sgemm_host: checks the arguments, then has `runner` do what is
-// left (nothing, C := beta * C, or the product in math mode `math`). *ran: the product's algorithm,
-// FG_SGEMM_AUTO when no product ran.
-Status sgemm_call(const SgemmArgs &args, const PointerInspector &inspect, fg_math_mode_t math, SgemmRunner &runner,
-                  fg_sgemm_algo_t *ran);
+// fg_sgemm, fg_sgemm_strided_batched and fg_sgemm_host: checks the arguments, then gives in *plan what is left
+// to run with the handle's `settings`. *plan is untouched on failure.
+Status sgemm_call(const SgemmArgs &args, const PointerInspector &inspect, const SgemmSettings &settings,
+                  SgemmPlan *plan);
 
-// fg_rowmean_matvec: checks the arguments, then has `runner` run the problem unless L or N is 0. *ran: the
-// algorithm that ran, FG_ROWMEAN_AUTO when none did.
-Status rowmean_call(const RowmeanArgs &args, const PointerInspector &inspect, RowmeanRunner &runner,
-                    fg_rowmean_algo_t *ran);
+// fg_rowmean_matvec: checks the arguments, then gives in *plan what is left to run with the handle's selected
+// algorithm `algo`. *plan is untouched on failure.
+Status rowmean_call(const RowmeanArgs &args, const PointerInspector &inspect, fg_rowmean_algo_t algo,
+                    RowmeanPlan *plan);
 
 // fg_set_workspace: checks the arguments, then hands them to `holder`.
 Status set_workspace_call(void *workspace, size_t bytes, const PointerInspector &inspect, WorkspaceHolder &holder);
 
-// fg_sgemm_workspace_size: the most bytes `sizer` asks for over the dense products of that shape, with the
-// smallest leading dimensions and those rounded up to 4 floats, operands 256-byte aligned and 4 bytes past.
-// Enumerators are the caller's ints, as in SgemmArgs.
+// fg_sgemm_workspace_size: the most bytes `sizer` asks for over the dense products of that shape (built with
+// the handle's `settings`), with the smallest leading dimensions and those rounded up to 4 floats, operands
+// 256-byte aligned and 4 bytes past. Enumerators are the caller's ints, as in SgemmArgs.
 Status sgemm_workspace_query(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int64_t batch_count,
-                             fg_math_mode_t math, WorkspaceSizer &sizer, size_t *bytes);
+                             const SgemmSettings &settings, WorkspaceSizer &sizer, size_t *bytes);
 
 // fg_rowmean_workspace_size: the most bytes `sizer` asks for over arrays aligned to 256 bytes and one
 // element past.

@@ -36,20 +36,21 @@ struct PointerInfo {
 using PointerInspector = std::function<Status(const void *, PointerInfo *)>;
 
 // Enumerators are held as the ints a C caller passed, since any value may arrive through the ABI.
+// Members are set by name; those of the batched entry point keep their defaults for the others.
 struct SgemmArgs {
-  int layout;
-  int transa, transb;
-  int64_t m, n, k;
-  float alpha;
-  const float *A;
-  int64_t lda, stride_a;
-  const float *B;
-  int64_t ldb, stride_b;
-  float beta;
-  float *C;
-  int64_t ldc, stride_c;
-  int64_t batch_count;
-  bool batched;  // fg_sgemm_strided_batched: strides and batch_count are the caller's and are checked
+  int layout = 0;
+  int transa = 0, transb = 0;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 0.0f;
+  const float *A = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  const float *B = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  float beta = 0.0f;
+  float *C = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+  int64_t batch_count = 1;
+  bool batched = false;  // fg_sgemm_strided_batched: strides and batch_count are the caller's and are checked
 };
 
 // What is left to do once the arguments are known to be good.
@@ -66,10 +67,10 @@ Status validate_sgemm(const SgemmArgs &args, const PointerInspector &inspect, de
                       GemmWork *work);
 
 struct RowmeanArgs {
-  int dtype;
-  const void *input, *matrix;
-  void *output;
-  int64_t L, M, N;
+  int dtype = 0;
+  const void *input = nullptr, *matrix = nullptr;
+  void *output = nullptr;
+  int64_t L = 0, M = 0, N = 0;
 };
 
 // Checks every rule of fg_rowmean_matvec's contract (the header), pointers aligned to their element included. *empty is

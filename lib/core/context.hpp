@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The state behind an fg_handle_t: the device it is bound to, its stream, the selected algorithms, and
-// the resources some algorithms need (a cuBLAS handle, a device workspace), made on first use and kept,
-// so that later calls of the same shape class allocate nothing.
+// The resources behind an fg_handle_t: the device it is bound to, its stream, and what the dispatcher hands
+// some algorithms (a cuBLAS handle, a device workspace), made on first use and kept, so that later calls of
+// the same shape class allocate nothing. The handle's settings live beside it, in capi/handle.hpp.
 //
 // The workspace outlives stream changes: an event recorded after the work that used it tells when that
 // work is done, so a call on another stream (or on the per-thread default stream of another thread) waits
@@ -21,15 +21,8 @@
 
 #include "core/device.hpp"
 #include "core/status.hpp"
-#include "fastgemm/fastgemm.h"
 
 namespace fastgemm::detail {
-
-// What the last emulated product did (fg_get_last_sgemm_emulation).
-struct EmulationReport {
-  int moduli = 0;
-  int64_t fp32_elements = 0;
-};
 
 class Context {
  public:
@@ -54,7 +47,6 @@ class Context {
   // Caller-owned workspace (fg_set_workspace): `memory` == nullptr returns to a handle-owned one.
   Status set_workspace(void *memory, size_t bytes);
   bool has_caller_workspace() const { return caller_memory_ != nullptr || caller_bytes_ > 0; }
-  size_t caller_workspace_bytes() const { return caller_bytes_; }
   // What AUTO's choice must fit in: the caller's workspace, or no limit for a handle-owned one.
   size_t workspace_limit() const { return has_caller_workspace() ? caller_bytes_ : SIZE_MAX; }
 
@@ -73,12 +65,8 @@ class Context {
   // caller's workspace that is too small is StatusCode::not_supported naming the bytes needed.
   Status workspace(size_t bytes, void **out);
 
-  fg_sgemm_algo_t sgemm_algo = FG_SGEMM_AUTO;
-  fg_math_mode_t math_mode = FG_MATH_FP32;
-  fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
-  fg_sgemm_algo_t last_sgemm_algo = FG_SGEMM_AUTO;
-  EmulationReport last_emulation;
-  fg_rowmean_algo_t rowmean_algo = FG_ROWMEAN_AUTO;
+  // Whether the stream is being captured into a graph.
+  Status capturing(bool *active);
 
  private:
   Context() = default;
@@ -89,7 +77,6 @@ class Context {
   // that stream is being captured, it is kept until the handle is destroyed instead.
   Status free_after_last_use(void *memory);
   Status allocate(size_t bytes, void **out);
-  Status capturing(bool *active);
   Status create_cublas();
   // Records the event after the work of uses on the legacy stream that no record covers yet.
   Status mark_legacy_uses();

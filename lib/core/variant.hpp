@@ -1,20 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
-// The protocol every algorithm of every operation follows (after CUTLASS's device-level operators), and the
-// lookups its registries share. A registry is data: a table of variants, and AUTO's choice, a function of the
-// problem and the device that returns an ordered preference; the first variant of it that can implement the
-// problem runs.
+// The protocol every algorithm of every operation follows (after CUTLASS's device-level operators: can_implement,
+// get_workspace_size, then run with everything it may use handed in), and the lookups its registries share. A
+// registry is data: a table of variants, and AUTO's choice, a function of the problem and the device that returns an
+// ordered preference; the first variant of it that can implement the problem runs (core/dispatch.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <string>
 
-#include "core/context.hpp"
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
 #include "core/device.hpp"
 #include "core/status.hpp"
 
 namespace fastgemm::detail {
+
+// What the last emulated product did (fg_get_last_sgemm_emulation).
+struct EmulationReport {
+  int moduli = 0;
+  int64_t fp32_elements = 0;
+};
+
+// What a variant's run() may use, all of it handed in by the caller: run() never allocates and never reaches into
+// the handle. Filled member by member by the dispatcher.
+struct RunArgs {
+  cudaStream_t stream = nullptr;  // run() enqueues its work here
+  // workspace_bytes(problem, device) bytes of device memory, 256-byte aligned, valid for work enqueued on `stream`;
+  // nullptr when the variant asks for none.
+  void *workspace = nullptr;
+  size_t workspace_bytes = 0;
+  // For a variant whose uses_cublas() says so: a cuBLAS handle bound to `stream` (FP32 math) and given its own
+  // workspace with cublasSetWorkspace (the part of a caller's workspace past `workspace_bytes`, or one of the
+  // handle's), so that cuBLAS allocates nothing. nullptr otherwise.
+  cublasHandle_t cublas = nullptr;
+  const DeviceInfo *device = nullptr;
+  // Where an emulating variant reports what it did, on success; nullptr when nobody asks.
+  EmulationReport *emulation = nullptr;
+};
+
+// What a variant's run() does beyond enqueuing work on the stream, for the dispatcher, AUTO and the host engine.
+enum VariantFlag : unsigned {
+  // run() reads the operands' values on the host's behalf and may decline them: not_supported, having written
+  // nothing of the problem's output. AUTO then runs the next variant of its preference.
+  kInspectsOperands = 1u << 0,
+  // run() synchronizes the stream (once, to read what its kernels found). It cannot run on a stream being
+  // captured: the dispatcher declines it there.
+  kSynchronizes = 1u << 1,
+  // A handle-owned workspace (or cuBLAS's) that cannot be allocated is a refusal (not_supported), not a failure, so
+  // that AUTO runs the next variant, which needs less.
+  kDeclinesWithoutWorkspace = 1u << 2,
+};
 
 template <typename Problem, typename Id>
 struct Variant {
@@ -23,13 +60,15 @@ struct Variant {
   // Success, or not_supported with a message naming the unmet condition. True answers only: a variant that
   // accepts a problem runs it itself, and never hands it to another.
   Status (*can_implement)(const Problem &, const DeviceInfo &);
-  // The bytes run() asks Context::workspace() for on this problem and device; 0 when it asks for none.
+  // The bytes of RunArgs::workspace run() uses on this problem and device; 0 when it uses none. The caller sizes
+  // the workspace by it.
   size_t (*workspace_bytes)(const Problem &, const DeviceInfo &);
-  // Enqueues the problem on the context's stream. Only for a problem can_implement accepts. A variant whose
-  // ability depends on the operands' values, which can_implement cannot see, may look at them first (it may
-  // then synchronize the stream) and return not_supported having written nothing of the problem's output:
-  // AUTO then runs the next variant of its preference. Any other variant never synchronizes.
-  Status (*run)(const Problem &, Context &);
+  // Enqueues the problem on args.stream. Only for a problem can_implement accepts. Never synchronizes, unless
+  // `flags` says so.
+  Status (*run)(const Problem &, const RunArgs &);
+  unsigned flags = 0;  // VariantFlag bits
+  // Whether run() calls cuBLAS on this problem and device (RunArgs::cublas is then set); nullptr: never.
+  bool (*uses_cublas)(const Problem &, const DeviceInfo &) = nullptr;
 };
 
 // can_implement of a variant that runs every problem of its operation.
@@ -42,6 +81,12 @@ Status accepts_any_problem(const Problem &, const DeviceInfo &) {
 template <typename Problem>
 size_t no_workspace(const Problem &, const DeviceInfo &) {
   return 0;
+}
+
+// uses_cublas of a variant that calls cuBLAS on every problem.
+template <typename Problem>
+bool always_uses_cublas(const Problem &, const DeviceInfo &) {
+  return true;
 }
 
 // AUTO's answer: algorithm ids, most preferred first.
@@ -60,10 +105,6 @@ class Preference {
     if (count_ < kCapacity) ids_[count_++] = id;
     return *this;
   }
-  Preference &add(const Preference &other) {
-    for (Id id : other) add(id);
-    return *this;
-  }
   const Id *begin() const { return ids_; }
   const Id *end() const { return ids_ + count_; }
   int size() const { return count_; }
@@ -74,106 +115,25 @@ class Preference {
   int count_ = 0;
 };
 
+// A variant chosen for a problem, and the workspace it asks for on it.
+template <typename Problem, typename Id>
+struct Selection {
+  const Variant<Problem, Id> *variant = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+// Where AUTO may choose: within `workspace_limit` bytes (a caller's workspace, fg_set_workspace), among variants with
+// none of the `avoided_flags` (VariantFlag bits). A forced algorithm ignores both.
+struct AutoLimits {
+  size_t workspace_limit = SIZE_MAX;
+  unsigned avoided_flags = 0;
+};
+
 template <typename Problem, typename Id, size_t Count>
 const Variant<Problem, Id> *find_variant(const Variant<Problem, Id> *const (&table)[Count], Id id) {
   for (const Variant<Problem, Id> *variant : table)
     if (variant->id == id) return variant;
   return nullptr;
-}
-
-// The first variant of `preference` that the table carries, that can implement the problem and whose workspace
-// fits in `workspace_limit` bytes; nullptr when none can. A registry's preference ends with workspace-free
-// algorithms chosen for speed, then one that accepts every problem where the operation has one, so that AUTO
-// finds an algorithm within a caller's workspace without falling back on the table's (ladder) order.
-template <typename Problem, typename Id, size_t Count>
-const Variant<Problem, Id> *first_implementing(const Variant<Problem, Id> *const (&table)[Count],
-                                               const Preference<Id> &preference, const Problem &problem,
-                                               const DeviceInfo &device, size_t workspace_limit = SIZE_MAX) {
-  for (Id id : preference) {
-    const Variant<Problem, Id> *variant = find_variant(table, id);
-    if (variant != nullptr && variant->can_implement(problem, device).ok() &&
-        variant->workspace_bytes(problem, device) <= workspace_limit)
-      return variant;
-  }
-  return nullptr;
-}
-
-// The variant `id` names, if the table carries it and it can implement the problem; otherwise not_supported
-// naming the algorithm and the unmet condition.
-template <typename Problem, typename Id, size_t Count>
-Status implementing_variant(const Variant<Problem, Id> *const (&table)[Count], Id id, const Problem &problem,
-                            const DeviceInfo &device, const Variant<Problem, Id> **out) {
-  const Variant<Problem, Id> *variant = find_variant(table, id);
-  if (variant == nullptr)
-    return Status::failure(StatusCode::not_supported,
-                           "algorithm " + std::to_string(static_cast<int>(id)) + " is not in this build");
-  Status status = variant->can_implement(problem, device);
-  if (!status.ok()) {
-    status.message = std::string("algorithm ") + variant->name + " cannot run this problem: " + status.message;
-    return status;
-  }
-  *out = variant;
-  return Status::success();
-}
-
-// The variant that runs the problem: the selected one if it can (id 0, AUTO in every operation's enum, selects the
-// first of auto_preference(problem, device) that can and whose workspace fits in `workspace_limit` bytes, the
-// caller's workspace given with fg_set_workspace). AUTO looks at its preference only: the preference itself ends
-// with the workspace-free algorithms that run best where the faster ones do not fit.
-template <typename Problem, typename Id, size_t Count, typename AutoPreference>
-Status select_variant(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
-                      const Problem &problem, const DeviceInfo &device, const Variant<Problem, Id> **out,
-                      size_t workspace_limit = SIZE_MAX) {
-  if (selected != static_cast<Id>(0)) return implementing_variant(table, selected, problem, device, out);
-  *out = first_implementing(table, auto_preference(problem, device), problem, device, workspace_limit);
-  if (*out == nullptr && workspace_limit != SIZE_MAX)
-    return Status::failure(StatusCode::not_supported, "no algorithm runs this problem within the " +
-                                                          std::to_string(workspace_limit) +
-                                                          " bytes of workspace given with fg_set_workspace");
-  if (*out == nullptr)
-    return Status::failure(StatusCode::internal_error, "AUTO's preference has no algorithm that can run the problem");
-  return Status::success();
-}
-
-// The workspace the selected variant asks for on the problem.
-template <typename Problem, typename Id, size_t Count, typename AutoPreference>
-Status selected_workspace_bytes(const Variant<Problem, Id> *const (&table)[Count], Id selected,
-                                AutoPreference &&auto_preference, const Problem &problem, const DeviceInfo &device,
-                                size_t *bytes, size_t workspace_limit = SIZE_MAX) {
-  const Variant<Problem, Id> *variant = nullptr;
-  FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, &variant, workspace_limit));
-  *bytes = variant->workspace_bytes(problem, device);
-  return Status::success();
-}
-
-// Runs the selected variant on the problem and stores its id in *ran. AUTO's choice that declines the operands
-// at run time (not_supported from run) is followed by the next of AUTO's preference that can run the problem.
-template <typename Problem, typename Id, size_t Count, typename AutoPreference>
-Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
-                    const Problem &problem, Context &context, Id *ran) {
-  const Variant<Problem, Id> *variant = nullptr;
-  FG_RETURN_IF_ERROR(
-      select_variant(table, selected, auto_preference, problem, context.device(), &variant, context.workspace_limit()));
-  Status status = variant->run(problem, context);
-  if (selected == static_cast<Id>(0) && status.code == StatusCode::not_supported) {
-    bool after_declined = false;
-    for (Id id : auto_preference(problem, context.device())) {
-      if (!after_declined) {
-        after_declined = id == variant->id;
-        continue;
-      }
-      const Variant<Problem, Id> *next = find_variant(table, id);
-      if (next == nullptr || !next->can_implement(problem, context.device()).ok() ||
-          next->workspace_bytes(problem, context.device()) > context.workspace_limit())
-        continue;
-      variant = next;
-      status = variant->run(problem, context);
-      if (status.code != StatusCode::not_supported) break;
-    }
-  }
-  FG_RETURN_IF_ERROR(status);
-  *ran = variant->id;
-  return Status::success();
 }
 
 }  // namespace fastgemm::detail

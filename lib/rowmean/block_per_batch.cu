@@ -7,7 +7,7 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_block_per_batch(const RowmeanProblem &p, Context &context) { return run_tree_batches(p, context, p.N); }
+Status run_block_per_batch(const RowmeanProblem &p, const RunArgs &args) { return run_tree_batches(p, args, p.N); }
 
 }  // namespace
 

@@ -56,17 +56,17 @@ Status can_implement_coalesced(const RowmeanProblem &p, const DeviceInfo &device
 // The shared-memory limit is an attribute of the kernel, shared by every thread that launches it: each sets it to
 // the device's largest, the same value from all of them, so that no thread's setting can undercut another's launch.
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
   auto *kernel = coalesced_kernel<T>;
   FG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(context.device().smem_per_block_optin)));
-  return launch(kernel, dim3(capped_grid(p.N, INT32_MAX)), dim3(kWarpsPerBlock * 32), means_bytes(p.L),
-                context.stream(), static_cast<const T *>(p.input), static_cast<const T *>(p.matrix),
-                static_cast<T *>(p.output), static_cast<int>(p.L), p.M, p.N);
+                                     static_cast<int>(args.device->smem_per_block_optin)));
+  return launch(kernel, dim3(capped_grid(p.N, INT32_MAX)), dim3(kWarpsPerBlock * 32), means_bytes(p.L), args.stream,
+                static_cast<const T *>(p.input), static_cast<const T *>(p.matrix), static_cast<T *>(p.output),
+                static_cast<int>(p.L), p.M, p.N);
 }
 
-Status run_coalesced(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_coalesced(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace

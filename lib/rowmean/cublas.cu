@@ -42,16 +42,13 @@ size_t cublas_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &) {
 }
 
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
   const int64_t rows = p.N * p.L;
-  void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(cublas_workspace_bytes(p, context.device()), &workspace));
-  T *means = static_cast<T *>(workspace);
-  T *ones = reinterpret_cast<T *>(static_cast<char *>(workspace) + ones_offset(p));
+  T *means = static_cast<T *>(args.workspace);
+  T *ones = reinterpret_cast<T *>(static_cast<char *>(args.workspace) + ones_offset(p));
   FG_RETURN_IF_ERROR(
-      launch(fill_kernel<T>, dim3(capped_grid(ceil_div(p.M, 256))), dim3(256), 0, context.stream(), ones, p.M, T(1)));
-  cublasHandle_t handle = nullptr;
-  FG_RETURN_IF_ERROR(context.cublas(&handle));
+      launch(fill_kernel<T>, dim3(capped_grid(ceil_div(p.M, 256))), dim3(256), 0, args.stream, ones, p.M, T(1)));
+  cublasHandle_t handle = args.cublas;
   const T inverse_m = T(1) / static_cast<T>(p.M), one = T(1), zero = T(0);
   // Column-major, the input is M x rows with leading dimension M; its transpose times ones is the sums.
   FG_CUBLAS_CHECK(gemv(handle, p.M, rows, &inverse_m, static_cast<const T *>(p.input), p.M, ones, &zero, means));
@@ -60,13 +57,14 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   return Status::success();
 }
 
-Status run_cublas(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_cublas(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace
 
-extern const RowmeanVariant cublas_rowmean = {FG_ROWMEAN_CUBLAS, "cublas", accepts_any_problem<RowmeanProblem>,
-                                              cublas_workspace_bytes, run_cublas};
+extern const RowmeanVariant cublas_rowmean = {
+    FG_ROWMEAN_CUBLAS, "cublas", accepts_any_problem<RowmeanProblem>, cublas_workspace_bytes,
+    run_cublas,        0,        always_uses_cublas<RowmeanProblem>};
 
 }  // namespace fastgemm::detail

@@ -223,8 +223,8 @@ Status launch_fused(const FusedParams<T> &params, size_t bytes, int grid, const 
 }
 
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
-  const DeviceInfo &device = context.device();
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
+  const DeviceInfo &device = *args.device;
   const int tile_batches = choose_tile_batches(p, device);
   FusedParams<T> params;
   set_one_pass_params<T>(params, p);
@@ -234,7 +234,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
   const size_t bytes = shared_bytes(p.dtype, p.L, tile_batches);
   const int grid = static_cast<int>(params.tiles < device.sm_count ? params.tiles : device.sm_count);
-  const cudaStream_t stream = context.stream();
+  const cudaStream_t stream = args.stream;
   // Batches per warp-level unit: as many as the 128 registers of a thread allow (the block holds 512 threads on one
   // SM), so that each matrix load feeds more tensor-core work. f64 fragments take twice the registers: one group of
   // 8, the slabs of a row tile then share its matrix rows through L1.
@@ -256,8 +256,8 @@ int fused_tile_batches(const RowmeanProblem &p, const DeviceInfo &device) {
 
 namespace {
 
-Status run_fused(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_fused(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace

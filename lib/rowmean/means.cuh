@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-#include "core/context.hpp"
+#include <cuda_runtime_api.h>
+
 #include "core/problem.hpp"
 #include "core/status.hpp"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rowmean/registry.hpp"
 
+#include "core/dispatch.hpp"
 #include "rowmean/fused.hpp"
 
 namespace fastgemm::detail {
@@ -74,22 +75,24 @@ Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &prob
   return preference.add(FG_ROWMEAN_COALESCED).add(FG_ROWMEAN_FUSED);
 }
 
-fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device, size_t workspace_limit) {
-  const RowmeanVariant *variant = nullptr;
-  if (!select_variant(kVariants, FG_ROWMEAN_AUTO, rowmean_auto_preference, problem, device, &variant, workspace_limit)
-           .ok())
-    return FG_ROWMEAN_AUTO;
-  return variant->id;
+Status select_rowmean_variant(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,
+                              const AutoLimits &limits, RowmeanSelection *out) {
+  return select_variant(kVariants, selected, rowmean_auto_preference, problem, device, limits, out);
 }
 
 Status rowmean_workspace_bytes(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,
                                size_t *bytes) {
-  return selected_workspace_bytes(kVariants, selected, rowmean_auto_preference, problem, device, bytes);
+  RowmeanSelection selection;
+  FG_RETURN_IF_ERROR(select_rowmean_variant(problem, device, selected, AutoLimits{}, &selection));
+  *bytes = selection.workspace_bytes;
+  return Status::success();
 }
 
 Status run_rowmean(const RowmeanProblem &problem, Context &context, fg_rowmean_algo_t selected,
                    fg_rowmean_algo_t *ran) {
-  return run_selected(kVariants, selected, rowmean_auto_preference, problem, context, ran);
+  AutoLimits limits;
+  limits.workspace_limit = context.workspace_limit();
+  return run_selected(kVariants, selected, rowmean_auto_preference, problem, context, limits, nullptr, ran);
 }
 
 }  // namespace fastgemm::detail

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/context.hpp"
 #include "rowmean/variant.hpp"
 
 namespace fastgemm::detail {
@@ -17,18 +18,20 @@ const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id);
 // no more. Pure: it reads nothing but its arguments.
 Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &problem, const DeviceInfo &device);
 
-// What AUTO runs: the first variant of rowmean_auto_preference that can implement the problem and whose workspace fits
-// in `workspace_limit` bytes (a caller's workspace); FG_ROWMEAN_AUTO when none can.
-fg_rowmean_algo_t choose_rowmean_algo(const RowmeanProblem &problem, const DeviceInfo &device,
-                                      size_t workspace_limit = SIZE_MAX);
+using RowmeanSelection = Selection<RowmeanProblem, fg_rowmean_algo_t>;
+
+// The variant that runs the problem and the workspace it asks for: the selected algorithm, or, for FG_ROWMEAN_AUTO,
+// the first of rowmean_auto_preference that can implement the problem within `limits`.
+Status select_rowmean_variant(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,
+                              const AutoLimits &limits, RowmeanSelection *out);
 
 // The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
 // run it.
 Status rowmean_workspace_bytes(const RowmeanProblem &problem, const DeviceInfo &device, fg_rowmean_algo_t selected,
                                size_t *bytes);
 
-// Runs a canonical problem (L, M, N >= 1) with the selected algorithm, AUTO resolved, and stores the
-// algorithm that ran in *ran.
+// Runs a canonical problem (L, M, N >= 1) on the context's stream with the selected algorithm, AUTO resolved within
+// the context's workspace, and stores the algorithm that ran in *ran.
 Status run_rowmean(const RowmeanProblem &problem, Context &context, fg_rowmean_algo_t selected, fg_rowmean_algo_t *ran);
 
 }  // namespace fastgemm::detail

@@ -432,8 +432,8 @@ size_t relay_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &device) 
 }
 
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
-  const DeviceInfo &device = context.device();
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
+  const DeviceInfo &device = *args.device;
   const RelayPlan plan = plan_relay(p, device);
   RelayParams<T> params;
   set_one_pass_params<T>(params, p);
@@ -445,13 +445,11 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   params.output_pair_ok = reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(T)) == 0 && p.N % 2 == 0;
 
   const RelayWorkspace layout = carve_workspace(p, plan);
-  void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(layout.bytes, &workspace));
-  char *base = static_cast<char *>(workspace);
+  char *base = static_cast<char *>(args.workspace);
   params.means = reinterpret_cast<T *>(base + layout.means_at);
   params.partials = reinterpret_cast<double *>(base + layout.partials_at);
   params.counters = reinterpret_cast<unsigned *>(base + layout.counters_at);
-  const cudaStream_t stream = context.stream();
+  const cudaStream_t stream = args.stream;
   FG_CUDA_CHECK(cudaMemsetAsync(params.counters, 0, static_cast<size_t>(layout.counters) * sizeof(unsigned), stream));
 
   auto *kernel = relay_kernel<T>;
@@ -460,8 +458,8 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   return launch(kernel, dim3(static_cast<unsigned>(device.sm_count)), dim3(kRelayThreads), bytes, stream, params);
 }
 
-Status run_relay(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_relay(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_single_block(const RowmeanProblem &p, Context &context) { return run_tree_batches(p, context, 1); }
+Status run_single_block(const RowmeanProblem &p, const RunArgs &args) { return run_tree_batches(p, args, 1); }
 
 }  // namespace
 

@@ -60,10 +60,15 @@ size_t staged_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &device)
   return plan_staged(p, device).workspace_bytes;
 }
 
+// The product goes through cuBLAS where the tensor-core kernel does not take it.
+bool staged_uses_cublas(const RowmeanProblem &p, const DeviceInfo &device) {
+  return !plan_staged(p, device).product.tensor_cores;
+}
+
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
-  const DeviceInfo &device = context.device();
-  const cudaStream_t stream = context.stream();
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
+  const DeviceInfo &device = *args.device;
+  const cudaStream_t stream = args.stream;
   const T *matrix = static_cast<const T *>(p.matrix);
   T *output = static_cast<T *>(p.output);
   const StagedPlan plan = plan_staged(p, device);
@@ -71,9 +76,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   // The kernels after the row sums start by programmatic dependent launch where the device has it.
   const bool overlap = device.arch() >= 90;
 
-  void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(plan.workspace_bytes, &workspace));
-  char *base = static_cast<char *>(workspace);
+  char *base = static_cast<char *>(args.workspace);
   double *means = reinterpret_cast<double *>(base + plan.means_at);
   FG_RETURN_IF_ERROR(launch_means<T>(p, plan.means, means, reinterpret_cast<double *>(base + plan.piece_sums_at),
                                      overlap, device, stream));
@@ -99,8 +102,7 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   }
 
   // In cuBLAS's column-major terms the row-major L x N output is the N x L matrix means * matrix^T.
-  cublasHandle_t handle = nullptr;
-  FG_RETURN_IF_ERROR(context.cublas(&handle));
+  cublasHandle_t handle = args.cublas;
   const double one = 1.0, zero = 0.0;
   if constexpr (sizeof(T) == 8) {
     FG_CUBLAS_CHECK(cublasDgemm_64(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.N, p.L, p.L, &one, means, p.L, matrix, p.L,
@@ -116,14 +118,15 @@ Status run_typed(const RowmeanProblem &p, Context &context) {
   return Status::success();
 }
 
-Status run_staged(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_staged(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace
 }  // namespace staged
 
-extern const RowmeanVariant staged_rowmean = {FG_ROWMEAN_STAGED, "staged", accepts_any_problem<RowmeanProblem>,
-                                              staged::staged_workspace_bytes, staged::run_staged};
+extern const RowmeanVariant staged_rowmean = {
+    FG_ROWMEAN_STAGED,  "staged", accepts_any_problem<RowmeanProblem>, staged::staged_workspace_bytes,
+    staged::run_staged, 0,        staged::staged_uses_cublas};
 
 }  // namespace fastgemm::detail

@@ -60,17 +60,17 @@ __global__ void tree_batches_kernel(const T *input, const T *matrix, T *output, 
 }
 
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context, int64_t blocks) {
+Status run_typed(const RowmeanProblem &p, const RunArgs &args, int64_t blocks) {
   const int L = static_cast<int>(p.L);
-  return launch(tree_batches_kernel<T>, dim3(capped_grid(blocks, INT32_MAX)), dim3(L), 0, context.stream(),
+  return launch(tree_batches_kernel<T>, dim3(capped_grid(blocks, INT32_MAX)), dim3(L), 0, args.stream,
                 static_cast<const T *>(p.input), static_cast<const T *>(p.matrix), static_cast<T *>(p.output), L, p.M,
                 p.N, tree_width(p.L));
 }
 
 }  // namespace
 
-Status run_tree_batches(const RowmeanProblem &p, Context &context, int64_t blocks) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context, blocks); });
+Status run_tree_batches(const RowmeanProblem &p, const RunArgs &args, int64_t blocks) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args, blocks); });
 }
 
 }  // namespace fastgemm::detail

@@ -6,15 +6,15 @@
 
 #include <cstdint>
 
-#include "core/context.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
+#include "core/variant.hpp"
 #include "rowmean/block_rows.hpp"
 
 namespace fastgemm::detail {
 
 // Runs the step over every batch with `blocks` blocks of L threads, block b taking batches b, b + blocks, ...:
 // one block walks them all when `blocks` is 1. Needs L <= kBlockMaxRows.
-Status run_tree_batches(const RowmeanProblem &problem, Context &context, int64_t blocks);
+Status run_tree_batches(const RowmeanProblem &problem, const RunArgs &args, int64_t blocks);
 
 }  // namespace fastgemm::detail

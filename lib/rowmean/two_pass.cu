@@ -39,18 +39,16 @@ size_t two_pass_workspace_bytes(const RowmeanProblem &p, const DeviceInfo &) {
 }
 
 template <typename T>
-Status run_typed(const RowmeanProblem &p, Context &context) {
-  void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(two_pass_workspace_bytes(p, context.device()), &workspace));
-  T *means = static_cast<T *>(workspace);
-  FG_RETURN_IF_ERROR(row_means(static_cast<const T *>(p.input), means, p.N * p.L, p.M, context.stream()));
+Status run_typed(const RowmeanProblem &p, const RunArgs &args) {
+  T *means = static_cast<T *>(args.workspace);
+  FG_RETURN_IF_ERROR(row_means(static_cast<const T *>(p.input), means, p.N * p.L, p.M, args.stream));
   const dim3 grid(capped_grid(ceil_div(p.N, kTile), INT32_MAX), capped_grid(ceil_div(p.L, kTile)));
-  return launch(matrix_times_means_kernel<T>, grid, dim3(kTile, kTile), 0, context.stream(),
+  return launch(matrix_times_means_kernel<T>, grid, dim3(kTile, kTile), 0, args.stream,
                 static_cast<const T *>(p.matrix), static_cast<const T *>(means), static_cast<T *>(p.output), p.L, p.N);
 }
 
-Status run_two_pass(const RowmeanProblem &p, Context &context) {
-  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, context); });
+Status run_two_pass(const RowmeanProblem &p, const RunArgs &args) {
+  return dispatch_dtype(p.dtype, [&](auto zero) { return run_typed<decltype(zero)>(p, args); });
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_bank_free(const GemmProblem &problem, Context &context) {
-  return tiled::run_single_stage<tiled::Order::mn_contiguous, tiled::Access::vector>(problem, context);
+Status run_bank_free(const GemmProblem &problem, const RunArgs &args) {
+  return tiled::run_single_stage<tiled::Order::mn_contiguous, tiled::Access::vector>(problem, args);
 }
 
 }  // namespace

@@ -18,9 +18,8 @@ bool fits_int(const GemmProblem &p) {
   return true;
 }
 
-Status run_cublas(const GemmProblem &p, Context &context) {
-  cublasHandle_t handle = nullptr;
-  FG_RETURN_IF_ERROR(context.cublas(&handle));
+Status run_cublas(const GemmProblem &p, const RunArgs &args) {
+  cublasHandle_t handle = args.cublas;
   const cublasOperation_t op_b = p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (fits_int(p)) {
@@ -49,7 +48,8 @@ Status run_cublas(const GemmProblem &p, Context &context) {
 
 }  // namespace
 
-extern const SgemmVariant cublas_sgemm = {FG_SGEMM_CUBLAS, "cublas", accepts_any_problem<GemmProblem>,
-                                          no_workspace<GemmProblem>, run_cublas};
+extern const SgemmVariant cublas_sgemm = {
+    FG_SGEMM_CUBLAS, "cublas", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>,
+    run_cublas,      0,        always_uses_cublas<GemmProblem>};
 
 }  // namespace fastgemm::detail

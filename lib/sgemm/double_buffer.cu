@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) double_buffer_sgemm
   }
 }
 
-Status run_double_buffer(const GemmProblem &problem, Context &context) {
-  return launch_tile_kernel(problem, context, [](auto a_transposed, auto b_transposed) {
+Status run_double_buffer(const GemmProblem &problem, const RunArgs &args) {
+  return launch_tile_kernel(problem, args.stream, [](auto a_transposed, auto b_transposed) {
     return double_buffer_sgemm_kernel<decltype(a_transposed)::value, decltype(b_transposed)::value>;
   });
 }

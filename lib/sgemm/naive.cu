@@ -35,11 +35,11 @@ __global__ void naive_sgemm_kernel(GemmProblem p) {
   }
 }
 
-Status run_naive(const GemmProblem &problem, Context &context) {
+Status run_naive(const GemmProblem &problem, const RunArgs &args) {
   const dim3 block(kTile, kTile);
   const dim3 grid(capped_grid(ceil_div(problem.n, kTile), INT32_MAX), capped_grid(ceil_div(problem.m, kTile)),
                   capped_grid(problem.batch));
-  return launch(naive_sgemm_kernel, grid, block, 0, context.stream(), problem);
+  return launch(naive_sgemm_kernel, grid, block, 0, args.stream, problem);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 // B, the column of op(B). Both are stored [k][mn], so that a lane reads its values of one depth as
 // 128-bit words whatever the operands' layouts: an operand that runs along k is transposed on its way
 // in, by single-float asynchronous copies to transposed places (see TileCopier). Single-float copies also
-// serve any alignment, so these kernels take every problem.
+// serve any alignment, so these kernels take every problem. The split of k (its slices' partial sums and
+// their reduction) is FG_SGEMM_SPLIT_K's, in split_k.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -261,9 +262,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
 }
 
-// C = alpha * (sum of the splits' partial products) + beta * C, 4 columns per thread.
-__global__ void sum_partials_kernel(const GemmProblem p, int64_t splits, Partials partials);
-
 // Whether kernel T can run the problem on the device: cp.async (compute capability 8.0) and T's shared
 // memory. Any alignment and leading dimension work.
 template <typename T>
@@ -307,7 +305,7 @@ PipelinedKernel pipelined_kernel_for(bool a_vector, bool b_vector) {
 
 // Launches kernel T over every output tile (and k slice), one block per tile while the grid allows.
 template <typename T>
-Status launch_pipelined(const GemmProblem &p, Context &context, int64_t splits, int64_t k_per_split,
+Status launch_pipelined(const GemmProblem &p, cudaStream_t stream, int64_t splits, int64_t k_per_split,
                         Partials partials) {
   const bool a_vector = chunks_aligned(p.a, p.batch), b_vector = chunks_aligned(p.b, p.batch);
   PipelinedKernel kernel;
@@ -323,47 +321,13 @@ Status launch_pipelined(const GemmProblem &p, Context &context, int64_t splits, 
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSharedBytes)));
   const int64_t tiles = splits * p.batch * ceil_div(p.m, T::kBlockM) * ceil_div(p.n, T::kBlockN);
   const dim3 grid(capped_grid(tiles, INT32_MAX));
-  return launch(kernel, grid, dim3(T::kThreads), T::kSharedBytes, context.stream(), p, splits, k_per_split, partials,
-                vector_c);
+  return launch(kernel, grid, dim3(T::kThreads), T::kSharedBytes, stream, p, splits, k_per_split, partials, vector_c);
 }
 
-// `splits` slices of k for kernel T, each a whole number of k-tiles, none empty.
-struct KSlices {
-  int64_t splits = 1, k_per_split = 0;
-};
-
+// The whole product with kernel T, k in one piece (FG_SGEMM_SPLIT_K, in split_k.cu, cuts it into slices).
 template <typename T>
-KSlices slice_k(const GemmProblem &p, int64_t splits) {
-  KSlices slices;
-  slices.k_per_split = ceil_div(ceil_div(p.k, splits), T::kDepth) * T::kDepth;
-  slices.splits = ceil_div(p.k, slices.k_per_split);
-  return slices;
-}
-
-// The workspace run_pipelined<T>(p, context, splits) asks for: the slices' partial products, or nothing when k is
-// in one piece.
-template <typename T>
-size_t pipelined_workspace_bytes(const GemmProblem &p, int64_t splits) {
-  if (splits <= 1) return 0;
-  return sizeof(float) * slice_k<T>(p, splits).splits * p.batch * p.m * (ceil_div(p.n, 4) * 4);
-}
-
-// The whole product with kernel T: k in one piece when splits is 1, else in `splits` slices of whole
-// k-tiles, summed afterwards through the handle's workspace.
-template <typename T>
-Status run_pipelined(const GemmProblem &p, Context &context, int64_t splits) {
-  if (splits <= 1) return launch_pipelined<T>(p, context, 1, p.k, Partials{});
-  void *workspace = nullptr;
-  FG_RETURN_IF_ERROR(context.workspace(pipelined_workspace_bytes<T>(p, splits), &workspace));
-  const KSlices slices = slice_k<T>(p, splits);
-  splits = slices.splits;
-  Partials partials;
-  partials.data = static_cast<float *>(workspace);
-  partials.padded_n = ceil_div(p.n, 4) * 4;
-  FG_RETURN_IF_ERROR(launch_pipelined<T>(p, context, splits, slices.k_per_split, partials));
-  const int64_t vectors = p.batch * p.m * (partials.padded_n / 4);
-  return launch(sum_partials_kernel, dim3(capped_grid(ceil_div(vectors, 256), INT32_MAX)), dim3(256), 0,
-                context.stream(), p, splits, partials);
+Status run_pipelined(const GemmProblem &p, cudaStream_t stream) {
+  return launch_pipelined<T>(p, stream, 1, p.k, Partials{});
 }
 
 }  // namespace fastgemm::detail::pipeline

@@ -9,8 +9,8 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_pipelined_large(const GemmProblem &problem, Context &context) {
-  return pipeline::run_pipelined<pipeline::LargeTiling>(problem, context, 1);
+Status run_pipelined_large(const GemmProblem &problem, const RunArgs &args) {
+  return pipeline::run_pipelined<pipeline::LargeTiling>(problem, args.stream);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "core/dispatch.hpp"
+
 namespace fastgemm::detail {
 
 // Each defined in its own file.
@@ -110,22 +112,27 @@ Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, co
   return preference.add(FG_SGEMM_CUBLAS);
 }
 
-fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device, size_t workspace_limit) {
-  const SgemmVariant *variant = nullptr;
-  if (!select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, problem, device, &variant, workspace_limit).ok())
-    return FG_SGEMM_AUTO;
-  return variant->id;
+Status select_sgemm_variant(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
+                            const AutoLimits &limits, SgemmSelection *out) {
+  FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
+  return select_variant(kVariants, selected, sgemm_auto_preference, problem, device, limits, out);
 }
 
 Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
                              size_t *bytes) {
-  FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
-  return selected_workspace_bytes(kVariants, selected, sgemm_auto_preference, problem, device, bytes);
+  SgemmSelection selection;
+  FG_RETURN_IF_ERROR(select_sgemm_variant(problem, device, selected, AutoLimits{}, &selection));
+  *bytes = selection.workspace_bytes;
+  return Status::success();
 }
 
-Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, fg_sgemm_algo_t *ran) {
+Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, unsigned auto_avoids,
+                 EmulationReport *report, fg_sgemm_algo_t *ran) {
   FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
-  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, ran);
+  AutoLimits limits;
+  limits.workspace_limit = context.workspace_limit();
+  limits.avoided_flags = auto_avoids;
+  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran);
 }
 
 }  // namespace fastgemm::detail

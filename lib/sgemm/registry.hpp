@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/context.hpp"
 #include "sgemm/variant.hpp"
 
 namespace fastgemm::detail {
@@ -19,19 +20,24 @@ const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id);
 // problem with no workspace of its own. Pure: it reads nothing but its arguments.
 Preference<fg_sgemm_algo_t> sgemm_auto_preference(const GemmProblem &problem, const DeviceInfo &device);
 
-// What AUTO runs: the first variant of sgemm_auto_preference that can implement the problem and whose workspace fits
-// in `workspace_limit` bytes (a caller's workspace); FG_SGEMM_AUTO when none can.
-fg_sgemm_algo_t choose_sgemm_algo(const GemmProblem &problem, const DeviceInfo &device,
-                                  size_t workspace_limit = SIZE_MAX);
+using SgemmSelection = Selection<GemmProblem, fg_sgemm_algo_t>;
+
+// The variant that runs the problem and the workspace it asks for: the selected algorithm, or, for FG_SGEMM_AUTO, the
+// first of sgemm_auto_preference that can implement the problem within `limits`. A forced algorithm that cannot
+// honour the problem's FG_REPRODUCIBLE_SHAPE is refused, never replaced.
+Status select_sgemm_variant(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
+                            const AutoLimits &limits, SgemmSelection *out);
 
 // The workspace the selected algorithm (AUTO resolved) asks for on the problem, or not_supported when it cannot
 // run it.
 Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device, fg_sgemm_algo_t selected,
                              size_t *bytes);
 
-// Runs a canonical problem (m, n, k, batch >= 1, alpha != 0) with the selected algorithm, AUTO resolved,
-// and stores the algorithm that ran in *ran.
-Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, fg_sgemm_algo_t *ran);
+// Runs a canonical problem (m, n, k, batch >= 1, alpha != 0) on the context's stream with the selected algorithm,
+// AUTO resolved within the context's workspace and among the variants with none of `auto_avoids` (VariantFlag bits),
+// and stores the algorithm that ran in *ran. An emulating variant reports to `report` (may be nullptr).
+Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, unsigned auto_avoids,
+                 EmulationReport *report, fg_sgemm_algo_t *ran);
 
 // C := beta * C over the problem's C (the k == 0 or alpha == 0 case); beta == 0 writes zeros without
 // reading C.

@@ -7,8 +7,8 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_small_tile(const GemmProblem &problem, Context &context) {
-  return pipeline::run_pipelined<pipeline::SmallTiling>(problem, context, 1);
+Status run_small_tile(const GemmProblem &problem, const RunArgs &args) {
+  return pipeline::run_pipelined<pipeline::SmallTiling>(problem, args.stream);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_smem(const GemmProblem &problem, Context &context) {
-  return tiled::run_single_stage<tiled::Order::k_contiguous, tiled::Access::scalar>(problem, context);
+Status run_smem(const GemmProblem &problem, const RunArgs &args) {
+  return tiled::run_single_stage<tiled::Order::k_contiguous, tiled::Access::scalar>(problem, args);
 }
 
 }  // namespace

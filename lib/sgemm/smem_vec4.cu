@@ -8,8 +8,8 @@
 namespace fastgemm::detail {
 namespace {
 
-Status run_smem_vec4(const GemmProblem &problem, Context &context) {
-  return tiled::run_single_stage<tiled::Order::k_contiguous, tiled::Access::vector>(problem, context);
+Status run_smem_vec4(const GemmProblem &problem, const RunArgs &args) {
+  return tiled::run_single_stage<tiled::Order::k_contiguous, tiled::Access::vector>(problem, args);
 }
 
 }  // namespace

@@ -379,10 +379,10 @@ TileKernel kernel_for_transposes(const GemmProblem &p, KernelFor &&kernel_for) {
 
 // One block per 128-column strip of C (x), the tile rows and batches on y and z as far as 65535 reaches.
 template <typename KernelFor>
-Status launch_tile_kernel(const GemmProblem &p, Context &context, KernelFor &&kernel_for) {
+Status launch_tile_kernel(const GemmProblem &p, cudaStream_t stream, KernelFor &&kernel_for) {
   const dim3 grid(capped_grid(ceil_div(p.n, kTileN), INT32_MAX), capped_grid(ceil_div(p.m, kTileM)),
                   capped_grid(p.batch));
-  return launch(kernel_for_transposes(p, kernel_for), grid, dim3(kThreads), 0, context.stream(), p);
+  return launch(kernel_for_transposes(p, kernel_for), grid, dim3(kThreads), 0, stream, p);
 }
 
 // The single-stage rungs (smem, smem_vec4, bank_free) are one kernel: they differ only in how op(A)'s tile
@@ -409,8 +409,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) single_stage_sgemm_
 }
 
 template <Order kAShared, Access kAccess>
-Status run_single_stage(const GemmProblem &problem, Context &context) {
-  return launch_tile_kernel(problem, context, [](auto a_transposed, auto b_transposed) {
+Status run_single_stage(const GemmProblem &problem, const RunArgs &args) {
+  return launch_tile_kernel(problem, args.stream, [](auto a_transposed, auto b_transposed) {
     return single_stage_sgemm_kernel<kAShared, kAccess, decltype(a_transposed)::value, decltype(b_transposed)::value>;
   });
 }

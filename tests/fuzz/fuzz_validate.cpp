@@ -350,15 +350,26 @@ void operands_of(const capi::SgemmArgs &args, Operand *a, Operand *b, Operand *c
            : Operand{args.C, args.n, args.m, args.ldc, args.stride_c, count};
 }
 
-// A runner over the simulated memory: checks that what it is handed is a problem lib/ may run, then computes
-// it on the CPU from the canonical (row-major) problem alone.
-class SimulatedSgemm final : public capi::SgemmRunner {
+// A runner over the simulated memory, for the plan sgemm_call gives: checks that what it is handed is a problem
+// lib/ may run, then computes it on the CPU from the canonical (row-major) problem alone.
+class SimulatedSgemm final {
  public:
   static constexpr fg_sgemm_algo_t kRan = FG_SGEMM_CUBLAS;
 
   SimulatedSgemm(fg_math_mode_t math, bool fails) : math_(math), fails_(fails) {}
 
-  capi::Status scale_c(const detail::GemmProblem &p) override {
+  // Runs the plan as the entry points dispatch it; *ran: the product's algorithm, FG_SGEMM_AUTO when none ran.
+  capi::Status run(const capi::SgemmPlan &plan, fg_sgemm_algo_t *ran) {
+    *ran = FG_SGEMM_AUTO;
+    if (plan.algo != kSelected) fail("the plan does not carry the handle's selected algorithm", "");
+    if (plan.work == capi::GemmWork::scale_c) return scale_c(plan.problem);
+    if (plan.work == capi::GemmWork::product) return product(plan.problem, ran);
+    return capi::Status::success();
+  }
+
+  static constexpr fg_sgemm_algo_t kSelected = FG_SGEMM_SMEM;
+
+  capi::Status scale_c(const detail::GemmProblem &p) {
     ++scale_calls;
     check(p);
     if (!(p.k == 0 || p.alpha == 0.0f) || p.beta == 1.0f) fail("scale_c was handed a problem with more to do", "");
@@ -366,7 +377,7 @@ class SimulatedSgemm final : public capi::SgemmRunner {
     compute(p, false);
     return capi::Status::success();
   }
-  capi::Status product(const detail::GemmProblem &p, fg_sgemm_algo_t *ran) override {
+  capi::Status product(const detail::GemmProblem &p, fg_sgemm_algo_t *ran) {
     ++product_calls;
     check(p);
     if (p.k < 1 || p.alpha == 0.0f) fail("a product was handed k < 1 or alpha == 0", "");
@@ -486,7 +497,12 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
 
   SimulatedSgemm runner(math, runner_fails);
   fg_sgemm_algo_t ran = FG_SGEMM_NAIVE;  // anything but what the call stores
-  const capi::Status status = capi::sgemm_call(args, simulated, math, runner, &ran);
+  capi::SgemmSettings settings;
+  settings.math = math;
+  settings.algo = SimulatedSgemm::kSelected;
+  capi::SgemmPlan plan;
+  capi::Status status = capi::sgemm_call(args, simulated, settings, &plan);
+  if (status.ok()) status = runner.run(plan, &ran);
   const int runs = runner.scale_calls + runner.product_calls;
   if (runs > 1) fail("a call ran its runner more than once", status.message);
   if (!status.ok()) {
@@ -533,13 +549,22 @@ void fuzz_sgemm(FuzzedDataProvider &data) {
 }
 
 // rowmean's runner: the product over the means, from the problem alone, in double; FG_F32 rounded at the end.
-class SimulatedRowmean final : public capi::RowmeanRunner {
+class SimulatedRowmean final {
  public:
   static constexpr fg_rowmean_algo_t kRan = FG_ROWMEAN_CUBLAS;
+  static constexpr fg_rowmean_algo_t kSelected = FG_ROWMEAN_COALESCED;
 
   explicit SimulatedRowmean(bool fails) : fails_(fails) {}
 
-  capi::Status run(const detail::RowmeanProblem &p, fg_rowmean_algo_t *ran) override {
+  // Runs the plan as fg_rowmean_matvec dispatches it; *ran: the algorithm, FG_ROWMEAN_AUTO when none ran.
+  capi::Status run(const capi::RowmeanPlan &plan, fg_rowmean_algo_t *ran) {
+    *ran = FG_ROWMEAN_AUTO;
+    if (plan.algo != kSelected) fail("the plan does not carry the handle's selected algorithm", "");
+    if (plan.empty) return capi::Status::success();
+    return run(plan.problem, ran);
+  }
+
+  capi::Status run(const detail::RowmeanProblem &p, fg_rowmean_algo_t *ran) {
     ++calls;
     if (p.L < 1 || p.M < 1 || p.N < 1) fail("the rowmean runner was handed an empty problem", "");
     if (classify(p.input) != capi::PointerKind::device_accessible ||
@@ -633,7 +658,9 @@ void fuzz_rowmean(FuzzedDataProvider &data) {
 
   SimulatedRowmean runner(runner_fails);
   fg_rowmean_algo_t ran = FG_ROWMEAN_SINGLE_BLOCK;  // anything but what the call stores
-  const capi::Status status = capi::rowmean_call(args, simulated, runner, &ran);
+  capi::RowmeanPlan plan;
+  capi::Status status = capi::rowmean_call(args, simulated, SimulatedRowmean::kSelected, &plan);
+  if (status.ok()) status = runner.run(plan, &ran);
   if (runner.calls > 1) fail("a rowmean call ran its runner more than once", status.message);
   if (!status.ok()) {
     if (runner.calls == 1) {
@@ -808,7 +835,9 @@ void fuzz_queries(FuzzedDataProvider &data) {
     const int transb = pick_enum(data, {FG_OP_N, FG_OP_T, FG_OP_C});
     const int64_t m = pick_size(data), n = pick_size(data), k = pick_size(data), batch = pick_size(data);
     const fg_math_mode_t math = pick_math(data);
-    status = capi::sgemm_workspace_query(layout, transa, transb, m, n, k, batch, math, sizer, out);
+    capi::SgemmSettings settings;
+    settings.math = math;
+    status = capi::sgemm_workspace_query(layout, transa, transb, m, n, k, batch, settings, sizer, out);
     if (sizer.sgemm_problems.size() > 4) fail("an sgemm query asked about more than its four layouts", "");
     const bool row = layout == FG_ROW_MAJOR;
     for (const detail::GemmProblem &p : sizer.sgemm_problems)

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "sgemm/ozaki_int8.hpp"
-#include "sgemm/ozaki_int8_math.hpp"
+#include "sgemm/ozaki_int8/math.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 using namespace fastgemm::detail::ozaki;
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "auto_choice.hpp"
 #include "rowmean/registry.hpp"
 #include "sgemm/registry.hpp"
 
@@ -45,25 +46,25 @@ const std::vector<size_t> kLimits = {0, 256, 64 << 10, 1 << 20, 16 << 20};
 TEST_CASE("AUTO within a caller's workspace: rowmean runs a fast workspace-free algorithm, never refuses", "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();
   // Unlimited, staged runs both; its means (L x N doubles at least) do not fit 64 KiB.
-  CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 512, 1024, 64), hopper) == FG_ROWMEAN_STAGED);
-  CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 2048, 64, 256), hopper) == FG_ROWMEAN_STAGED);
+  CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F32, 512, 1024, 64), hopper) == FG_ROWMEAN_STAGED);
+  CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F64, 2048, 64, 256), hopper) == FG_ROWMEAN_STAGED);
   for (size_t limit : {size_t{0}, size_t{64} << 10}) {
     INFO("workspace " << limit);
     // Eight fused tiles would leave most SMs idle: a block per batch reads the input faster than single_block's
     // one block for all batches.
-    CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 512, 1024, 64), hopper, limit) == FG_ROWMEAN_COALESCED);
+    CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F32, 512, 1024, 64), hopper, limit) == FG_ROWMEAN_COALESCED);
     // Beyond L = 1024 and beyond what fused keeps on chip (f64 at L = 2048), AUTO still runs the problem.
-    CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 2048, 64, 256), hopper, limit) == FG_ROWMEAN_COALESCED);
+    CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F64, 2048, 64, 256), hopper, limit) == FG_ROWMEAN_COALESCED);
     // Batches enough for fused's tiles to occupy the SMs: fused, which reads the input once.
-    CHECK(detail::choose_rowmean_algo(rowmean(FG_F64, 512, 512, 1024), hopper, limit) == FG_ROWMEAN_FUSED);
-    CHECK(detail::choose_rowmean_algo(rowmean(FG_F32, 4096, 8, 16384), hopper, limit) == FG_ROWMEAN_COALESCED);
+    CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F64, 512, 512, 1024), hopper, limit) == FG_ROWMEAN_FUSED);
+    CHECK(fgtest::auto_rowmean_choice(rowmean(FG_F32, 4096, 8, 16384), hopper, limit) == FG_ROWMEAN_COALESCED);
   }
   // A workspace that holds staged's arrays changes nothing.
   size_t staged_bytes = 0;
   const detail::RowmeanProblem fits = rowmean(FG_F32, 512, 1024, 64);
   REQUIRE(detail::rowmean_workspace_bytes(fits, hopper, FG_ROWMEAN_STAGED, &staged_bytes).ok());
-  CHECK(detail::choose_rowmean_algo(fits, hopper, staged_bytes) == FG_ROWMEAN_STAGED);
-  CHECK(detail::choose_rowmean_algo(fits, hopper, staged_bytes - 1) == FG_ROWMEAN_COALESCED);
+  CHECK(fgtest::auto_rowmean_choice(fits, hopper, staged_bytes) == FG_ROWMEAN_STAGED);
+  CHECK(fgtest::auto_rowmean_choice(fits, hopper, staged_bytes - 1) == FG_ROWMEAN_COALESCED);
 
   // Over many shapes and workspaces, on a device with full-rate FP64 and on one without: AUTO's choice runs the
   // problem within the workspace, and is never one of the slow rungs that a scan of the table in ladder order
@@ -79,7 +80,7 @@ TEST_CASE("AUTO within a caller's workspace: rowmean runs a fast workspace-free 
               const detail::RowmeanProblem p = rowmean(dtype, L, M, N);
               INFO("dtype " << dtype << " L " << L << " M " << M << " N " << N << " workspace " << limit << " arch "
                             << device.arch());
-              const fg_rowmean_algo_t choice = detail::choose_rowmean_algo(p, device, limit);
+              const fg_rowmean_algo_t choice = fgtest::auto_rowmean_choice(p, device, limit);
               REQUIRE(choice != FG_ROWMEAN_AUTO);
               CHECK(choice != FG_ROWMEAN_SINGLE_BLOCK);
               CHECK(choice != FG_ROWMEAN_BLOCK_PER_BATCH);
@@ -96,8 +97,8 @@ TEST_CASE("AUTO within a caller's workspace: rowmean refuses only where no works
   // A batch's means at L = 30000 (240 kB in double) exceed a block's shared memory: with no room for staged's
   // arrays there is nothing that runs it, and AUTO says so rather than run something that cannot.
   const detail::RowmeanProblem wide = rowmean(FG_F32, 30000, 8, 4);
-  CHECK(detail::choose_rowmean_algo(wide, hopper, 64 << 10) == FG_ROWMEAN_AUTO);
-  CHECK(detail::choose_rowmean_algo(wide, hopper) == FG_ROWMEAN_STAGED);
+  CHECK(fgtest::auto_rowmean_choice(wide, hopper, 64 << 10) == FG_ROWMEAN_AUTO);
+  CHECK(fgtest::auto_rowmean_choice(wide, hopper) == FG_ROWMEAN_STAGED);
   size_t bytes = 0;
   CHECK(detail::rowmean_workspace_bytes(wide, hopper, FG_ROWMEAN_COALESCED, &bytes).code ==
         detail::StatusCode::not_supported);
@@ -107,23 +108,23 @@ TEST_CASE("AUTO within a caller's workspace: SGEMM runs cuBLAS where a faster al
   const detail::DeviceInfo hopper = simulated_hopper();
   // The emulation, first at 4096^3 in FP32_EMULATED mode, keeps its residues in the workspace.
   const detail::GemmProblem emulated = sgemm(4096, 4096, 4096, FG_MATH_FP32_EMULATED);
-  REQUIRE(detail::choose_sgemm_algo(emulated, hopper) == FG_SGEMM_OZAKI_INT8);
+  REQUIRE(fgtest::auto_sgemm_choice(emulated, hopper) == FG_SGEMM_OZAKI_INT8);
   size_t ozaki_bytes = 0;
   REQUIRE(detail::sgemm_workspace_bytes(emulated, hopper, FG_SGEMM_OZAKI_INT8, &ozaki_bytes).ok());
   REQUIRE(ozaki_bytes > 0);
-  CHECK(detail::choose_sgemm_algo(emulated, hopper, ozaki_bytes) == FG_SGEMM_OZAKI_INT8);
-  CHECK(detail::choose_sgemm_algo(emulated, hopper, ozaki_bytes - 1) == FG_SGEMM_CUBLAS);
-  CHECK(detail::choose_sgemm_algo(emulated, hopper, 0) == FG_SGEMM_CUBLAS);
+  CHECK(fgtest::auto_sgemm_choice(emulated, hopper, ozaki_bytes) == FG_SGEMM_OZAKI_INT8);
+  CHECK(fgtest::auto_sgemm_choice(emulated, hopper, ozaki_bytes - 1) == FG_SGEMM_CUBLAS);
+  CHECK(fgtest::auto_sgemm_choice(emulated, hopper, 0) == FG_SGEMM_CUBLAS);
   // The workspace-free kernels AUTO prefers stay preferred in any workspace.
-  CHECK(detail::choose_sgemm_algo(sgemm(256, 256, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_SMALL_TILE);
-  CHECK(detail::choose_sgemm_algo(sgemm(4096, 4096, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_DOUBLE_BUFFER);
+  CHECK(fgtest::auto_sgemm_choice(sgemm(256, 256, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_SMALL_TILE);
+  CHECK(fgtest::auto_sgemm_choice(sgemm(4096, 4096, 256, FG_MATH_FP32), hopper, 0) == FG_SGEMM_DOUBLE_BUFFER);
   for (fg_math_mode_t math : {FG_MATH_FP32, FG_MATH_FP32_EMULATED})
     for (int64_t size : {1, 17, 256, 1000, 4096, 8192})
       for (int64_t k : {int64_t{16}, size, int64_t{65536}})
         for (size_t limit : kLimits) {
           const detail::GemmProblem p = sgemm(size, size, k, math);
           INFO("size " << size << " k " << k << " math " << math << " workspace " << limit);
-          const fg_sgemm_algo_t choice = detail::choose_sgemm_algo(p, hopper, limit);
+          const fg_sgemm_algo_t choice = fgtest::auto_sgemm_choice(p, hopper, limit);
           REQUIRE(choice != FG_SGEMM_AUTO);
           CHECK(choice != FG_SGEMM_NAIVE);
           const detail::SgemmVariant *variant = detail::find_sgemm_variant(choice);

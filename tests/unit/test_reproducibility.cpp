@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "auto_choice.hpp"
 #include "fastgemm/fastgemm.h"
 #include "host/host_gemm.hpp"
 #include "sgemm/registry.hpp"
@@ -204,7 +205,7 @@ TEST_CASE("FG_REPRODUCIBLE_SHAPE: AUTO picks only kernels of one FMA chain, what
               for (fg_sgemm_algo_t algo : preference) CHECK(shape_reproducible(algo));
               // The last one runs every problem, so AUTO never falls back to another table entry.
               CHECK(preference[preference.size() - 1] == FG_SGEMM_NAIVE);
-              const fg_sgemm_algo_t choice = detail::choose_sgemm_algo(p, device);
+              const fg_sgemm_algo_t choice = fgtest::auto_sgemm_choice(p, device);
               CHECK(shape_reproducible(choice));
               const detail::SgemmVariant *variant = detail::find_sgemm_variant(choice);
               REQUIRE(variant != nullptr);
@@ -215,21 +216,21 @@ TEST_CASE("FG_REPRODUCIBLE_SHAPE: AUTO picks only kernels of one FMA chain, what
             }
   // Where the default setting leaves the project's kernels for cuBLAS or split_k, this one keeps to them.
   const detail::DeviceInfo device = hopper();
-  CHECK(detail::choose_sgemm_algo(problem(4096, 4096, 4096, 1, 0, FG_REPRODUCIBLE_RUN), device) == FG_SGEMM_CUBLAS);
-  CHECK(detail::choose_sgemm_algo(problem(4096, 4096, 4096, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(4096, 4096, 4096, 1, 0, FG_REPRODUCIBLE_RUN), device) == FG_SGEMM_CUBLAS);
+  CHECK(fgtest::auto_sgemm_choice(problem(4096, 4096, 4096, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_DOUBLE_BUFFER);
-  CHECK(detail::choose_sgemm_algo(problem(4096, 4096, 4096, 1, 1, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(4096, 4096, 4096, 1, 1, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_PIPELINED);  // misaligned: no 128-bit loads
-  CHECK(detail::choose_sgemm_algo(problem(256, 256, 16384, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(256, 256, 16384, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_SMALL_TILE);  // few tiles, long k: the most blocks without a split
-  CHECK(detail::choose_sgemm_algo(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), device) == FG_SGEMM_SMALL_TILE);
-  CHECK(detail::choose_sgemm_algo(problem(64, 64, 64, 1024, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), device) == FG_SGEMM_SMALL_TILE);
+  CHECK(fgtest::auto_sgemm_choice(problem(64, 64, 64, 1024, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_SMALL_TILE);  // many batches of products smaller than one large tile
-  CHECK(detail::choose_sgemm_algo(problem(256, 256, 256, 64, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(256, 256, 256, 64, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_DOUBLE_BUFFER);
-  CHECK(detail::choose_sgemm_algo(problem(1024, 1024, 1024, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
+  CHECK(fgtest::auto_sgemm_choice(problem(1024, 1024, 1024, 1, 0, FG_REPRODUCIBLE_SHAPE), device) ==
         FG_SGEMM_PIPELINED);  // 64 tiles of 128 x 128 for 132 SMs
-  CHECK(detail::choose_sgemm_algo(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), turing()) == FG_SGEMM_SMEM);
+  CHECK(fgtest::auto_sgemm_choice(problem(2, 2, 2, 1, 0, FG_REPRODUCIBLE_SHAPE), turing()) == FG_SGEMM_SMEM);
 }
 
 TEST_CASE("FG_REPRODUCIBLE_SHAPE: a forced algorithm outside the one FMA chain is refused, naming why", "[auto]") {

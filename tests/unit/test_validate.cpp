@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "auto_choice.hpp"
 #include "capi/validate.hpp"
 #include "rowmean/registry.hpp"
 #include "sgemm/registry.hpp"
@@ -213,7 +214,7 @@ TEST_CASE("AUTO's SGEMM table: the project's kernels where they were measured fa
     p.c = device_c;
     p.ldc = n;
     p.stride_c = m * n;
-    return detail::choose_sgemm_algo(p, device);
+    return fgtest::auto_sgemm_choice(p, device);
   };
   for (int64_t size : {20, 24, 32, 64, 128, 256, 384})
     CHECK(choice(size, size, size, 1, hopper) == FG_SGEMM_SMALL_TILE);
@@ -255,7 +256,7 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
         p.c = device_c + misalign;
         p.ldc = size;
         INFO("size " << size << " misaligned " << misalign << " arch " << device.arch());
-        const fg_sgemm_algo_t choice = detail::choose_sgemm_algo(p, device);
+        const fg_sgemm_algo_t choice = fgtest::auto_sgemm_choice(p, device);
         CHECK(choice != FG_SGEMM_AUTO);
         const detail::SgemmVariant *variant = detail::find_sgemm_variant(choice);
         REQUIRE(variant != nullptr);
@@ -263,7 +264,7 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
       }
   // The measured table behind the rowmean rule (see lib/rowmean/registry.cpp), on the H100's figures.
   const auto rowmean_choice = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
-    return detail::choose_rowmean_algo(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper);
+    return fgtest::auto_rowmean_choice(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper);
   };
   CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_PIPELINED);
   CHECK(rowmean_choice(FG_F32, 1024, 64, 2048) == FG_ROWMEAN_PIPELINED);
@@ -280,7 +281,7 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
   CHECK(rowmean_choice(FG_F32, 3, 100000, 100) == FG_ROWMEAN_STAGED);
   for (int64_t L : {1, 100, 1025, 16384}) {
     const detail::RowmeanProblem p{FG_F32, device_a, device_b, device_c, L, 64, 8};
-    const fg_rowmean_algo_t choice = detail::choose_rowmean_algo(p, hopper);
+    const fg_rowmean_algo_t choice = fgtest::auto_rowmean_choice(p, hopper);
     const detail::RowmeanVariant *variant = detail::find_rowmean_variant(choice);
     REQUIRE(variant != nullptr);
     CHECK(variant->can_implement(p, hopper).ok());
@@ -462,7 +463,7 @@ TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no 
   // Where the relay cannot run (a matrix off its 16-byte boundary), AUTO runs the next of its preference: the same
   // algorithm the relay used to hand such problems to.
   const detail::RowmeanProblem misaligned{FG_F32, device_a, device_b + 1, device_c, 1024, 64, 8192};
-  CHECK(detail::choose_rowmean_algo(misaligned, hopper) == FG_ROWMEAN_FUSED);
+  CHECK(fgtest::auto_rowmean_choice(misaligned, hopper) == FG_ROWMEAN_FUSED);
   // Every preference holds an algorithm that runs every problem, and only workspace-free ones after it.
   for (int64_t L : {1, 1000, 4096, 20000})
     for (fg_dtype_t dtype : {FG_F32, FG_F64}) {
@@ -532,7 +533,7 @@ TEST_CASE("workspace_bytes says what each algorithm asks the handle for", "[auto
   CHECK(bytes(FG_ROWMEAN_PIPELINED) >= 1000u * 300u * 8u);
   size_t through_registry = 0;
   REQUIRE(detail::rowmean_workspace_bytes(p, hopper, FG_ROWMEAN_AUTO, &through_registry).ok());
-  CHECK(through_registry == bytes(detail::choose_rowmean_algo(p, hopper)));
+  CHECK(through_registry == bytes(fgtest::auto_rowmean_choice(p, hopper)));
   CHECK(detail::rowmean_workspace_bytes(detail::RowmeanProblem{FG_F64, device_a, device_b, device_c, 2000, 64, 300},
                                         hopper, FG_ROWMEAN_SINGLE_BLOCK, &through_registry)
             .code == detail::StatusCode::not_supported);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sgemm/ozaki_int8_kernels.hpp"
+// FG_SGEMM_OZAKI_INT8's kernels over the operands: the scan of every line, then its codes or its residues.
+#include "sgemm/ozaki_int8/kernels.hpp"
 
 #include <cuda_runtime.h>
 
@@ -7,7 +8,8 @@
 
 #include "core/launch.cuh"
 #include "cuda/warp_reduce.cuh"
-#include "sgemm/ozaki_int8_math.hpp"
+#include "sgemm/ozaki_int8/kernel_common.cuh"
+#include "sgemm/ozaki_int8/math.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -37,16 +39,12 @@ Lines columns_of_b(const GemmProblem &p) {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
 // Lines across a block's columns in the kernels for lines that are not contiguous (consecutive lines adjacent).
 constexpr int kLineTile = 32;
 constexpr int kRows = kThreads / kLineTile;
 // Elements of a line a residue tile covers: 4 per lane of a warp.
 constexpr int kDepthTile = 128;
 constexpr int kTilePitch = kDepthTile + 4;  // floats; rows stay 16-byte aligned for 128-bit reads
-
-__host__ __device__ constexpr int64_t divide_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // What one thread has gathered of a line.
 struct LineSums {
@@ -299,175 +297,6 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
   }
 }
 
-// The threads of the kernels over C's tiles: one per 4 consecutive columns of a row of the tile.
-struct TileGroup {
-  int64_t local_batch, local_row, col0;
-  int64_t batch, row;
-};
-__device__ __forceinline__ TileGroup tile_group(const ProductTile &tile, int64_t index) {
-  const int64_t groups_per_row = divide_up(tile.cols, 4);
-  TileGroup group;
-  group.col0 = index % groups_per_row * 4;
-  group.local_row = index / groups_per_row % tile.rows;
-  group.local_batch = index / groups_per_row / tile.rows;
-  group.batch = tile.first_batch + group.local_batch;
-  group.row = tile.first_row + group.local_row;
-  return group;
-}
-__host__ __device__ inline int64_t tile_groups(const ProductTile &tile) {
-  return tile.batches * tile.rows * divide_up(tile.cols, 4);
-}
-
-// Rows of the tile each block of the plan walks.
-constexpr int kPlanRows = 32;
-
-// One thread per column of the tile, walking kPlanRows rows: its column's facts stay in its cache and each row's
-// are the same for the whole block, so that the facts cost nearly no memory traffic; the codes' product, C and
-// the needs are read and written along rows, coalesced.
-__global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
-                            const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
-                            CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
-  // Counted per thread, then per warp and per block: one shared counter that every element adds to would
-  // serialize the block on it.
-  __shared__ unsigned int histogram[kNeedsFp32 + 1];
-  unsigned int counts[kNeedsFp32 + 1] = {};
-  for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
-  __syncthreads();
-  const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
-  int guess = 7;  // neighbours tend to need the same count: each search starts at the last one's need
-  for (int64_t block = blockIdx.x; block < tile.batches * column_blocks * row_chunks; block += gridDim.x) {
-    const int64_t local_col = block % column_blocks * blockDim.x + threadIdx.x;
-    const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
-    if (local_col >= tile.cols) continue;
-    const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
-    const LineFacts &y = b_facts[batch * p.n + col];
-    const bool y_finite = (y.flags & kLineNonFinite) == 0;
-    const int64_t row_end = min((row_chunk + 1) * kPlanRows, tile.rows);
-    for (int64_t local_row = row_chunk * kPlanRows; local_row < row_end; ++local_row) {
-      const int64_t row = tile.first_row + local_row;
-      const LineFacts &x = a_facts[batch * p.m + row];
-      int need = 0;  // NaN or Inf reaches the element: fix_flagged's
-      if (y_finite && (x.flags & kLineNonFinite) == 0) {
-        const int32_t code_product =
-            __ldg(code_products + (local_batch * tile.padded_rows + local_row) * tile.padded_cols + local_col);
-        const float c0 = p.beta != 0.0f ? p.c[batch * p.stride_c + row * p.ldc + col] : 0.0f;
-        need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0);
-        if (need <= kMaxModuli) guess = need;
-        ++counts[need];
-      }
-      needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
-    }
-  }
-  for (int bin = kMinModuli; bin <= kNeedsFp32; ++bin) {
-    unsigned int count = counts[bin];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) count += __shfl_xor_sync(0xffffffffu, count, offset);
-    if (threadIdx.x % 32 == 0 && count != 0) atomicAdd(&histogram[bin], count);
-  }
-  __syncthreads();
-  for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x)
-    if (histogram[bin] != 0) atomicAdd(&summary->needs[bin], static_cast<unsigned long long>(histogram[bin]));
-}
-
-__global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
-                                   const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
-                                   uint8_t *needs) {
-  const int64_t total = tile_groups(tile);
-  const int64_t modulus_stride = tile.padded_rows * tile.padded_cols;
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const TileGroup g = tile_group(tile, index);
-    const LineFacts &x = a_facts[g.batch * p.m + g.row];
-    if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
-    const int32_t *in =
-        products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
-    int4 words[kMaxModuli];
-#pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l)
-      words[l] = l < constants.count ? __ldg(reinterpret_cast<const int4 *>(in + l * modulus_stride)) : int4{};
-    CrtSums sums[4];
-#pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l) {
-      if (l >= constants.count) break;
-      sums[0].add(words[l].x, constants, l);
-      sums[1].add(words[l].y, constants, l);
-      sums[2].add(words[l].z, constants, l);
-      sums[3].add(words[l].w, constants, l);
-    }
-    const int64_t at = (g.batch * p.m + g.row) * p.n + tile.first_col + g.col0;
-    float *c = p.c + g.batch * p.stride_c + g.row * p.ldc + tile.first_col + g.col0;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      if (g.col0 + t >= tile.cols) break;
-      const int need = needs[at + t];
-      if (need == 0) continue;  // NaN or Inf in the column
-      const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
-      // Exact where the scales are powers of two.
-      const double value =
-          sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
-      const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
-      if (need > constants.count) {
-        if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))
-          continue;  // recompute_uncertified's
-        needs[at + t] = static_cast<uint8_t>(kMinModuli);
-      }
-      double result = static_cast<double>(p.alpha) * value;
-      if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c0), result);
-      const float rounded = static_cast<float>(result);
-      if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
-        needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
-        continue;
-      }
-      c[t] = rounded;
-    }
-  }
-}
-
-// Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it, then alpha and beta.
-__device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t row, int64_t col) {
-  const float *x = p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld);
-  const float *y = p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col);
-  const int64_t x_step = p.a.transposed ? p.a.ld : 1, y_step = p.b.transposed ? 1 : p.b.ld;
-  float sum = 0.0f;
-  for (int64_t l = 0; l < p.k; ++l) sum = fmaf(__ldg(x + l * x_step), __ldg(y + l * y_step), sum);
-  float *out = p.c + batch * p.stride_c + row * p.ldc + col;
-  *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
-}
-
-// One thread per element of C; most only read their need.
-__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count) {
-  const int64_t total = p.batch * p.m * p.n;
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if (needs[index] <= count) continue;
-    const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
-    store_fp32_element(p, batch, row, col);
-  }
-}
-
-// Every element of each flagged row: blockIdx.y picks the row from the list, threads the columns.
-__global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count) {
-  for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
-    const int64_t batch = flagged[entry] / p.m, row = flagged[entry] % p.m;
-    for (int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; col < p.n;
-         col += static_cast<int64_t>(gridDim.x) * blockDim.x)
-      store_fp32_element(p, batch, row, col);
-  }
-}
-
-// Every element of each flagged column whose row is not flagged (those fix_rows_kernel writes).
-__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count, const LineFacts *a_facts) {
-  for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
-    const int64_t batch = flagged[entry] / p.n, col = flagged[entry] % p.n;
-    for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.m;
-         row += static_cast<int64_t>(gridDim.x) * blockDim.x)
-      if ((a_facts[batch * p.m + row].flags & kLineNonFinite) == 0) store_fp32_element(p, batch, row, col);
-  }
-}
-
-// Enough blocks to fill the device several times over; the kernels loop over the rest.
-constexpr int64_t kMaxBlocks = 65536;
-
 }  // namespace
 
 Status scan_lines(const Lines &lines, int64_t batch, int operand, const CertificateConstants &constants,
@@ -496,38 +325,6 @@ Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTi
                      int8_t *out, cudaStream_t stream) {
   if (constants == nullptr) return encode_lines<true>(lines, facts, tile, CrtConstants{}, out, stream);
   return encode_lines<false>(lines, facts, tile, *constants, out, stream);
-}
-
-Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
-                  const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
-                  ScanSummary *summary, cudaStream_t stream) {
-  const int64_t blocks = tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, kPlanRows);
-  return launch(plan_kernel, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, p, tile, code_products,
-                a_facts, b_facts, certificate, needs, summary);
-}
-
-Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
-                   const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
-                   uint8_t *needs, cudaStream_t stream) {
-  return launch(reconstruct_kernel, dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)),
-                dim3(kThreads), 0, stream, p, tile, products, a_facts, b_facts, constants, certificate, needs);
-}
-
-Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream) {
-  return launch(recompute_kernel, dim3(capped_grid(divide_up(p.batch * p.m * p.n, kThreads), kMaxBlocks)),
-                dim3(kThreads), 0, stream, p, needs, count);
-}
-
-Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
-                   int64_t b_count, const LineFacts *a_facts, cudaStream_t stream) {
-  if (a_count > 0)
-    FG_RETURN_IF_ERROR(launch(fix_rows_kernel, dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(a_count)),
-                              dim3(kThreads), 0, stream, p, a_flagged, a_count));
-  if (b_count > 0)
-    FG_RETURN_IF_ERROR(launch(fix_columns_kernel,
-                              dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(b_count)), dim3(kThreads),
-                              0, stream, p, b_flagged, b_count, a_facts));
-  return Status::success();
 }
 
 }  // namespace fastgemm::detail::ozaki

@@ -17,8 +17,9 @@
 //
 // This header holds what the host decides: the moduli and the constants of the reconstruction and the
 // certificate, the choice of the moduli count, and how C is cut into tiles so that the workspace stays bounded.
-// The bound itself is in ozaki_int8_math.hpp (shared by the kernels and the unit tests), the kernels in
-// ozaki_int8_kernels.cu, the variant's steps in ozaki_int8.cpp.
+// The bound itself is in math.hpp (shared by the kernels and the unit tests), the kernels in operand_kernels.cu
+// (scan, codes, residues) and product_kernels.cu (plan, reconstruction, FP32 elements), the variant's steps in
+// variant.cpp.
 #pragma once
 
 #include <cstddef>

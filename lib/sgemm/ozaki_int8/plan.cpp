@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cmath>
 
-#include "sgemm/ozaki_int8.hpp"
-#include "sgemm/ozaki_int8_math.hpp"
+#include "sgemm/ozaki_int8/math.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {

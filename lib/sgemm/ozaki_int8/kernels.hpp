@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernels of FG_SGEMM_OZAKI_INT8 (see ozaki_int8.hpp): the scan of the operands, the codes and the residues,
+// The kernels of FG_SGEMM_OZAKI_INT8 (see plan.hpp): the scan of the operands, the codes and the residues,
 // the certificate's plan, the reconstruction of C from the INT32 products, and the FP32 elements (those NaN or
 // Inf reach, and those no moduli count certifies).
 #pragma once
@@ -10,8 +10,8 @@
 
 #include "core/problem.hpp"
 #include "core/status.hpp"
-#include "sgemm/ozaki_int8.hpp"
-#include "sgemm/ozaki_int8_math.hpp"
+#include "sgemm/ozaki_int8/math.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 namespace fastgemm::detail::ozaki {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "sgemm/ozaki_int8.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 #if defined(__CUDACC__)
 #define FG_OZAKI_INLINE __host__ __device__ __forceinline__

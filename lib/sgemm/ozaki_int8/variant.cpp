@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// FG_SGEMM_OZAKI_INT8's steps (see ozaki_int8.hpp): scan both operands; the plan, tile by tile the codes, their
+// FG_SGEMM_OZAKI_INT8's steps (see plan.hpp): scan both operands; the plan, tile by tile the codes, their
 // INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
 // count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;
 // last, the elements no count certifies, and those NaN or Inf reach, in FP32.
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/check.hpp"
-#include "sgemm/ozaki_int8.hpp"
-#include "sgemm/ozaki_int8_kernels.hpp"
+#include "sgemm/ozaki_int8/kernels.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/variant.hpp"
 
 namespace fastgemm::detail {
@@ -120,30 +120,16 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   return Status::success();
 }
 
-Status run_ozaki(const GemmProblem &p, Context &context) {
-  context.last_emulation = EmulationReport{};
-  const cudaStream_t stream = context.stream();
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  FG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
-    return declined("the moduli count depends on the operands' values, which a stream being captured cannot look at");
-
-  // A handle-owned workspace that cannot be allocated is a refusal, not a failure: AUTO then runs an FP32
-  // algorithm, which needs none, and the caller gets C.
-  const size_t bytes = max_workspace_bytes(p.m, p.n, p.k, p.batch);
-  void *memory = nullptr;
-  Status taken = context.workspace(bytes, &memory);
-  cublasHandle_t handle = nullptr;
-  if (taken.ok()) taken = context.cublas(&handle);
-  if (taken.code == StatusCode::alloc_failed) {
-    (void)cudaGetLastError();  // the failed allocation's, so that no later launch check takes it for its own
-    return declined("its workspace of " + std::to_string(bytes) + " bytes could not be allocated: " + taken.message);
-  }
-  FG_RETURN_IF_ERROR(taken);
+// The dispatcher declines it on a stream being captured (kSynchronizes), and where its workspace cannot be
+// allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none, and the caller gets C.
+Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
+  const cudaStream_t stream = args.stream;
+  const size_t bytes = args.workspace_bytes;
+  cublasHandle_t handle = args.cublas;
 
   // The scan, then the plan: the codes' product and every element's need. Nothing of C is written until the host
   // has read the needs' histogram (the one synchronization) and chosen the moduli count, or declined.
-  char *workspace = static_cast<char *>(memory);
+  char *workspace = static_cast<char *>(args.workspace);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
   const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
   auto *summary = reinterpret_cast<ScanSummary *>(workspace + plan_layout.summary);
@@ -186,14 +172,21 @@ Status run_ozaki(const GemmProblem &p, Context &context) {
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, workspace, steps, handle, stream));
   FG_RETURN_IF_ERROR(recompute_uncertified(p, needs, choice.count, stream));
   FG_RETURN_IF_ERROR(fix_flagged(p, a_flagged, flagged_rows, b_flagged, flagged_cols, a_facts, stream));
-  context.last_emulation.moduli = choice.count;
-  context.last_emulation.fp32_elements = choice.fp32_elements;
+  if (args.emulation != nullptr) {
+    args.emulation->moduli = choice.count;
+    args.emulation->fp32_elements = choice.fp32_elements;
+  }
   return Status::success();
 }
 
 }  // namespace
 
-extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8, "ozaki_int8", ozaki_can_implement,
-                                              ozaki_workspace_bytes, run_ozaki};
+extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8,
+                                              "ozaki_int8",
+                                              ozaki_can_implement,
+                                              ozaki_workspace_bytes,
+                                              run_ozaki,
+                                              kInspectsOperands | kSynchronizes | kDeclinesWithoutWorkspace,
+                                              always_uses_cublas<GemmProblem>};
 
 }  // namespace fastgemm::detail

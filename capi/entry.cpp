@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capi/entry.hpp"
+
+#include <string>
+
+namespace fastgemm::capi {
+namespace {
+
+using detail::StatusCode;
+
+thread_local std::string t_last_message;
+thread_local int t_last_cuda_error = 0;
+
+fg_status_t public_status(StatusCode code) {
+  switch (code) {
+    case StatusCode::success: return FG_STATUS_SUCCESS;
+    case StatusCode::invalid_value: return FG_STATUS_INVALID_VALUE;
+    case StatusCode::invalid_handle: return FG_STATUS_INVALID_HANDLE;
+    case StatusCode::not_supported: return FG_STATUS_NOT_SUPPORTED;
+    case StatusCode::no_device: return FG_STATUS_NO_DEVICE;
+    case StatusCode::alloc_failed: return FG_STATUS_ALLOC_FAILED;
+    case StatusCode::cuda_error: return FG_STATUS_CUDA_ERROR;
+    case StatusCode::cublas_error: return FG_STATUS_CUBLAS_ERROR;
+    case StatusCode::internal_error:
+    case StatusCode::aborted: return FG_STATUS_INTERNAL_ERROR;
+  }
+  return FG_STATUS_INTERNAL_ERROR;
+}
+
+}  // namespace
+
+fg_status_t record(const char *function, const Status &status) noexcept {
+  if (status.ok()) return FG_STATUS_SUCCESS;
+  try {
+    t_last_message = std::string(function) + ": " + status.message;
+  } catch (...) {
+    t_last_message.clear();  // out of host memory even for the message: keep the status at least
+  }
+  t_last_cuda_error = status.cuda_error;
+  return public_status(status.code);
+}
+
+const char *last_error_message() noexcept { return t_last_message.c_str(); }
+
+int last_cuda_error() noexcept { return t_last_cuda_error; }
+
+Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
+
+Status null_argument(const char *name) {
+  return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
+}
+
+PointerInspector driver_inspector(detail::Context &context) {
+  return [&context](const void *pointer, PointerInfo *info) -> Status {
+    const int device = context.device().ordinal;
+    detail::PointerAttributes attributes;
+    FG_RETURN_IF_ERROR(context.query_pointer(pointer, &attributes));
+    using Memory = detail::PointerAttributes::Memory;
+    switch (attributes.memory) {
+      case Memory::unknown: info->kind = PointerKind::pageable_host; break;
+      case Memory::device:
+        info->kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
+        break;
+      case Memory::host:
+      case Memory::managed: info->kind = PointerKind::device_accessible; break;
+    }
+    info->range_begin = attributes.range_begin;
+    info->range_bytes = attributes.range_bytes;
+    return Status::success();
+  };
+}
+
+detail::HostGemm &host_engine(fg_context &handle) {
+  if (!handle.host) handle.host = std::make_unique<detail::HostGemm>(*handle.context);
+  return *handle.host;
+}
+
+}  // namespace fastgemm::capi
