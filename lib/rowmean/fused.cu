@@ -185,8 +185,8 @@ size_t shared_bytes(fg_dtype_t dtype, int64_t L, int tile_batches) {
 
 // The widest tile that fits and still leaves every SM at least two tiles to overlap. f32 tiles of 24 batches are left
 // out: their consumer warps take three groups of 8 batches, which the 128 registers a thread has here hold only with
-// more spilling than two, and at 1024 x 64 x 8192 on the H100 they ran in 1.47 ms against 1.28 ms for tiles of 16
-// (whose slabs of 16 batches read the matrix from L2 as often per batch as those of wider tiles).
+// more spilling than two, and they ran slower than tiles of 16 (bench/NOTES-rowmean.md), whose slabs of 16 batches
+// read the matrix from L2 as often per batch as those of wider tiles.
 int choose_tile_batches(const RowmeanProblem &p, const DeviceInfo &device) {
   for (int tile_batches : kTileBatchChoices) {
     if (p.dtype == FG_F32 && tile_batches == 24) continue;

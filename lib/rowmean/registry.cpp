@@ -49,11 +49,11 @@ const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id) { return find_v
 // whose product is FP32.
 // Then, for a caller's workspace too small for staged's means: the two workspace-free algorithms that keep a batch's
 // means on chip, fused and coalesced (block_per_batch and single_block, also workspace-free, were slower than
-// coalesced on every measured shape, 3x to 100x). Both are bound by the input's read, so the one that spreads it
-// over more SMs goes first: fused's tiles where they occupy most SMs, otherwise coalesced's block per batch (at f32
-// 512 x 1024 x 64, 8 fused tiles would read 128 MB through 8 SMs where coalesced's 64 blocks use 64). Not measured
-// yet; coalesced reads the whole matrix once per batch, so beyond fused's range (f32 L > ~3600, f64 L > ~1800) with
-// many batches it runs, but far slower than staged would in a workspace that held its means.
+// coalesced on every measured shape: bench/NOTES-rowmean.md). Both are bound by the input's read, so the one that
+// spreads it over more SMs goes first: fused's tiles where they occupy most SMs, otherwise coalesced's block per batch
+// (at f32 512 x 1024 x 64, 8 fused tiles would read 128 MB through 8 SMs where coalesced's 64 blocks use 64). Not
+// measured yet; coalesced reads the whole matrix once per batch, so beyond fused's range (f32 L > ~3600, f64 L > ~1800)
+// with many batches it runs, but far slower than staged would in a workspace that held its means.
 Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &problem, const DeviceInfo &device) {
   Preference<fg_rowmean_algo_t> preference;
   const int64_t row_bytes = problem.M * element_size(problem.dtype);

@@ -39,10 +39,9 @@ bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &devic
 }
 
 // FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the scan, the residues and
-// the reconstruction around the INT8 products are paid back. On 9.0 (bench/NOTES-emulated.md) the emulation ran
-// 1.75x cuBLAS at 3072^3 and 1.6x at 8192 x 1024 x 8192, but 1.0x at 2048^3, 0.77x on 16 batches of 1024^3 and
-// 0.4x at 4096 x 4096 x 256, where the reconstruction (m n of them per modulus) outweighs the products: each
-// product must be large, and deep. The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
+// the reconstruction around the INT8 products are paid back: each product must be large, and deep, or the
+// reconstruction (m n of them per modulus) outweighs the products (measured on 9.0: bench/NOTES-emulated.md).
+// The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
 // cores by as much as 9.0 does (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
 bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
   constexpr int64_t kMinEdge = 1024, kMinDepth = 1024;
@@ -57,11 +56,9 @@ bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) 
 // fma(0, 0, acc) == acc except for acc == -0, which the epilogue turns into +0 in every one of them, so the
 // padding (8 deep for the ladder, 16 for the pipelined tilings, none for naive) changes no bit. A split of k
 // depends on m and n; cuBLAS promises no order; the emulation is another arithmetic.
-// Without cuBLAS and split_k to fall back on, the order follows bench/NOTES-sgemm-fast.md's single-kernel
-// columns on the H100: double_buffer (16-byte aligned operands) led at large sizes (48.2 TFLOPS at 16384^3
-// against pipelined's 43.3), and small_tile beat pipelined wherever pipelined's 64 x 128 tiles left most SMs
-// idle (512^3: 14.2 against 7.3; 256 x 256 x 16384: 6.9 against 2.3) or were mostly outside C (1024 batches
-// of 64^3: 13.5 against 11.7).
+// Without cuBLAS and split_k to fall back on, the order is the single kernels' on the H100
+// (bench/NOTES-sgemm-fast.md): double_buffer (16-byte aligned operands) leads at large sizes, and small_tile
+// wherever pipelined's 64 x 128 tiles leave most SMs idle or lie mostly outside C.
 Preference<fg_sgemm_algo_t> shape_reproducible_preference(const GemmProblem &problem, const DeviceInfo &device) {
   const auto tiles = [&](int64_t tile_m, int64_t tile_n) {
     return problem.batch * ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n);

@@ -43,9 +43,8 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
-// one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch on the
-// H100 (INT8 TOPS 1437 vs 1119 at 4096^3 x 7, 1406 vs 1209 at 8192^3 x 7, 1483 vs 1107 at 4096 x 16384 x 16384
-// x 7), but slower ones at 2048^3 x 7 (661 vs 1033): bench/NOTES-emulated.md.
+// one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
+// ones for smaller products (bench/NOTES-emulated.md).
 Status int8_products(cublasHandle_t handle, const int8_t *residues_a, const int8_t *residues_b, int32_t *products,
                      int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth, int64_t count) {
   constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
