@@ -13,7 +13,7 @@
 // 128-bit words whatever the operands' layouts: an operand that runs along k is transposed on its way
 // in, by single-float asynchronous copies to transposed places (see TileCopier). Single-float copies also
 // serve any alignment, so these kernels take every problem. The split of k (its slices' partial sums and
-// their reduction) is FG_SGEMM_SPLIT_K's, in split_k.cu.
+// their reduction) is in split_k.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -324,7 +324,7 @@ Status launch_pipelined(const GemmProblem &p, cudaStream_t stream, int64_t split
   return launch(kernel, grid, dim3(T::kThreads), T::kSharedBytes, stream, p, splits, k_per_split, partials, vector_c);
 }
 
-// The whole product with kernel T, k in one piece (FG_SGEMM_SPLIT_K, in split_k.cu, cuts it into slices).
+// The whole product with kernel T, k in one piece (split_k.cuh cuts it into slices).
 template <typename T>
 Status run_pipelined(const GemmProblem &p, cudaStream_t stream) {
   return launch_pipelined<T>(p, stream, 1, p.k, Partials{});

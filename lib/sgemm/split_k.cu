@@ -4,15 +4,11 @@
 // one block's work, and a second kernel sums the slices' partial products with alpha and beta applied.
 // The tiles are FG_SGEMM_PIPELINED's; the split count comes from the device's SM count and the problem
 // (split_k_count).
-#include "sgemm/pipeline.cuh"
+#include "sgemm/split_k.cuh"
 
 namespace fastgemm::detail {
-namespace {
+namespace pipeline {
 
-using SplitKTiling = pipeline::LargeTiling;
-using pipeline::Partials;
-
-// C = alpha * (sum of the splits' partial products) + beta * C, 4 columns per thread.
 __global__ void sum_partials_kernel(const GemmProblem p, int64_t splits, Partials partials) {
   const int64_t vectors_per_row = partials.padded_n / 4;
   const int64_t vectors = p.batch * p.m * vectors_per_row;
@@ -34,6 +30,12 @@ __global__ void sum_partials_kernel(const GemmProblem p, int64_t splits, Partial
   }
 }
 
+}  // namespace pipeline
+
+namespace {
+
+using SplitKTiling = pipeline::LargeTiling;
+
 // How many slices of k the problem is cut into on the device (1: none).
 int64_t split_k_count(const GemmProblem &p, const DeviceInfo &device) {
   const int64_t tiles = p.batch * ceil_div(p.m, SplitKTiling::kBlockM) * ceil_div(p.n, SplitKTiling::kBlockN);
@@ -45,38 +47,12 @@ int64_t split_k_count(const GemmProblem &p, const DeviceInfo &device) {
   return splits < 1 ? 1 : (splits > 64 ? 64 : splits);
 }
 
-// `splits` slices of k, each a whole number of k-tiles, none empty.
-struct KSlices {
-  int64_t splits = 1, k_per_split = 0;
-};
-
-KSlices slice_k(const GemmProblem &p, int64_t splits) {
-  KSlices slices;
-  slices.k_per_split = ceil_div(ceil_div(p.k, splits), SplitKTiling::kDepth) * SplitKTiling::kDepth;
-  slices.splits = ceil_div(p.k, slices.k_per_split);
-  return slices;
+size_t split_k_workspace_bytes(const GemmProblem &problem, const DeviceInfo &device) {
+  return pipeline::split_workspace_bytes<SplitKTiling>(problem, split_k_count(problem, device));
 }
 
-// The slices' partial products, or nothing when k stays in one piece.
-size_t split_k_workspace_bytes(const GemmProblem &p, const DeviceInfo &device) {
-  const int64_t splits = split_k_count(p, device);
-  if (splits <= 1) return 0;
-  return sizeof(float) * slice_k(p, splits).splits * p.batch * p.m * (ceil_div(p.n, 4) * 4);
-}
-
-// k in one piece when the count is 1, else in slices of whole k-tiles, summed afterwards through the workspace.
-Status run_split_k(const GemmProblem &p, const RunArgs &args) {
-  const int64_t splits = split_k_count(p, *args.device);
-  if (splits <= 1) return pipeline::run_pipelined<SplitKTiling>(p, args.stream);
-  const KSlices slices = slice_k(p, splits);
-  Partials partials;
-  partials.data = static_cast<float *>(args.workspace);
-  partials.padded_n = ceil_div(p.n, 4) * 4;
-  FG_RETURN_IF_ERROR(
-      pipeline::launch_pipelined<SplitKTiling>(p, args.stream, slices.splits, slices.k_per_split, partials));
-  const int64_t vectors = p.batch * p.m * (partials.padded_n / 4);
-  return launch(sum_partials_kernel, dim3(capped_grid(ceil_div(vectors, 256), INT32_MAX)), dim3(256), 0, args.stream, p,
-                slices.splits, partials);
+Status run_split_k(const GemmProblem &problem, const RunArgs &args) {
+  return pipeline::run_split<SplitKTiling>(problem, args.stream, args.workspace, split_k_count(problem, *args.device));
 }
 
 }  // namespace

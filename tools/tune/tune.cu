@@ -159,12 +159,20 @@ int main(int argc, char **argv) {
 
   std::printf("%-16s %9s | %-22s %6s %9s %7s\n", "shape", "cuBLAS TF", "best tiling", "splits", "TFLOPS", "ratio");
   const int sm_count = context->device().sm_count;
+  // cuBLAS, the reference, runs as the dispatcher runs it: on the context's stream, with its cuBLAS handle.
+  fastgemm::detail::RunArgs cublas_args;
+  cublas_args.stream = stream;
+  cublas_args.device = &context->device();
+  if (!context->cublas(&cublas_args.cublas).ok()) {
+    std::fprintf(stderr, "fastgemm-tune: cuBLAS could not be set up\n");
+    return 3;
+  }
   for (const Shape &s : shapes) {
     if (quick && s.m * s.n * s.k * s.batch > 1024LL * 1024 * 1024) continue;
     const double flop = 2.0 * s.m * s.n * s.k * s.batch;
     GemmProblem ref = problem_for(s, buf, buf.ref);
     const double cublas_ms =
-        time_ms(timer, [&] { return fastgemm::detail::find_sgemm_variant(FG_SGEMM_CUBLAS)->run(ref, *context); });
+        time_ms(timer, [&] { return fastgemm::detail::find_sgemm_variant(FG_SGEMM_CUBLAS)->run(ref, cublas_args); });
     TUNE_CHECK(cudaStreamSynchronize(stream));
     double best_ms = INFINITY;
     std::string best_name;
