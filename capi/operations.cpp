@@ -88,8 +88,10 @@ Status run_on_device(const SgemmPlan &plan, fg_context &handle, fg_sgemm_algo_t 
     case GemmWork::nothing: return Status::success();
     case GemmWork::scale_c: return detail::scale_c(plan.problem, context.stream());
     case GemmWork::product:
-      return using_workspace(
-          context, [&] { return detail::run_sgemm(plan.problem, context, plan.algo, 0, &handle.last.emulation, ran); });
+      return using_workspace(context, [&] {
+        constexpr unsigned kAvoidsNone = 0;  // one call may synchronize its stream once (the emulated mode)
+        return detail::run_sgemm(plan.problem, context, plan.algo, kAvoidsNone, &handle.last.emulation, ran);
+      });
   }
   return Status::failure(StatusCode::internal_error, "an sgemm plan of no known kind");
 }

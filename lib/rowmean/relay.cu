@@ -4,7 +4,7 @@
 //
 // One persistent block per SM holds two kinds of warps that never wait for each other inside the block:
 // - Producer warps take read items (a few hundred KB of consecutive rows each) from a ticket counter shared by the
-//   grid, sum the rows (row_sums.cuh), write the means to the handle's workspace and add the item's row count to
+//   grid, sum the rows (row_sums.cuh), write the means to the workspace and add the item's row count to
 //   the counter of its slab (kSlabBatches batches).
 // - Consumer warps take product tiles (kTileRows matrix rows x one slab's batches) from a second ticket counter in
 //   slab order, wait until their slab's counter says all its rows are in, and multiply: matrix and means tiles go

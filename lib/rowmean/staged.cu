@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// FG_ROWMEAN_STAGED: any L, M and N, in two passes through the handle's workspace.
+// FG_ROWMEAN_STAGED: any L, M and N, in two passes through the workspace.
 //
 // 1. Row means in double, read at the speed of the input (staged_means.cu).
 // 2. The product. When the matrix is read once or stays in L2, it runs on FP64 tensor cores (staged_product.cu). When
