@@ -43,9 +43,16 @@ capi::Status simulated(const void *pointer, capi::PointerInfo *info) {
 }
 
 capi::SgemmArgs args_of(const SgemmCall &c, bool batched) {
-  return capi::SgemmArgs{c.layout, c.transa, c.transb,   c.m,           c.n,    c.k,        c.alpha,
-                         c.A,      c.lda,    c.stride_a, c.B,           c.ldb,  c.stride_b, c.beta,
-                         c.C,      c.ldc,    c.stride_c, c.batch_count, batched};
+  capi::SgemmArgs args;
+  args.layout = c.layout, args.transa = c.transa, args.transb = c.transb;
+  args.m = c.m, args.n = c.n, args.k = c.k;
+  args.alpha = c.alpha, args.beta = c.beta;
+  args.A = c.A, args.lda = c.lda, args.stride_a = c.stride_a;
+  args.B = c.B, args.ldb = c.ldb, args.stride_b = c.stride_b;
+  args.C = c.C, args.ldc = c.ldc, args.stride_c = c.stride_c;
+  args.batch_count = c.batch_count;
+  args.batched = batched;
+  return args;
 }
 
 capi::Status validate(const capi::SgemmArgs &args, detail::GemmProblem *problem, capi::GemmWork *work) {
