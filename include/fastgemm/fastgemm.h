@@ -361,7 +361,8 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
   FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; L up to ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
-  FG_ROWMEAN_PIPELINED = 7,       /* one pass, means through L2 to an FP64 tensor-core product beside the read */
+  FG_ROWMEAN_RELAY = 7,           /* one pass, means relayed through L2 to FP64 tensor cores beside the read */
+  FG_ROWMEAN_PIPELINED = 7,       /* deprecated: the former name of FG_ROWMEAN_RELAY */
   /* 8..99: the project's own faster kernels */
   FG_ROWMEAN_CUBLAS = 100 /* gemv for the means, then gemm, through cuBLAS */
 } fg_rowmean_algo_t;
@@ -383,7 +384,8 @@ FG_API fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *al
    algo. */
 FG_API fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo);
 
-/* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
+/* Returns the algorithm's short static name, e.g. "coalesced" ("relay" for FG_ROWMEAN_RELAY, which
+   FG_ROWMEAN_PIPELINED is another name of); "unknown" for any other value. */
 FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
 
 /* ---------------------------------------------------------------------------------------------- */
