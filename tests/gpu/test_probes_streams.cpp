@@ -165,9 +165,9 @@ TEST_CASE("fg_destroy waits for the handle's work on the legacy stream", "[works
 }
 
 // The first thread exits with its work on its per-thread stream possibly still running: in a process that has used
-// the stream-ordered allocator (every earlier test's handle has), that exit hung in the CUDA driver (580, H100) until
-// fastgemm made a thread that called it on cudaStreamPerThread wait for that stream when it exits. Each algorithm
-// runs on a fresh handle, so that the first thread's call also allocates the workspace.
+// the stream-ordered allocator (every earlier test's handle has), the CUDA driver can hang that exit unless the thread
+// waits for that stream, as fastgemm makes it (docs/c-api.md). Each algorithm runs on a fresh handle, so that the first
+// thread's call also allocates the workspace.
 TEST_CASE("stream changes never free a workspace in use; the per-thread stream from two threads in turn",
           "[workspace][per_thread_stream]") {
   RowmeanData first(128, 50, 16, 3), second(128, 50, 16, 4);

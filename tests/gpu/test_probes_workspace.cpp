@@ -156,7 +156,8 @@ TEST_CASE("AUTO in a caller's workspace too small for staged runs coalesced, bey
   Handle handle;
   DeviceMemory workspace(256);
   REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));
-  // The first used to run single_block (the table's first rung that fitted), the second to be refused.
+  // The first is a shape the slow single_block fits; the second is past L = 1024, where the one-thread-per-row rungs
+  // refuse.
   const int64_t shapes[][3] = {{512, 128, 64}, {2048, 64, 32}};
   for (const auto &shape : shapes) {
     const RowmeanData data(shape[0], shape[1], shape[2], 71);
