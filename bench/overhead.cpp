@@ -90,8 +90,8 @@ size_t row_of(Caller caller) {
   return row;
 }
 
-// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
-// formatting a line costs, which the trace pays only when FASTGEMM_LOG is set (bench/NOTES-sgemm-fast.md).
+// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what a
+// line costs, which a call pays only when someone listens (FASTGEMM_LOG=1 or an NVTX tool attached).
 void format_sgemm_line(char *line, size_t size, const float *pointer) {
   const long long extent = 64;
   std::snprintf(line, size,
