@@ -108,7 +108,8 @@ class RowmeanAlgo(enum.IntEnum):
     TWO_PASS = 4
     FUSED = 5
     STAGED = 6
-    PIPELINED = 7
+    RELAY = 7
+    PIPELINED = 7  # deprecated: the former name of RELAY, an alias (RowmeanAlgo.PIPELINED is RowmeanAlgo.RELAY)
     CUBLAS = 100
 
 

@@ -78,6 +78,11 @@ class LibraryTest(unittest.TestCase):
             self.assertEqual(fastgemm.sgemm_algo_name(algo), algo.name.lower())
         for algo in RowmeanAlgo:
             self.assertEqual(fastgemm.rowmean_algo_name(algo), algo.name.lower())
+        # The relay's former name is an alias of the same member, and the library names it "relay".
+        self.assertIs(RowmeanAlgo.PIPELINED, RowmeanAlgo.RELAY)
+        self.assertIs(RowmeanAlgo["PIPELINED"], RowmeanAlgo.RELAY)
+        self.assertIs(RowmeanAlgo(7), RowmeanAlgo.RELAY)
+        self.assertEqual(fastgemm.rowmean_algo_name(RowmeanAlgo.PIPELINED), "relay")
         self.assertEqual(fastgemm.sgemm_algo_name(99), "unknown")
         self.assertEqual(fastgemm.rowmean_algo_name(99), "unknown")
 
