@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // fastgemm-bench overhead: what a call costs the host, fastgemm's against cuBLAS called directly, on
 // problems so small that the host's work per call, not the device's, sets how fast a loop of them runs.
+// The calls measured on each problem and the steps measured alone are tables below; overhead_measure.cpp
+// times them, overhead_profile.cpp profiles them (--profile).
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <cuda.h>
-
 #include "gpu.hpp"
 #include "ops.hpp"
+#include "overhead.hpp"
 #include "profile.hpp"
 #include "report.hpp"
 #include "text.hpp"
@@ -24,14 +25,7 @@
 namespace bench {
 namespace {
 
-// Calls enqueued back to back in one timed loop: far fewer than a stream's launch queue holds, so the
-// host never waits for the device inside the loop, and enough that the clock's resolution vanishes.
-constexpr int kCallsPerLoop = 200;
 constexpr int kDefaultLoops = 101;
-// --profile: a sample every 97 us of wall time, a period no call's length divides evenly; a sample costs the
-// loop a few microseconds (a signal), so they are sparse, over kProfileLoopFactor times the timed loops.
-constexpr int kProfilePeriodUs = 97;
-constexpr int kProfileLoopFactor = 4;
 
 constexpr uint64_t kSeedA = 0xA;
 constexpr uint64_t kSeedB = 0xB;
@@ -47,185 +41,66 @@ std::string describe(const TinyShape &s) {
   return text;
 }
 
-// The driver functions fastgemm's call path uses, looked up as the library looks them up (it does not link
-// libcuda either).
-struct Driver {
-  CUresult (*pointer_get_attributes)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
-  CUresult (*ctx_get_current)(CUcontext *) = nullptr;
+// Who makes a call measured on each problem (row-major NN, alpha 1, beta 0).
+enum class Caller {
+  direct,            // cuBLAS called directly (the bench's handle), legacy stream: every ratio's baseline
+  direct_64,         // the same through cuBLAS's 64-bit entry point
+  fastgemm_cublas,   // fastgemm, FG_SGEMM_CUBLAS forced, legacy stream
+  fastgemm_auto,     // fastgemm, AUTO, legacy stream
+  stream_direct,     // cuBLAS called directly on the program's non-blocking stream
+  stream_fastgemm,   // fastgemm, FG_SGEMM_CUBLAS forced, on that stream
+  full_queries,      // the driver's full query of A, B and C (an allocation fastgemm has not seen)
+  id_queries,        // the allocation id alone, of each (one it has seen)
+  configured_direct  // cuBLAS called directly through a handle set up as fastgemm's (ConfiguredBlas)
 };
 
-template <typename Function>
-void look_up(const char *symbol, Function *out) {
-  void *function = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  check_cuda(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found),
-             "cudaGetDriverEntryPointByVersion");
-  if (found != cudaDriverEntryPointSuccess || function == nullptr) throw BenchError(format("no driver %s", symbol));
-  *out = reinterpret_cast<Function>(function);
-}
+// What a row's host time is reported over: nothing, itself (it is a baseline: +0), or a baseline's.
+enum class Over { nothing, itself, direct, stream_direct };
 
-const Driver &driver() {
-  static const Driver table = [] {
-    Driver d;
-    look_up("cuPointerGetAttributes", &d.pointer_get_attributes);
-    look_up("cuCtxGetCurrent", &d.ctx_get_current);
-    return d;
-  }();
-  return table;
-}
-
-// fastgemm's full query of a pointer: kind, device, managed, allocation range and id.
-void query_all_attributes(const void *pointer) {
-  unsigned long long values[6] = {};
-  CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_BUFFER_ID};
-  void *slots[] = {&values[0], &values[1], &values[2], &values[3], &values[4], &values[5]};
-  if (driver().pointer_get_attributes(6, names, slots, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS)
-    throw BenchError("cuPointerGetAttributes failed");
-}
-
-// What fastgemm asks of a pointer whose allocation it has seen: the allocation's id alone.
-void query_buffer_id(const void *pointer) {
-  unsigned long long id = 0;
-  CUpointer_attribute name = CU_POINTER_ATTRIBUTE_BUFFER_ID;
-  void *slot = &id;
-  if (driver().pointer_get_attributes(1, &name, &slot, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS)
-    throw BenchError("cuPointerGetAttributes failed");
-}
-
-// A non-blocking stream with a cuBLAS handle bound to it: a program that runs its products on its own
-// stream.
-class StreamBlas {
- public:
-  StreamBlas() {
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    try {
-      check_cublas(cublasCreate(&handle_), "cublasCreate");
-      check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-      check_cublas(cublasSetStream(handle_, stream_), "cublasSetStream");
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~StreamBlas() { release(); }
-  StreamBlas(const StreamBlas &) = delete;
-  StreamBlas &operator=(const StreamBlas &) = delete;
-  cudaStream_t stream() const { return stream_; }
-  cublasHandle_t handle() const { return handle_; }
-
- private:
-  void release() {
-    if (handle_ != nullptr) (void)cublasDestroy(handle_);
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-    handle_ = nullptr;
-    stream_ = nullptr;
-  }
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t handle_ = nullptr;
+struct ProblemCall {
+  Caller caller;
+  // The row's name; %s is "" or "StridedBatched" in a cuBLAS row, the entry point in a fastgemm row.
+  const char *name;
+  Over over;
+  bool step;      // enqueues nothing (no device time); reported after the calls
+  bool profiled;  // under --profile; each profiled call is compared with the first
 };
 
-// A cuBLAS handle set up as fastgemm sets up its own: the legacy stream bound explicitly and a 32 MiB
-// workspace from the stream-ordered allocator, so that a difference between it and vendor_blas() is
-// cuBLAS's, not fastgemm's call path.
-class ConfiguredBlas {
- public:
-  static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
-  ConfiguredBlas() {
-    check_cublas(cublasCreate(&handle_), "cublasCreate");
-    try {
-      check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-      check_cuda(cudaMallocAsync(&workspace_, kWorkspaceBytes, nullptr), "cudaMallocAsync");
-      check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
-      check_cublas(cublasSetStream(handle_, nullptr), "cublasSetStream");
-      check_cublas(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~ConfiguredBlas() { release(); }
-  ConfiguredBlas(const ConfiguredBlas &) = delete;
-  ConfiguredBlas &operator=(const ConfiguredBlas &) = delete;
-  cublasHandle_t handle() const { return handle_; }
-
- private:
-  void release() {
-    if (handle_ != nullptr) (void)cublasDestroy(handle_);
-    if (workspace_ != nullptr) (void)cudaFreeAsync(workspace_, nullptr);
-    handle_ = nullptr;
-    workspace_ = nullptr;
-  }
-  cublasHandle_t handle_ = nullptr;
-  void *workspace_ = nullptr;
+// Measured in this order, the calls taking turns loop by loop.
+constexpr ProblemCall kProblemCalls[] = {
+    {Caller::direct, "cuBLAS direct: cublasSgemm%s", Over::itself, false, true},
+    {Caller::direct_64, "cuBLAS direct: cublasSgemm%s_64", Over::direct, false, false},
+    {Caller::fastgemm_cublas, "fastgemm %s (cublas)", Over::direct, false, true},
+    {Caller::fastgemm_auto, "fastgemm %s (auto)", Over::direct, false, true},
+    {Caller::stream_direct, "stream: cuBLAS direct: cublasSgemm%s", Over::itself, false, true},
+    {Caller::stream_fastgemm, "stream: fastgemm %s (cublas)", Over::stream_direct, false, true},
+    {Caller::full_queries, "step: cuPointerGetAttributes, full, A B C", Over::nothing, true, false},
+    {Caller::id_queries, "step: cuPointerGetAttributes, id, A B C", Over::nothing, true, false},
+    {Caller::configured_direct, "cuBLAS direct, set up as fastgemm's: cublasSgemm%s", Over::direct, false, false},
 };
 
-struct Cost {
-  double host_us_median = 0;
-  double host_us_min = 0;
-  double device_us = kNoValue;  // per call, the whole loop between two events; NaN for host-only steps
-};
-
-// Times each call in loops of kCallsPerLoop calls, the calls taking turns loop by loop so that a slow
-// spell of the machine hits them alike: host time per call from the loop's wall clock (the device is
-// synchronized after each loop, outside it), device time per call from events around the loop.
-// `streams`, when given, names the stream each call enqueues on (the events go there); otherwise the legacy one.
-std::vector<Cost> measure_costs(const std::vector<std::function<void()>> &calls, int loops, bool enqueues,
-                                const std::vector<cudaStream_t> &streams = {}) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<std::vector<double>> host_us(calls.size()), device_us(calls.size());
-  try {
-    for (const std::function<void()> &call : calls) {
-      for (int i = 0; i < 3; ++i) call();  // warm-up: first-call work stays out of the figures
-    }
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    for (int loop = 0; loop < loops; ++loop) {
-      for (size_t c = 0; c < calls.size(); ++c) {
-        const cudaStream_t stream = c < streams.size() ? streams[c] : nullptr;
-        if (enqueues) check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-        const auto begin = std::chrono::steady_clock::now();
-        for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
-        const auto end = std::chrono::steady_clock::now();
-        if (enqueues) check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        host_us[c].push_back(std::chrono::duration<double, std::micro>(end - begin).count() / kCallsPerLoop);
-        if (enqueues) {
-          float ms = 0;
-          check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-          device_us[c].push_back(1e3 * ms / kCallsPerLoop);
-        }
-      }
-    }
-  } catch (...) {
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-    throw;
-  }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
-  const auto median = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-  };
-  std::vector<Cost> costs(calls.size());
-  for (size_t c = 0; c < calls.size(); ++c) {
-    costs[c].host_us_median = median(host_us[c]);
-    costs[c].host_us_min = *std::min_element(host_us[c].begin(), host_us[c].end());
-    if (enqueues) costs[c].device_us = median(device_us[c]);
-  }
-  return costs;
+bool is_fastgemm(Caller caller) {
+  return caller == Caller::fastgemm_cublas || caller == Caller::fastgemm_auto || caller == Caller::stream_fastgemm;
 }
 
-struct Entry {
-  std::string name;     // what was called
-  std::string problem;  // the shape, or "-" for a step
-  std::string ran;      // the algorithm fastgemm ran
-  Cost cost;
-  double over_direct_us = kNoValue;  // host time over cuBLAS called directly (32-bit entry) on the problem
-};
+// The table's row of a caller.
+size_t row_of(Caller caller) {
+  size_t row = 0;
+  while (kProblemCalls[row].caller != caller) ++row;
+  return row;
+}
+
+// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what a
+// line costs, which a call pays only when someone listens (FASTGEMM_LOG=1 or an NVTX tool attached).
+void format_sgemm_line(char *line, size_t size, const float *pointer) {
+  const long long extent = 64;
+  std::snprintf(line, size,
+                "fg_sgemm(handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, "
+                "lda=%lld, B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s)",
+                static_cast<const void *>(&extent), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, extent, extent, extent, 1.0,
+                static_cast<const void *>(pointer), extent, static_cast<const void *>(pointer), extent, 0.0,
+                static_cast<const void *>(pointer), extent, "auto");
+}
 
 class Overhead {
  public:
@@ -258,10 +133,18 @@ class Overhead {
     entries_.push_back(std::move(entry));
   }
 
-  // Where the host time of each call goes: a sampling profile of the same loops, per shared object (in host
-  // microseconds per call), then the symbols of the first call and of the others' largest excess over it.
-  void add_profile(const std::string &problem, const std::vector<std::string> &names,
-                   const std::vector<std::function<void()>> &calls, const std::vector<cudaStream_t> &streams);
+  // The fastgemm handle a caller calls through; null for the others.
+  fg_handle_t handle_of(Caller caller) const {
+    switch (caller) {
+      case Caller::fastgemm_cublas: return forced_cublas_;
+      case Caller::fastgemm_auto: return handle_;
+      case Caller::stream_fastgemm: return on_stream_;
+      default: return nullptr;
+    }
+  }
+  cudaStream_t stream_of(Caller caller) const {
+    return caller == Caller::stream_direct || caller == Caller::stream_fastgemm ? stream_blas_.stream() : nullptr;
+  }
 
   fg_handle_t handle_;
   fg_handle_t forced_cublas_;
@@ -272,77 +155,6 @@ class Overhead {
   SamplingProfile *profile_;
   std::vector<Entry> entries_;
 };
-
-void Overhead::add_profile(const std::string &problem, const std::vector<std::string> &names,
-                           const std::vector<std::function<void()>> &calls, const std::vector<cudaStream_t> &streams) {
-  struct Result {
-    double host_us = 0;
-    size_t samples = 0;
-    std::vector<SamplingProfile::Count> objects, symbols;
-  };
-  std::vector<Result> results(calls.size());
-  for (size_t c = 0; c < calls.size(); ++c) {
-    for (int i = 0; i < 3; ++i) calls[c]();
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    profile_->clear();
-    double seconds = 0;
-    const int loops = kProfileLoopFactor * loops_;
-    for (int loop = 0; loop < loops; ++loop) {
-      const auto begin = std::chrono::steady_clock::now();
-      profile_->start();
-      for (int i = 0; i < kCallsPerLoop; ++i) calls[c]();
-      profile_->stop();
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      check_cuda(cudaStreamSynchronize(streams[c]), "cudaStreamSynchronize");
-    }
-    results[c].host_us = 1e6 * seconds / (static_cast<double>(loops) * kCallsPerLoop);
-    results[c].samples = profile_->samples();
-    results[c].objects = profile_->by_object();
-    results[c].symbols = profile_->top_symbols(200);
-  }
-  const auto per_call = [](const Result &r, size_t samples) {
-    return r.samples == 0 ? 0.0 : r.host_us * static_cast<double>(samples) / static_cast<double>(r.samples);
-  };
-  const auto samples_of = [](const std::vector<SamplingProfile::Count> &rows, const std::string &object,
-                             const std::string &symbol) {
-    for (const SamplingProfile::Count &row : rows)
-      if (row.object == object && row.symbol == symbol) return row.samples;
-    return size_t{0};
-  };
-  std::printf("\nprofile, %s: host us per call by shared object (%s: %zu samples)\n", problem.c_str(), names[0].c_str(),
-              results[0].samples);
-  for (size_t c = 0; c < calls.size(); ++c) {
-    std::printf("  %-44s %7.3f us/call, %zu samples:", names[c].c_str(), results[c].host_us, results[c].samples);
-    for (const SamplingProfile::Count &row : results[c].objects) {
-      const double us = per_call(results[c], row.samples);
-      if (us >= 0.01) std::printf(" %s %.3f;", row.object.c_str(), us);
-      Entry entry{format("profile: %s: %s", names[c].c_str(), row.object.c_str()), problem, "", Cost{}};
-      entry.cost.host_us_median = entry.cost.host_us_min = us;
-      entries_.push_back(std::move(entry));
-    }
-    std::printf("\n");
-  }
-  // Each call's symbols against the first call's, by their time per call: what the call adds, and where.
-  for (size_t c = 1; c < calls.size(); ++c) {
-    struct Excess {
-      const SamplingProfile::Count *row;
-      double us, base_us;
-    };
-    std::vector<Excess> excess;
-    for (const SamplingProfile::Count &row : results[c].symbols) {
-      const double base = per_call(results[0], samples_of(results[0].symbols, row.object, row.symbol));
-      excess.push_back({&row, per_call(results[c], row.samples), base});
-    }
-    std::stable_sort(excess.begin(), excess.end(),
-                     [](const Excess &x, const Excess &y) { return x.us - x.base_us > y.us - y.base_us; });
-    std::printf("  %s over %s, largest excesses (us per call: this call, %s, difference):\n", names[c].c_str(),
-                names[0].c_str(), names[0].c_str());
-    for (size_t i = 0; i < excess.size() && i < 12; ++i)
-      std::printf("    %-22s %-64s %6.3f %6.3f %+6.3f\n", excess[i].row->object.c_str(), excess[i].row->symbol.c_str(),
-                  excess[i].us, excess[i].base_us, excess[i].us - excess[i].base_us);
-  }
-  std::fflush(stdout);
-}
 
 void Overhead::add_problem(const TinyShape &s) {
   const int64_t count_a = s.m * s.k * s.batch, count_b = s.k * s.n * s.batch, count_c = s.m * s.n * s.batch;
@@ -367,8 +179,7 @@ void Overhead::add_problem(const TinyShape &s) {
                      "fg_sgemm_strided_batched");
     }
   };
-  cublasHandle_t blas = vendor_blas().get();
-  const auto direct_call = [&] {
+  const auto cublas_call = [&](cublasHandle_t blas) {
     if (s.batch == 1) {
       check_cublas(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n, a.as<float>(), k,
                                &beta, c.as<float>(), n),
@@ -380,7 +191,7 @@ void Overhead::add_problem(const TinyShape &s) {
           "cublasSgemmStridedBatched");
     }
   };
-  const auto direct_64_call = [&] {
+  const auto cublas_64_call = [&](cublasHandle_t blas) {
     if (s.batch == 1) {
       check_cublas(cublasSgemm_64(blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.as<float>(), s.n,
                                   a.as<float>(), s.k, &beta, c.as<float>(), s.n),
@@ -392,75 +203,67 @@ void Overhead::add_problem(const TinyShape &s) {
                    "cublasSgemmStridedBatched_64");
     }
   };
-  // cuBLAS direct again, through a handle set up as fastgemm's.
-  const auto configured_call = [&] {
-    if (s.batch == 1) {
-      check_cublas(cublasSgemm(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
-                               a.as<float>(), k, &beta, c.as<float>(), n),
-                   "cublasSgemm");
-    } else {
-      check_cublas(cublasSgemmStridedBatched(configured_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
-                                             b.as<float>(), n, s.k * s.n, a.as<float>(), k, s.m * s.k, &beta,
-                                             c.as<float>(), n, s.m * s.n, batch),
-                   "cublasSgemmStridedBatched");
+  cublasHandle_t blas = vendor_blas().get();
+  const auto call_of = [&](Caller caller) -> std::function<void()> {
+    switch (caller) {
+      case Caller::direct: return [&, blas] { cublas_call(blas); };
+      case Caller::direct_64: return [&, blas] { cublas_64_call(blas); };
+      case Caller::stream_direct: return [&] { cublas_call(stream_blas_.handle()); };
+      case Caller::configured_direct: return [&] { cublas_call(configured_blas_.handle()); };
+      case Caller::full_queries:
+        return [&] {
+          for (const void *pointer : {a.get(), b.get(), c.get()}) query_all_attributes(pointer);
+        };
+      case Caller::id_queries:
+        return [&] {
+          for (const void *pointer : {a.get(), b.get(), c.get()}) query_buffer_id(pointer);
+        };
+      default: return [&, handle = handle_of(caller)] { fastgemm_call(handle); };
     }
   };
-  // The same products on a non-blocking stream of the program's, for both libraries.
-  const auto stream_call = [&] {
-    if (s.batch == 1) {
-      check_cublas(cublasSgemm(stream_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
-                               a.as<float>(), k, &beta, c.as<float>(), n),
-                   "cublasSgemm");
-    } else {
-      check_cublas(
-          cublasSgemmStridedBatched(stream_blas_.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.as<float>(), n,
-                                    s.k * s.n, a.as<float>(), k, s.m * s.k, &beta, c.as<float>(), n, s.m * s.n, batch),
-          "cublasSgemmStridedBatched");
-    }
-  };
-  // The driver queries fastgemm makes of the three operands, on this problem's own allocations: the full
-  // one (an allocation not seen before) and the id alone (one it has seen).
-  const auto full_queries = [&] {
-    for (const void *pointer : {a.get(), b.get(), c.get()}) query_all_attributes(pointer);
-  };
-  const auto id_queries = [&] {
-    for (const void *pointer : {a.get(), b.get(), c.get()}) query_buffer_id(pointer);
-  };
-  const cudaStream_t stream = stream_blas_.stream();
-  std::vector<Cost> costs = measure_costs(
-      {direct_call, direct_64_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); },
-       stream_call, [&] { fastgemm_call(on_stream_); }, full_queries, id_queries, configured_call},
-      loops_, true, {nullptr, nullptr, nullptr, nullptr, stream, stream});
-  costs[6].device_us = costs[7].device_us = kNoValue;  // they enqueue nothing
+  std::vector<std::function<void()>> calls;
+  std::vector<cudaStream_t> streams;
+  for (const ProblemCall &row : kProblemCalls) {
+    calls.push_back(call_of(row.caller));
+    streams.push_back(stream_of(row.caller));
+  }
+  std::vector<Cost> costs = measure_costs(calls, loops_, true, streams);
   const char *batched = s.batch == 1 ? "" : "StridedBatched";
-  const char *entry = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
-  const double direct = costs[0].host_us_median, stream_direct = costs[4].host_us_median;
-  add({format("cuBLAS direct: cublasSgemm%s", batched), problem, "", costs[0], 0.0});
-  add({format("cuBLAS direct: cublasSgemm%s_64", batched), problem, "", costs[1], costs[1].host_us_median - direct});
-  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
-  check_fastgemm(fg_get_last_sgemm_algo(forced_cublas_, &ran), "fg_get_last_sgemm_algo");
-  add({format("fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[2],
-       costs[2].host_us_median - direct});
-  check_fastgemm(fg_get_last_sgemm_algo(handle_, &ran), "fg_get_last_sgemm_algo");
-  add({format("fastgemm %s (auto)", entry), problem, fg_sgemm_algo_name(ran), costs[3],
-       costs[3].host_us_median - direct});
-  add({format("stream: cuBLAS direct: cublasSgemm%s", batched), problem, "", costs[4], 0.0});
-  check_fastgemm(fg_get_last_sgemm_algo(on_stream_, &ran), "fg_get_last_sgemm_algo");
-  add({format("stream: fastgemm %s (cublas)", entry), problem, fg_sgemm_algo_name(ran), costs[5],
-       costs[5].host_us_median - stream_direct});
-  add({format("cuBLAS direct, set up as fastgemm's: cublasSgemm%s", batched), problem, "", costs[8],
-       costs[8].host_us_median - direct});
-  add({"step: cuPointerGetAttributes, full, A B C", problem, "", costs[6]});
-  add({"step: cuPointerGetAttributes, id, A B C", problem, "", costs[7]});
+  const char *entry_point = s.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched";
+  const auto name_of = [&](const ProblemCall &row) {
+    return format(row.name, is_fastgemm(row.caller) ? entry_point : batched);
+  };
+  const auto over_of = [&](const ProblemCall &row, const Cost &cost) {
+    switch (row.over) {
+      case Over::itself: return 0.0;
+      case Over::direct: return cost.host_us_median - costs[row_of(Caller::direct)].host_us_median;
+      case Over::stream_direct: return cost.host_us_median - costs[row_of(Caller::stream_direct)].host_us_median;
+      default: return kNoValue;
+    }
+  };
+  // The calls, then the steps, each group in the table's order.
+  for (const bool steps : {false, true}) {
+    for (size_t i = 0; i < std::size(kProblemCalls); ++i) {
+      const ProblemCall &row = kProblemCalls[i];
+      if (row.step != steps) continue;
+      if (row.step) costs[i].device_us = kNoValue;  // it enqueues nothing
+      std::string ran;
+      if (const fg_handle_t handle = handle_of(row.caller); handle != nullptr) {
+        fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+        check_fastgemm(fg_get_last_sgemm_algo(handle, &algo), "fg_get_last_sgemm_algo");
+        ran = fg_sgemm_algo_name(algo);
+      }
+      add({name_of(row), problem, ran, costs[i], over_of(row, costs[i])});
+    }
+  }
   if (s.batch == 1) add_host_problem(s);
-  if (profile_ != nullptr)
-    add_profile(problem,
-                {format("cuBLAS direct: cublasSgemm%s", batched), format("fastgemm %s (cublas)", entry),
-                 format("fastgemm %s (auto)", entry), format("stream: cuBLAS direct: cublasSgemm%s", batched),
-                 format("stream: fastgemm %s (cublas)", entry)},
-                {direct_call, [&] { fastgemm_call(forced_cublas_); }, [&] { fastgemm_call(handle_); }, stream_call,
-                 [&] { fastgemm_call(on_stream_); }},
-                {nullptr, nullptr, nullptr, stream, stream});
+  if (profile_ != nullptr) {
+    std::vector<ProfiledCall> profiled;
+    for (size_t i = 0; i < std::size(kProblemCalls); ++i) {
+      if (kProblemCalls[i].profiled) profiled.push_back({name_of(kProblemCalls[i]), calls[i], streams[i]});
+    }
+    profile_calls(*profile_, loops_, problem, profiled, entries_);
+  }
 }
 
 // fg_sgemm_host on pageable copies of the problem's operands: a synchronous call, each one a whole round trip
@@ -482,18 +285,6 @@ void Overhead::add_host_problem(const TinyShape &s) {
   add({"fastgemm fg_sgemm_host (auto), pageable", describe(s), fg_sgemm_algo_name(ran), costs[0], kNoValue});
 }
 
-// The arguments of an fg_sgemm call formatted as its trace line is, into a 320-character buffer: what
-// every call paid before the trace learned to format only when someone listens.
-void format_sgemm_line(char *line, size_t size, const float *pointer) {
-  const long long extent = 64;
-  std::snprintf(line, size,
-                "fg_sgemm(handle=%p, layout=%d, transa=%d, transb=%d, m=%lld, n=%lld, k=%lld, alpha=%g, A=%p, "
-                "lda=%lld, B=%p, ldb=%lld, beta=%g, C=%p, ldc=%lld, algo=%s)",
-                static_cast<const void *>(&extent), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, extent, extent, extent, 1.0,
-                static_cast<const void *>(pointer), extent, static_cast<const void *>(pointer), extent, 0.0,
-                static_cast<const void *>(pointer), extent, "auto");
-}
-
 // The pieces a fastgemm call is made of, each alone: what they cost bounds what the call can save.
 void Overhead::add_steps() {
   DeviceBuffer buffer(sizeof(float) * 64);
@@ -506,44 +297,55 @@ void Overhead::add_steps() {
   cudaEvent_t event = nullptr;
   check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   const cudaStream_t stream = stream_blas_.stream();
-  std::vector<Cost> costs, enqueued;
+  struct StepCall {
+    const char *name;
+    std::function<void()> call;
+    bool enqueues = false;  // timed with events too, after the steps that enqueue nothing
+    cudaStream_t stream = nullptr;
+  };
+  const StepCall steps[] = {
+      {"step: fg_get_sgemm_algo (traced no-op)",
+       [&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); }},
+      {"step: snprintf of an fg_sgemm trace line", [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); }},
+      {"step: cudaPointerGetAttributes",
+       [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); }},
+      {"step: cuPointerGetAttributes, full (6 attributes)", [&] { query_all_attributes(buffer.get()); }},
+      {"step: cuPointerGetAttributes, buffer id only", [&] { query_buffer_id(buffer.get()); }},
+      {"step: cudaGetDevice", [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); }},
+      {"step: cuCtxGetCurrent (device guard)", [&] { query_current_context(&context); }},
+      {"step: cublasSetStream (same stream)", [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); }},
+      {"step: cudaStreamIsCapturing (stream)",
+       [&] {
+         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+         check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+       }},
+      {"step: cudaEventRecord (legacy stream)", [&] { check_cuda(cudaEventRecord(event, nullptr), "cudaEventRecord"); },
+       true, nullptr},
+      {"step: cudaEventRecord (stream)", [&] { check_cuda(cudaEventRecord(event, stream), "cudaEventRecord"); }, true,
+       stream},
+      {"step: empty kernel launch", launch_empty_kernel, true, nullptr},
+  };
+  std::vector<Cost> costs(std::size(steps));
   try {
-    costs = measure_costs(
-        {[&] { check_fastgemm(fg_get_sgemm_algo(handle_, &algo), "fg_get_sgemm_algo"); },
-         [&] { format_sgemm_line(line, sizeof line, buffer.as<float>()); },
-         [&] { check_cuda(cudaPointerGetAttributes(&attributes, buffer.get()), "cudaPointerGetAttributes"); },
-         [&] { query_all_attributes(buffer.get()); }, [&] { query_buffer_id(buffer.get()); },
-         [&] { check_cuda(cudaGetDevice(&device), "cudaGetDevice"); },
-         [&] {
-           if (driver().ctx_get_current(&context) != CUDA_SUCCESS) throw BenchError("cuCtxGetCurrent failed");
-         },
-         [&] { check_cublas(cublasSetStream(blas, 0), "cublasSetStream"); },
-         [&] {
-           cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-           check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
-         }},
-        loops_, false);
-    enqueued =
-        measure_costs({[&] { check_cuda(cudaEventRecord(event, nullptr), "cudaEventRecord"); },
-                       [&] { check_cuda(cudaEventRecord(event, stream), "cudaEventRecord"); }, launch_empty_kernel},
-                      loops_, true, {nullptr, stream, nullptr});
+    for (const bool enqueues : {false, true}) {
+      std::vector<size_t> rows;
+      std::vector<std::function<void()>> calls;
+      std::vector<cudaStream_t> streams;
+      for (size_t i = 0; i < std::size(steps); ++i) {
+        if (steps[i].enqueues != enqueues) continue;
+        rows.push_back(i);
+        calls.push_back(steps[i].call);
+        streams.push_back(steps[i].stream);
+      }
+      const std::vector<Cost> measured = measure_costs(calls, loops_, enqueues, streams);
+      for (size_t j = 0; j < rows.size(); ++j) costs[rows[j]] = measured[j];
+    }
   } catch (...) {
     (void)cudaEventDestroy(event);
     throw;
   }
   (void)cudaEventDestroy(event);
-  add({"step: fg_get_sgemm_algo (traced no-op)", "-", "", costs[0]});
-  add({"step: snprintf of an fg_sgemm trace line", "-", "", costs[1]});
-  add({"step: cudaPointerGetAttributes", "-", "", costs[2]});
-  add({"step: cuPointerGetAttributes, full (6 attributes)", "-", "", costs[3]});
-  add({"step: cuPointerGetAttributes, buffer id only", "-", "", costs[4]});
-  add({"step: cudaGetDevice", "-", "", costs[5]});
-  add({"step: cuCtxGetCurrent (device guard)", "-", "", costs[6]});
-  add({"step: cublasSetStream (same stream)", "-", "", costs[7]});
-  add({"step: cudaStreamIsCapturing (stream)", "-", "", costs[8]});
-  add({"step: cudaEventRecord (legacy stream)", "-", "", enqueued[0]});
-  add({"step: cudaEventRecord (stream)", "-", "", enqueued[1]});
-  add({"step: empty kernel launch", "-", "", enqueued[2]});
+  for (size_t i = 0; i < std::size(steps); ++i) add({steps[i].name, "-", "", costs[i]});
 }
 
 std::vector<Field> entry_fields(const Entry &entry) {

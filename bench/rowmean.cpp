@@ -145,6 +145,9 @@ const AlgoFamily &rowmean_algos() {
       },
       "fg_get_last_rowmean_algo",
       FG_ROWMEAN_CUBLAS,
+      false,
+      nullptr,
+      [](int id) -> const char * { return id == FG_ROWMEAN_RELAY ? "pipelined" : nullptr; },
   };
   return family;
 }

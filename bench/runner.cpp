@@ -294,7 +294,10 @@ std::vector<int> resolve_algos(const std::vector<std::string> &names, const Algo
 }
 
 int algo_named(const std::string &name, const AlgoFamily &family, const std::vector<int> &carried) {
-  const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) { return name == family.name(id); });
+  const auto match = std::find_if(carried.begin(), carried.end(), [&](int id) {
+    const char *former = family.former_name != nullptr ? family.former_name(id) : nullptr;
+    return name == family.name(id) || (former != nullptr && name == former);
+  });
   if (match == carried.end()) {
     std::vector<std::string> known;
     for (int id : carried) known.push_back(family.name(id));

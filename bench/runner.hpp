@@ -63,6 +63,8 @@ struct AlgoFamily {
   bool has_direct_vendor = false;
   // The handle's math mode by name, for ops the mode applies to; null for the others. Throws BenchError.
   const char *(*math_mode_name)(fg_handle_t handle) = nullptr;
+  // The id's former name, which --algo still accepts (a renamed algorithm keeps its value); null for none.
+  const char *(*former_name)(int id) = nullptr;
 };
 
 constexpr int kDirectVendorId = -1;

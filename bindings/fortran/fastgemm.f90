@@ -91,7 +91,8 @@ module fastgemm
     enumerator :: FG_ROWMEAN_TWO_PASS = 4
     enumerator :: FG_ROWMEAN_FUSED = 5
     enumerator :: FG_ROWMEAN_STAGED = 6
-    enumerator :: FG_ROWMEAN_PIPELINED = 7
+    enumerator :: FG_ROWMEAN_RELAY = 7
+    enumerator :: FG_ROWMEAN_PIPELINED = 7  ! deprecated: the former name of FG_ROWMEAN_RELAY
     enumerator :: FG_ROWMEAN_CUBLAS = 100
   end enum
 

@@ -108,7 +108,8 @@ class RowmeanAlgo(enum.IntEnum):
     TWO_PASS = 4
     FUSED = 5
     STAGED = 6
-    PIPELINED = 7
+    RELAY = 7
+    PIPELINED = 7  # deprecated: the former name of RELAY, an alias (RowmeanAlgo.PIPELINED is RowmeanAlgo.RELAY)
     CUBLAS = 100
 
 
@@ -651,7 +652,9 @@ def _device_view(array, name):
 
 
 def _host_operand(array, name):
-    """(address, rows, columns, op, leading dimension) of a 2-D float32 NumPy array, read as row-major."""
+    """(address, rows, columns, op, leading dimension, owner) of a 2-D float32 NumPy array, read as
+    row-major; owner is the array the address points into (a contiguous copy for a view that is neither rows
+    nor columns contiguous), which the caller holds until the call has returned."""
     numpy = sys.modules.get("numpy")
     if numpy is None or not isinstance(array, numpy.ndarray):
         raise TypeError(f"fastgemm: {name} is a {type(array).__name__}, not a NumPy array")
@@ -668,11 +671,11 @@ def _host_operand(array, name):
     if column_stride == item or columns == 1:
         leading = row_stride // item if rows > 1 else max(1, columns)
         if row_stride % item == 0 and leading >= max(1, columns):
-            return array.ctypes.data, rows, columns, Op.N, leading
+            return array.ctypes.data, rows, columns, Op.N, leading, array
     if row_stride == item or rows == 1:
         leading = column_stride // item if columns > 1 else max(1, rows)
         if column_stride % item == 0 and leading >= max(1, rows):
-            return array.ctypes.data, rows, columns, Op.T, leading
+            return array.ctypes.data, rows, columns, Op.T, leading, array
     return _host_operand(numpy.ascontiguousarray(array), name)
 
 
@@ -727,21 +730,23 @@ def matmul(a, b, *, math=None, out=None, alpha=1.0, beta=0.0):
     if any(host) and not all(host):
         raise TypeError("fastgemm: matmul takes NumPy arrays or device arrays, not both in one call")
     if all(host):
-        a_address, m, k, transa, lda = _host_operand(a, "a")
-        b_address, b_rows, n, transb, ldb = _host_operand(b, "b")
+        # The owners keep copied operands alive until fg_sgemm_host has returned.
+        a_address, m, k, transa, lda, a_owner = _host_operand(a, "a")
+        b_address, b_rows, n, transb, ldb, b_owner = _host_operand(b, "b")
         if b_rows != k:
             raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} do not match")
         if out is None:
             import numpy
             out = numpy.empty((m, n), dtype=numpy.float32)
             beta = 0.0
-        c_address, c_rows, c_columns, c_op, ldc = _host_operand(out, "out")
+        c_address, c_rows, c_columns, c_op, ldc, _ = _host_operand(out, "out")
         if (c_rows, c_columns) != (m, n) or c_op != Op.N or c_address != out.ctypes.data or not out.flags.writeable:
             raise ValueError(f"fastgemm: out must be a writable {m}x{n} float32 array with contiguous rows")
         handle = _thread_handle()
         handle.math_mode = mode if mode is not None else _per_thread.default_math
         handle.sgemm_host(Layout.ROW_MAJOR, transa, transb, m, n, k, alpha, a_address, lda, b_address, ldb, beta,
                           c_address, ldc)
+        del a_owner, b_owner
         return out
     a_view, b_view = _device_view(a, "a"), _device_view(b, "b")
     m, k = _matrix_operand(a_view, "a")[1:3]

@@ -114,8 +114,8 @@ FG_API fg_status_t fg_destroy(fg_handle_t handle);
    reallocated: the next call that uses the workspace waits (on the device) for the work that used it last,
    so a call captured in a CUDA graph after any sequence of stream changes replays any number of times.
    A thread that has called fastgemm on cudaStreamPerThread waits, when it exits, for the work on its
-   per-thread default stream: the CUDA driver (seen with 580 on the H100) can otherwise hang that exit once
-   the process has used the stream-ordered allocator (cudaMallocAsync).
+   per-thread default stream: the CUDA driver can otherwise hang that exit once the process has used the
+   stream-ordered allocator (cudaMallocAsync; docs/c-api.md says where it was seen).
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle. */
 FG_API fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream);
 
@@ -301,7 +301,7 @@ FG_API const char *fg_reproducibility_name(fg_reproducibility_t level);
    call's plan uses within the device's free memory less 768 MiB (a row of A's panels and every panel of
    B where they fit, so that each crosses the bus once). In pinned host memory, for pageable operands:
    160 MiB per device, plus, with several devices and a pageable B, whose pieces the host packs for all of
-   them at once, 5 pieces of up to 64 MiB per device (the most a call so far needed).
+   them at once, 5 pieces of up to 64 MiB per device (3 in flight, 2 left packed for the other devices).
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted; nothing is written to C before every argument has been checked and the buffers
@@ -361,7 +361,8 @@ typedef enum fg_rowmean_algo_t {
   FG_ROWMEAN_TWO_PASS = 4,        /* warp-per-row means into a workspace, then a tiled L x L product; any L */
   FG_ROWMEAN_FUSED = 5,           /* one pass, means on chip, product on FP64 tensor cores; L up to ~3600 */
   FG_ROWMEAN_STAGED = 6,          /* means (long rows split) into a workspace, then the product in double; any L */
-  FG_ROWMEAN_PIPELINED = 7,       /* one pass, means through L2 to an FP64 tensor-core product beside the read */
+  FG_ROWMEAN_RELAY = 7,           /* one pass, means relayed through L2 to FP64 tensor cores beside the read */
+  FG_ROWMEAN_PIPELINED = 7,       /* deprecated: the former name of FG_ROWMEAN_RELAY */
   /* 8..99: the project's own faster kernels */
   FG_ROWMEAN_CUBLAS = 100 /* gemv for the means, then gemm, through cuBLAS */
 } fg_rowmean_algo_t;
@@ -383,7 +384,8 @@ FG_API fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *al
    algo. */
 FG_API fg_status_t fg_get_last_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo);
 
-/* Returns the algorithm's short static name, e.g. "coalesced"; "unknown" for any other value. */
+/* Returns the algorithm's short static name, e.g. "coalesced" ("relay" for FG_ROWMEAN_RELAY, which
+   FG_ROWMEAN_PIPELINED is another name of); "unknown" for any other value. */
 FG_API const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo);
 
 /* ---------------------------------------------------------------------------------------------- */

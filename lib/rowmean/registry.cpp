@@ -63,7 +63,7 @@ Preference<fg_rowmean_algo_t> rowmean_auto_preference(const RowmeanProblem &prob
   if (has_full_rate_fp64(device)) {
     if (problem.dtype == FG_F32 && !light_product && row_bytes > kShortRowBytes && problem.N >= kRelayMinBatches &&
         problem.L <= kRelayMaxL)
-      preference.add(FG_ROWMEAN_PIPELINED);
+      preference.add(FG_ROWMEAN_RELAY);
     const bool f32_tiles_pay =
         problem.dtype == FG_F32 && (light_product || fused_tile_batches(problem, device) >= kFusedWideTile);
     if (tiles_fill_gpu && (row_bytes <= kShortRowBytes || f32_tiles_pay)) preference.add(FG_ROWMEAN_FUSED);

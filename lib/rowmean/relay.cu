@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// FG_ROWMEAN_PIPELINED (internally the relay: the means are relayed from producer to consumer warps through L2): one
+// FG_ROWMEAN_RELAY (the relay: the means are relayed from producer to consumer warps through L2): one
 // read of the input, the L x L product running beside it, the means passed through L2.
 //
 // One persistent block per SM holds two kinds of warps that never wait for each other inside the block:
@@ -464,8 +464,8 @@ Status run_relay(const RowmeanProblem &p, const RunArgs &args) {
 }  // namespace
 }  // namespace relay
 
-// The public name stays FG_ROWMEAN_PIPELINED, "pipelined".
-extern const RowmeanVariant relay_rowmean = {FG_ROWMEAN_PIPELINED, "pipelined", relay::can_implement_relay,
+// FG_ROWMEAN_PIPELINED is the same value, its former name.
+extern const RowmeanVariant relay_rowmean = {FG_ROWMEAN_RELAY, "relay", relay::can_implement_relay,
                                              relay::relay_workspace_bytes, relay::run_relay};
 
 }  // namespace fastgemm::detail

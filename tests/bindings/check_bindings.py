@@ -138,7 +138,8 @@ def check_python(path, functions, enums):
             fail(f"fastgemm.py: no enumeration class for {type_name}")
             continue
         class_name, prefix = PYTHON_ENUMS[type_name]
-        members = {prefix + member.name: int(member) for member in getattr(module, class_name)}
+        # __members__ holds the aliases too: a former name is a second member name of the same value.
+        members = {prefix + name: int(member) for name, member in getattr(module, class_name).__members__.items()}
         if members != values:
             fail(f"fastgemm.py: {class_name} is {members}, the header's {type_name} is {values}")
 

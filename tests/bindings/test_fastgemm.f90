@@ -43,6 +43,9 @@ program test_fastgemm
 
   call expect(FG_MATH_FP32 == 0 .and. FG_MATH_FP32_EMULATED == 1 .and. FG_SGEMM_OZAKI_INT8 == 9, &
               'the enumerators carry the header''s values')
+  call expect(FG_ROWMEAN_RELAY == 7 .and. FG_ROWMEAN_PIPELINED == FG_ROWMEAN_RELAY, &
+              'the relay''s value, under its former name too')
+  call expect(fg_rowmean_algo_name(FG_ROWMEAN_PIPELINED) == 'relay', 'fg_rowmean_algo_name(FG_ROWMEAN_PIPELINED)')
   call expect(fg_math_mode_name(FG_MATH_FP32) == 'fp32', 'fg_math_mode_name(FG_MATH_FP32)')
   call expect(fg_math_mode_name(FG_MATH_FP32_EMULATED) == 'fp32_emulated', 'fg_math_mode_name(FG_MATH_FP32_EMULATED)')
   call expect(fg_math_mode_name(7_c_int) == 'unknown', 'fg_math_mode_name of no mode')

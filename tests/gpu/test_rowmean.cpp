@@ -59,7 +59,7 @@ std::string expected_refusal(fg_rowmean_algo_t algo, fg_dtype_t dtype, int64_t L
       const int64_t means_ld = dtype == FG_F64 ? round_up(L, 16) + 2 : round_up(L, 32) + 16;
       return 2 * 8 * means_ld * element + 8 > device.shared_bytes ? "bytes of shared memory" : "";
     }
-    case FG_ROWMEAN_PIPELINED:
+    case FG_ROWMEAN_RELAY:
       if (device.arch < 80) return "compute capability 8.0";
       if (reinterpret_cast<uintptr_t>(matrix) % 16 != 0) return "16-byte aligned";
       return L % (16 / element) != 0 ? "must be a multiple of" : "";

@@ -5,7 +5,8 @@
 # directories exist and no script builds in one of them, every option of the build is documented, every
 # fastgemm-bench option written exists, every file of the repository named in a command exists, and every
 # block of code in a compiled language is one that a test compiles or runs (the install tests: README's c
-# and cmake, docs/cpp.md's cpp, docs/fortran.md's fortran; test_fastgemm.py: docs/python.md's python).
+# and cmake, docs/cpp.md's cpp, docs/fortran.md's fortran; test_fastgemm.py: docs/python.md's python), and
+# the README's map of the repository names every folder.
 # Run with cmake -P and SOURCE_DIR (fastgemm's source tree).
 cmake_minimum_required(VERSION 3.24)
 if(NOT DEFINED SOURCE_DIR)
@@ -185,6 +186,20 @@ foreach(doc IN LISTS doc_files)
       endforeach()
     endforeach()
   endforeach()
+endforeach()
+
+# The README's map of the repository has a line for every top-level folder and every folder of lib/ (the
+# build's own folders and hidden ones aside).
+string(REGEX MATCH "## The repository\n+```\n([^`]*)```" ignored "${readme}")
+set(map "\n${CMAKE_MATCH_1}")
+file(GLOB folders LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/*" "${SOURCE_DIR}/lib/*")
+foreach(folder IN LISTS folders)
+  if(NOT IS_DIRECTORY "${SOURCE_DIR}/${folder}" OR folder MATCHES "^(build|out)($|-)|(^|/)[.]")
+    continue()
+  endif()
+  if(NOT map MATCHES "\n${folder}/ ")
+    fail("the README's map of the repository (## The repository) has no line for ${folder}/")
+  endif()
 endforeach()
 
 # The Fortran examples end a failure with stop 1: error stop prints a backtrace a user takes for a crash.

@@ -55,6 +55,8 @@ TEST_CASE("enumerations carry the CBLAS and API values", "[abi]") {
   CHECK(FG_SGEMM_SPLIT_K == 8);
   CHECK(FG_SGEMM_CUBLAS == 100);
   CHECK(FG_ROWMEAN_COALESCED == 3);
+  CHECK(FG_ROWMEAN_RELAY == 7);
+  CHECK(FG_ROWMEAN_PIPELINED == FG_ROWMEAN_RELAY);  // the relay's former name, kept as an alias
   CHECK(FG_ROWMEAN_CUBLAS == 100);
   CHECK(FG_F32 == 0);
   CHECK(FG_F64 == 1);
@@ -70,7 +72,9 @@ TEST_CASE("algorithm names", "[abi]") {
   CHECK(std::string(fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(-5))) == "unknown");
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_AUTO)) == "auto");
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_TWO_PASS)) == "two_pass");
-  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_PIPELINED)) == "pipelined");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_RELAY)) == "relay");
+  CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_PIPELINED)) == "relay");
+  CHECK(std::string(fg_sgemm_algo_name(FG_SGEMM_PIPELINED)) == "pipelined");  // another algorithm, not renamed
   CHECK(std::string(fg_rowmean_algo_name(FG_ROWMEAN_CUBLAS)) == "cublas");
   CHECK(std::string(fg_rowmean_algo_name(static_cast<fg_rowmean_algo_t>(1000))) == "unknown");
 }

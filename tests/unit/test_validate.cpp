@@ -273,9 +273,9 @@ TEST_CASE("AUTO's choice is an algorithm that can run the problem", "[auto]") {
   const auto rowmean_choice = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
     return fgtest::auto_rowmean_choice(detail::RowmeanProblem{dtype, device_a, device_b, device_c, L, M, N}, hopper);
   };
-  CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_PIPELINED);
-  CHECK(rowmean_choice(FG_F32, 1024, 64, 2048) == FG_ROWMEAN_PIPELINED);
-  CHECK(rowmean_choice(FG_F32, 2048, 32, 4096) == FG_ROWMEAN_PIPELINED);
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 8192) == FG_ROWMEAN_RELAY);
+  CHECK(rowmean_choice(FG_F32, 1024, 64, 2048) == FG_ROWMEAN_RELAY);
+  CHECK(rowmean_choice(FG_F32, 2048, 32, 4096) == FG_ROWMEAN_RELAY);
   CHECK(rowmean_choice(FG_F32, 512, 128, 8192) == FG_ROWMEAN_FUSED);
   CHECK(rowmean_choice(FG_F32, 512, 512, 1024) == FG_ROWMEAN_FUSED);
   // Short rows put fused first, but a tile's means at L = 4096 do not fit in shared memory: staged runs.
@@ -456,7 +456,7 @@ TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no 
   // After staged, the workspace-free algorithms for a caller's workspace too small for it (tests/unit/
   // test_registry.cpp).
   CHECK(preference(FG_F32, 1024, 64, 8192) ==
-        V{FG_ROWMEAN_PIPELINED, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
+        V{FG_ROWMEAN_RELAY, FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
   CHECK(preference(FG_F32, 512, 128, 8192) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
   CHECK(preference(FG_F32, 4096, 8, 16384) == V{FG_ROWMEAN_FUSED, FG_ROWMEAN_STAGED, FG_ROWMEAN_COALESCED});
   CHECK(preference(FG_F64, 512, 512, 1024) == V{FG_ROWMEAN_STAGED, FG_ROWMEAN_FUSED, FG_ROWMEAN_COALESCED});
@@ -509,16 +509,15 @@ TEST_CASE("rowmean algorithms refuse what they cannot run, naming the condition"
   CHECK(fused.find("bytes of shared memory") != std::string::npos);
   CHECK(fused.find(std::to_string(227 * 1024)) != std::string::npos);
   CHECK_FALSE(refusal(FG_ROWMEAN_FUSED, problem(FG_F64, 2048), hopper).empty());
-  // The relay (FG_ROWMEAN_PIPELINED): cp.async and FP64 tensor cores, 16-byte matrix rows.
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024), hopper).empty());
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 8192), hopper).empty());
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024), turing).find("compute capability 8.0") !=
+  // The relay: cp.async and FP64 tensor cores, 16-byte matrix rows.
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F32, 1024), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F32, 8192), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F32, 1024), turing).find("compute capability 8.0") != std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F32, 1026), hopper).find("L = 1026 must be a multiple of 4") !=
         std::string::npos);
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1026), hopper).find("L = 1026 must be a multiple of 4") !=
-        std::string::npos);
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F64, 1025), hopper).find("multiple of 2") != std::string::npos);
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F64, 1026), hopper).empty());
-  CHECK(refusal(FG_ROWMEAN_PIPELINED, problem(FG_F32, 1024, device_b + 1), hopper).find("16-byte aligned") !=
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F64, 1025), hopper).find("multiple of 2") != std::string::npos);
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F64, 1026), hopper).empty());
+  CHECK(refusal(FG_ROWMEAN_RELAY, problem(FG_F32, 1024, device_b + 1), hopper).find("16-byte aligned") !=
         std::string::npos);
   // The general algorithms run everything.
   for (fg_rowmean_algo_t id : {FG_ROWMEAN_TWO_PASS, FG_ROWMEAN_STAGED, FG_ROWMEAN_CUBLAS})
@@ -537,7 +536,7 @@ TEST_CASE("workspace_bytes says what each algorithm asks the handle for", "[auto
   CHECK(bytes(FG_ROWMEAN_CUBLAS) == 2400000u + 64u * 8u);
   // staged and the relay keep at least the means (in double for staged, in the problem's type for the relay).
   CHECK(bytes(FG_ROWMEAN_STAGED) >= 1000u * 300u * 8u);
-  CHECK(bytes(FG_ROWMEAN_PIPELINED) >= 1000u * 300u * 8u);
+  CHECK(bytes(FG_ROWMEAN_RELAY) >= 1000u * 300u * 8u);
   size_t through_registry = 0;
   REQUIRE(detail::rowmean_workspace_bytes(p, hopper, FG_ROWMEAN_AUTO, &through_registry).ok());
   CHECK(through_registry == bytes(fgtest::auto_rowmean_choice(p, hopper)));
