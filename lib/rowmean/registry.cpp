@@ -24,7 +24,7 @@ constexpr int64_t kFusedNarrowestTile = 8;
 constexpr int64_t kFusedSmQuarters = 3;
 constexpr int64_t kShortRowBytes = 32;
 constexpr int kFusedWideTile = 16;
-// The relay's range (FG_ROWMEAN_PIPELINED): batches enough to overlap the read (32 slabs of 64), L up to this.
+// The relay's range (FG_ROWMEAN_RELAY): batches enough to overlap the read (32 slabs of 64), L up to this.
 constexpr int64_t kRelayMinBatches = 2048;
 constexpr int64_t kRelayMaxL = 2048;
 
@@ -40,7 +40,7 @@ const RowmeanVariant *find_rowmean_variant(fg_rowmean_algo_t id) { return find_v
 
 // A row of M values costs M * element size bytes of input and feeds L multiply-adds of the product.
 // Where FP64 runs at full rate:
-//  - the relay (FG_ROWMEAN_PIPELINED) for f32 problems whose product is heavy (more than one multiply-add per input
+//  - the relay (FG_ROWMEAN_RELAY) for f32 problems whose product is heavy (more than one multiply-add per input
 //    byte), with batches enough for the product to overlap the read, rows longer than 32 bytes and L up to 2048;
 //  - the fused algorithm when its narrowest tiles occupy most SMs and either rows are short (at most 32 bytes) or the
 //    problem is f32 and either the product is light or the fused tiles hold 16 batches or more;
