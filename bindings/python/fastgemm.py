@@ -359,6 +359,8 @@ def _matrix_operand(array, name):
     if len(shape) != 2 or kind != "f4":
         raise ValueError(f"fastgemm: {name} must be a 2-D float32 array, not {len(shape)}-D {kind}")
     rows, columns = shape
+    if rows == 0 or columns == 0:  # no element: any strides; k == 0 reads nothing, an empty C is not written
+        return address, rows, columns, Op.N, max(1, columns)
     if strides[1] == 1 or columns == 1:
         op, leading = Op.N, (strides[0] if rows > 1 else columns)
         contiguous = columns
@@ -635,8 +637,10 @@ class _DLPackView:
         get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
         tensor = self._Tensor.from_address(get_pointer(self._capsule, b"dltensor"))
         shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-        kind = {(2, 32): "f4", (2, 64): "f8"}.get((tensor.dtype.code, tensor.dtype.bits), "other")
-        item_size = tensor.dtype.bits // 8
+        # DLPack's type codes as __cuda_array_interface__'s typestr letters: int, uint, float, bfloat, complex, bool.
+        letter = {0: "i", 1: "u", 2: "f", 4: "V", 5: "c", 6: "b"}.get(tensor.dtype.code, "V")
+        item_size = max(1, tensor.dtype.bits // 8)
+        kind = f"{letter}{item_size}"
         strides = (None if not tensor.strides else tuple(tensor.strides[i] * item_size for i in range(tensor.ndim)))
         self.__cuda_array_interface__ = {"data": (tensor.data + tensor.byte_offset, False), "shape": shape,
                                          "typestr": "<" + kind, "strides": strides, "version": 3}
@@ -664,6 +668,8 @@ def _host_operand(array, name):
         raise TypeError(f"fastgemm: {name} is {array.dtype}; matmul computes in FP32: pass "
                         f"{name}.astype(numpy.float32)")
     rows, columns = array.shape
+    if array.size == 0:  # no element (NumPy gives such arrays zero strides): nothing is read or written
+        return array.ctypes.data, rows, columns, Op.N, max(1, columns), array
     item = array.itemsize
     row_stride, column_stride = array.strides
     # Rows (op N) or columns (op T) contiguous, one after the other at a positive leading dimension; any

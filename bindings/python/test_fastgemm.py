@@ -299,6 +299,66 @@ class ModuleMatmulTest(unittest.TestCase):
         view = self.random(4, 8)[:, 1:7]
         self.assertIs(fastgemm._host_operand(view, "b")[5], view)
 
+    def test_empty_operands(self):
+        # NumPy gives a 0-sized array zero strides; k == 0 is C := beta * C, m == 0 or n == 0 a product of
+        # nothing: each is computed (or, without a GPU, refused with NO_DEVICE), never refused for its strides.
+        np = self.np
+        cases = [((5, 0), (0, 3)), ((0, 4), (4, 3)), ((5, 4), (4, 0)), ((0, 0), (0, 0))]
+        for a_shape, b_shape in cases:
+            with self.subTest(a=a_shape, b=b_shape):
+                a, b = np.empty(a_shape, np.float32), np.empty(b_shape, np.float32)
+                address, rows, columns, op, leading, owner = fastgemm._host_operand(a, "a")
+                self.assertEqual((rows, columns), a_shape)
+                self.assertGreaterEqual(leading, max(1, columns if op == Op.N else rows))
+                if not device_present():
+                    with self.assertRaises(Error) as caught:
+                        fastgemm.matmul(a, b)
+                    self.assertIs(caught.exception.status, Status.NO_DEVICE)
+                    continue
+                expected = a.astype(np.float64) @ b.astype(np.float64)
+                got = fastgemm.matmul(a, b)
+                self.assertEqual(got.shape, expected.shape)
+                self.assertTrue(np.array_equal(got, expected))
+                poisoned = np.full(expected.shape, np.nan, np.float32)  # beta 0: out is not read
+                self.assertIs(fastgemm.matmul(a, b, out=poisoned), poisoned)
+                self.assertTrue(np.array_equal(poisoned, expected))
+
+    def test_empty_device_operands(self):
+        # A 0-sized device array (dense strides, as __cuda_array_interface__ gives them) is a matrix of that
+        # shape: k == 0 or an empty C, not an array fastgemm cannot multiply.
+        class DeviceLike:
+            def __init__(self, shape, strides=None):
+                self.__cuda_array_interface__ = {"data": (4096, False), "shape": shape, "typestr": "<f4",
+                                                 "strides": strides, "version": 3}
+
+        for shape, strides in [((5, 0), None), ((0, 3), None), ((0, 0), None), ((5, 0), (0, 4)), ((0, 3), (0, 0))]:
+            with self.subTest(shape=shape, strides=strides):
+                address, rows, columns, op, leading = fastgemm._matrix_operand(DeviceLike(shape, strides), "a")
+                self.assertEqual((address, rows, columns, op), (4096, shape[0], shape[1], Op.N))
+                self.assertGreaterEqual(leading, max(1, columns))
+
+    def test_dlpack_element_type_is_named(self):
+        # An array known only through DLPack whose elements are not floats is refused naming its type.
+        np = self.np
+        if not hasattr(np.ndarray, "__dlpack__"):
+            self.skipTest("numpy has no DLPack export")
+
+        class CudaDLPack:  # describes itself as CUDA memory; only its description is read before the call
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, stream=None):
+                return self.array.__dlpack__()
+
+            def __dlpack_device__(self):
+                return (2, 0)
+
+        integers = np.zeros((4, 4), np.int32)
+        with self.assertRaises(ValueError) as caught:
+            fastgemm.matmul(CudaDLPack(integers), CudaDLPack(integers))
+        self.assertIn("float32", str(caught.exception))
+        self.assertIn("i4", str(caught.exception))
+
     def test_products(self):
         if not device_present():
             self.skipTest("no GPU")
