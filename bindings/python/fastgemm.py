@@ -348,6 +348,9 @@ def _describe(array):
             extent *= size
         strides = dense
     else:
+        if any(stride % item_size for stride in strides):
+            raise ValueError(f"fastgemm: an array with strides {tuple(strides)} (bytes) is no array of its "
+                             f"{item_size}-byte elements: its strides must be whole elements")
         strides = [stride // item_size for stride in strides]
     return interface["data"][0], shape, tuple(strides), kind
 

@@ -337,6 +337,19 @@ class ModuleMatmulTest(unittest.TestCase):
                 self.assertEqual((address, rows, columns, op), (4096, shape[0], shape[1], Op.N))
                 self.assertGreaterEqual(leading, max(1, columns))
 
+    def test_strides_off_elements_are_refused(self):
+        # __cuda_array_interface__ strides are bytes: rows 10 bytes apart are no matrix of float32 elements, and
+        # rounding them down to elements would read other numbers than the array's.
+        class DeviceLike:
+            __cuda_array_interface__ = {"data": (4096, False), "shape": (3, 2), "typestr": "<f4",
+                                        "strides": (10, 4), "version": 3}
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm._matrix_operand(DeviceLike(), "a")
+        self.assertIn("strides", str(caught.exception))
+        with self.assertRaises(ValueError):
+            fastgemm.matmul(DeviceLike(), DeviceLike())
+
     def test_dlpack_element_type_is_named(self):
         # An array known only through DLPack whose elements are not floats is refused naming its type.
         np = self.np
