@@ -759,14 +759,25 @@ def matmul(a, b, *, math=None, out=None, alpha=1.0, beta=0.0):
         return out
     a_view, b_view = _device_view(a, "a"), _device_view(b, "b")
     m, k = _matrix_operand(a_view, "a")[1:3]
-    n = _matrix_operand(b_view, "b")[2]
+    b_rows, n = _matrix_operand(b_view, "b")[1:3]
+    # Shapes are checked before anything runs (no handle, no synchronization), as for NumPy arrays.
+    out_view = _device_view(out, "out") if out is not None else None
+    if out_view is not None:
+        c_rows, c_columns, c_op = _matrix_operand(out_view, "out")[1:4]
+        if b_rows != k or (c_rows, c_columns) != (m, n):
+            raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} -> {c_rows}x{c_columns} do not match")
+        if c_op != Op.N:
+            raise ValueError("fastgemm: out must have contiguous rows")
+    elif b_rows != k:
+        raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} do not match")
     wrap = None
     if out is None:
         out, wrap = _new_device_output(a, m, n)
+        out_view = _device_view(out, "out")
         beta = 0.0
     handle = _thread_handle()
     handle.math_mode = mode if mode is not None else _per_thread.default_math
     _synchronize()  # the operands may still be written on another stream of their framework
-    handle.matmul(a_view, b_view, _device_view(out, "out"), alpha, beta)
+    handle.matmul(a_view, b_view, out_view, alpha, beta)
     _synchronize()
     return wrap(out) if wrap is not None else out

@@ -53,6 +53,17 @@ def load_copy(module_path):
     return module
 
 
+class _Transposed:
+    """The transposed view of a __cuda_array_interface__ array (its columns contiguous)."""
+
+    def __init__(self, array):
+        interface = dict(array.__cuda_array_interface__)
+        rows, columns = interface["shape"]
+        interface["shape"] = (columns, rows)
+        interface["strides"] = (4, 4 * columns)
+        self.__cuda_array_interface__ = interface
+
+
 class LibraryTest(unittest.TestCase):
     def test_version_is_the_headers(self):
         header = (SOURCE_ROOT / "include" / "fastgemm" / "fastgemm.h").read_text()
@@ -336,6 +347,26 @@ class ModuleMatmulTest(unittest.TestCase):
                 address, rows, columns, op, leading = fastgemm._matrix_operand(DeviceLike(shape, strides), "a")
                 self.assertEqual((address, rows, columns, op), (4096, shape[0], shape[1], Op.N))
                 self.assertGreaterEqual(leading, max(1, columns))
+
+    def test_device_shapes_are_checked_before_anything_runs(self):
+        # Device arrays that cannot be multiplied raise ValueError before a handle is made, with or without a GPU.
+        class DeviceLike:
+            def __init__(self, shape, address):
+                self.__cuda_array_interface__ = {"data": (address, False), "shape": shape, "typestr": "<f4",
+                                                 "version": 3}
+
+        a, b = DeviceLike((6, 4), 4096), DeviceLike((4, 5), 8192)
+        cases = [
+            ("shapes", (a, DeviceLike((5, 5), 8192)), {}, "6x4 @ 5x5"),
+            ("out shape", (a, b), {"out": DeviceLike((5, 6), 16384)}, "-> 5x6"),
+            ("out columns", (a, b), {"out": _Transposed(DeviceLike((5, 6), 16384))}, "contiguous rows"),
+        ]
+        for name, arguments, keywords, text in cases:
+            with self.subTest(name), mock.patch.object(fastgemm, "_thread_handle",
+                                                       side_effect=AssertionError("a handle was made")):
+                with self.assertRaises(ValueError) as caught:
+                    fastgemm.matmul(*arguments, **keywords)
+                self.assertIn(text, str(caught.exception))
 
     def test_strides_off_elements_are_refused(self):
         # __cuda_array_interface__ strides are bytes: rows 10 bytes apart are no matrix of float32 elements, and
