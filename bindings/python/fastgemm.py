@@ -337,8 +337,11 @@ def _describe(array):
     if interface is None:
         raise TypeError(f"fastgemm: a {type(array).__name__} carries no shape: pass a CuPy array or a PyTorch tensor")
     shape = tuple(interface["shape"])
-    kind = interface["typestr"][1:]
+    typestr = interface["typestr"]
+    kind = typestr[1:]
     item_size = int(kind[1:])
+    if typestr[0] not in ("|", "=", "<" if sys.byteorder == "little" else ">"):
+        kind = typestr  # the other byte order: no element type fastgemm computes with
     strides = interface.get("strides")
     if strides is None:
         dense = []
@@ -641,8 +644,11 @@ class _DLPackView:
         tensor = self._Tensor.from_address(get_pointer(self._capsule, b"dltensor"))
         shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
         # DLPack's type codes as __cuda_array_interface__'s typestr letters: int, uint, float, bfloat, complex, bool.
+        # Vectors of lanes are elements of their own (strides count them), of no type fastgemm computes with.
         letter = {0: "i", 1: "u", 2: "f", 4: "V", 5: "c", 6: "b"}.get(tensor.dtype.code, "V")
-        item_size = max(1, tensor.dtype.bits // 8)
+        if tensor.dtype.lanes != 1:
+            letter = "V"
+        item_size = max(1, tensor.dtype.bits * max(1, tensor.dtype.lanes) // 8)
         kind = f"{letter}{item_size}"
         strides = (None if not tensor.strides else tuple(tensor.strides[i] * item_size for i in range(tensor.ndim)))
         self.__cuda_array_interface__ = {"data": (tensor.data + tensor.byte_offset, False), "shape": shape,

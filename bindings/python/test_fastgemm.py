@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import shutil
+import sys
 import tempfile
 import unittest
 from unittest import mock
@@ -367,6 +368,40 @@ class ModuleMatmulTest(unittest.TestCase):
                 with self.assertRaises(ValueError) as caught:
                     fastgemm.matmul(*arguments, **keywords)
                 self.assertIn(text, str(caught.exception))
+
+    def test_element_types_that_are_no_float32_are_refused(self):
+        # Big-endian float32 through __cuda_array_interface__, and DLPack vectors of four float32 lanes, carry
+        # float32 numbers in another form: refused naming the type, never read as plain float32.
+        other_order = ">f4" if sys.byteorder == "little" else "<f4"
+
+        class DeviceLike:
+            __cuda_array_interface__ = {"data": (4096, False), "shape": (4, 4), "typestr": other_order,
+                                        "version": 3}
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm._matrix_operand(DeviceLike(), "a")
+        self.assertIn(other_order, str(caught.exception))
+
+        view = fastgemm._DLPackView
+        shape = (ctypes.c_int64 * 2)(4, 4)
+        tensor = view._Tensor(data=4096, device=view._Device(2, 0), ndim=2, dtype=view._DataType(2, 32, 4),
+                              shape=shape, strides=None, byte_offset=0)
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                                       ctypes.c_void_p]
+        name = ctypes.create_string_buffer(b"dltensor")
+
+        class Lanes:
+            def __dlpack__(self, stream=None):
+                return new_capsule(ctypes.addressof(tensor), name, None)
+
+            def __dlpack_device__(self):
+                return (2, 0)
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm.matmul(Lanes(), Lanes())
+        self.assertIn("float32", str(caught.exception))
+        self.assertIn("V16", str(caught.exception))
 
     def test_strides_off_elements_are_refused(self):
         # __cuda_array_interface__ strides are bytes: rows 10 bytes apart are no matrix of float32 elements, and
