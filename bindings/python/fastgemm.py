@@ -223,6 +223,29 @@ def library():
     return _library
 
 
+_LIMITS = {_int: (-2**31, 2**31 - 1), _i64: (-2**63, 2**63 - 1), ctypes.c_size_t: (0, 2**64 - 1)}
+
+
+def _call(name, *arguments):
+    """library().name(*arguments), each Python int first checked to fit its C type: ctypes would pass it cut
+    to its low bits (m = 2**64 + 4 as 4), and nothing is narrowed silently."""
+    for position, (value, ctype) in enumerate(zip(arguments, _PROTOTYPES[name][1]), start=1):
+        limits = _LIMITS.get(ctype)
+        if limits is not None and isinstance(value, int) and not limits[0] <= value <= limits[1]:
+            raise ValueError(f"fastgemm: {value} does not fit {name}'s argument {position} "
+                             f"({'int' if ctype is _int else 'int64_t' if ctype is _i64 else 'size_t'})")
+    return getattr(library(), name)(*arguments)
+
+
+def _name_of(function, value):
+    """A name function's answer, the one for an unknown value (-1 is none) where no C int holds the value
+    (ctypes would cut it to another, perhaps known one)."""
+    value = int(value)
+    if not _LIMITS[_int][0] <= value <= _LIMITS[_int][1]:
+        value = -1
+    return _text(getattr(library(), function)(value))
+
+
 def _text(value):
     return value.decode("utf-8", "replace") if value is not None else ""
 
@@ -242,12 +265,12 @@ def version():
 
 def status_name(status):
     """"FG_STATUS_INVALID_VALUE"; "FG_STATUS_UNKNOWN" for any other value."""
-    return _text(library().fg_status_name(int(status)))
+    return _name_of("fg_status_name", status)
 
 
 def status_string(status):
     """One sentence describing the status."""
-    return _text(library().fg_status_string(int(status)))
+    return _name_of("fg_status_string", status)
 
 
 def last_error_message():
@@ -262,22 +285,22 @@ def last_cuda_error():
 
 def sgemm_algo_name(algo):
     """"double_buffer"; "unknown" for any other value."""
-    return _text(library().fg_sgemm_algo_name(int(algo)))
+    return _name_of("fg_sgemm_algo_name", algo)
 
 
 def math_mode_name(mode):
     """"fp32" or "fp32_emulated"; "unknown" for any other value."""
-    return _text(library().fg_math_mode_name(int(mode)))
+    return _name_of("fg_math_mode_name", mode)
 
 
 def reproducibility_name(level):
     """"run" or "shape"; "unknown" for any other value."""
-    return _text(library().fg_reproducibility_name(int(level)))
+    return _name_of("fg_reproducibility_name", level)
 
 
 def rowmean_algo_name(algo):
     """"coalesced"; "unknown" for any other value."""
-    return _text(library().fg_rowmean_algo_name(int(algo)))
+    return _name_of("fg_rowmean_algo_name", algo)
 
 
 class Error(RuntimeError):
@@ -439,19 +462,19 @@ class Handle:
     def set_workspace(self, workspace, nbytes):
         """Hands the handle nbytes of caller-owned device memory (an int address, 256-byte aligned) as its
         workspace, so that no call allocates; set_workspace(None, 0) returns to a handle-owned one."""
-        check(library().fg_set_workspace(self._handle, workspace, nbytes))
+        check(_call("fg_set_workspace", self._handle, workspace, nbytes))
 
     def sgemm_workspace_size(self, layout, transa, transb, m, n, k, batch_count=1):
         """Bytes of workspace the selected SGEMM algorithm needs for the problem."""
         nbytes = ctypes.c_size_t()
-        check(library().fg_sgemm_workspace_size(self._handle, int(layout), int(transa), int(transb), m, n, k,
+        check(_call("fg_sgemm_workspace_size", self._handle, int(layout), int(transa), int(transb), m, n, k,
                                                 batch_count, ctypes.byref(nbytes)))
         return nbytes.value
 
     def rowmean_workspace_size(self, dtype, L, M, N):
         """Bytes of workspace the selected rowmean algorithm needs for the problem."""
         nbytes = ctypes.c_size_t()
-        check(library().fg_rowmean_workspace_size(self._handle, int(dtype), L, M, N, ctypes.byref(nbytes)))
+        check(_call("fg_rowmean_workspace_size", self._handle, int(dtype), L, M, N, ctypes.byref(nbytes)))
         return nbytes.value
 
     @property
@@ -463,7 +486,7 @@ class Handle:
 
     @sgemm_algo.setter
     def sgemm_algo(self, algo):
-        check(library().fg_set_sgemm_algo(self._handle, int(algo)))
+        check(_call("fg_set_sgemm_algo", self._handle, int(algo)))
 
     @property
     def last_sgemm_algo(self):
@@ -483,7 +506,7 @@ class Handle:
 
     @math_mode.setter
     def math_mode(self, mode):
-        check(library().fg_set_math_mode(self._handle, int(mode)))
+        check(_call("fg_set_math_mode", self._handle, int(mode)))
 
     @property
     def reproducibility(self):
@@ -496,7 +519,7 @@ class Handle:
 
     @reproducibility.setter
     def reproducibility(self, level):
-        check(library().fg_set_reproducibility(self._handle, int(level)))
+        check(_call("fg_set_reproducibility", self._handle, int(level)))
 
     @property
     def rowmean_algo(self):
@@ -507,7 +530,7 @@ class Handle:
 
     @rowmean_algo.setter
     def rowmean_algo(self, algo):
-        check(library().fg_set_rowmean_algo(self._handle, int(algo)))
+        check(_call("fg_set_rowmean_algo", self._handle, int(algo)))
 
     @property
     def last_rowmean_algo(self):
@@ -518,21 +541,21 @@ class Handle:
 
     def sgemm(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
         """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm."""
-        check(library().fg_sgemm(self._handle, layout, transa, transb, m, n, k, alpha, _address(A), lda,
+        check(_call("fg_sgemm", self._handle, layout, transa, transb, m, n, k, alpha, _address(A), lda,
                                  _address(B), ldb, beta, _address(C), ldc))
 
     def sgemm_strided_batched(self, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
                               beta, C, ldc, stride_c, batch_count):
         """batch_count products C_i := alpha * op(A_i) * op(B_i) + beta * C_i, as fg_sgemm_strided_batched
         (strides in elements)."""
-        check(library().fg_sgemm_strided_batched(self._handle, layout, transa, transb, m, n, k, alpha,
+        check(_call("fg_sgemm_strided_batched", self._handle, layout, transa, transb, m, n, k, alpha,
                                                  _address(A), lda, stride_a, _address(B), ldb, stride_b, beta,
                                                  _address(C), ldc, stride_c, batch_count))
 
     def sgemm_host(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
         """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm_host: operands anywhere (numpy arrays, device
         arrays, addresses as ints), of any size; returns once C is written."""
-        check(library().fg_sgemm_host(self._handle, layout, transa, transb, m, n, k, alpha, _any_address(A), lda,
+        check(_call("fg_sgemm_host", self._handle, layout, transa, transb, m, n, k, alpha, _any_address(A), lda,
                                       _any_address(B), ldb, beta, _any_address(C), ldc))
 
     @property
@@ -547,12 +570,15 @@ class Handle:
     @devices.setter
     def devices(self, ordinals):
         ordinals = [int(ordinal) for ordinal in (ordinals or [])]
+        for ordinal in ordinals:
+            if not _LIMITS[_int][0] <= ordinal <= _LIMITS[_int][1]:
+                raise ValueError(f"fastgemm: device ordinal {ordinal} does not fit an int")
         array = (ctypes.c_int * len(ordinals))(*ordinals) if ordinals else None
-        check(library().fg_set_devices(self._handle, array, len(ordinals)))
+        check(_call("fg_set_devices", self._handle, array, len(ordinals)))
 
     def rowmean_matvec(self, dtype, input, matrix, output, L, M, N):
         """output (L x N) = matrix (L x L) times the row means of input (N x L x M), as fg_rowmean_matvec."""
-        check(library().fg_rowmean_matvec(self._handle, dtype, _address(input), _address(matrix),
+        check(_call("fg_rowmean_matvec", self._handle, dtype, _address(input), _address(matrix),
                                           _address(output), L, M, N))
 
     def matmul(self, a, b, out, alpha=1.0, beta=0.0):

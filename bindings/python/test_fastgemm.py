@@ -164,6 +164,39 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(lib.fg_destroy(None), Status.SUCCESS)
         self.assertIsInstance(fastgemm.last_cuda_error(), int)
 
+    def test_integers_are_not_narrowed(self):
+        # ctypes passes a Python int cut to its C type's low bits: a size past int64_t, an enumerator or status
+        # past int must be refused (or named unknown), never passed on as another, valid value.
+        handle = fastgemm.Handle.__new__(fastgemm.Handle)
+        handle._handle = None  # no device needed: the arguments are checked before the call
+        big = 2**64
+        calls = [
+            ("m", lambda: handle.sgemm(Layout.ROW_MAJOR, Op.N, Op.N, big + 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None,
+                                       4)),
+            ("layout", lambda: handle.sgemm(2**32 + Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0,
+                                            None, 4)),
+            ("stride_c", lambda: handle.sgemm_strided_batched(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4,
+                                                              16, None, 4, 16, 0.0, None, 4, big + 16, 2)),
+            ("ldc", lambda: handle.sgemm_host(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None,
+                                              -big + 4)),
+            ("N", lambda: handle.rowmean_matvec(DType.F32, None, None, None, 4, 4, big + 1)),
+            ("batch_count", lambda: handle.sgemm_workspace_size(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, big + 1)),
+            ("bytes", lambda: handle.set_workspace(None, -1)),
+            ("algo", lambda: setattr(handle, "sgemm_algo", 2**32 + SgemmAlgo.NAIVE)),
+            ("devices", lambda: setattr(handle, "devices", [2**32])),
+        ]
+        for name, call in calls:
+            with self.subTest(name):
+                with self.assertRaises(ValueError) as caught:
+                    call()
+                self.assertIn("does not fit", str(caught.exception))
+        self.assertEqual(fastgemm.status_name(2**32), "FG_STATUS_UNKNOWN")
+        self.assertEqual(fastgemm.status_string(2**32 + 1), fastgemm.status_string(-1))
+        self.assertEqual(fastgemm.sgemm_algo_name(2**32 + SgemmAlgo.DOUBLE_BUFFER), "unknown")
+        self.assertEqual(fastgemm.rowmean_algo_name(-2**32 + RowmeanAlgo.COALESCED), "unknown")
+        self.assertEqual(fastgemm.math_mode_name(2**32 + 1), "unknown")
+        self.assertEqual(fastgemm.reproducibility_name(2**33), "unknown")
+
     def test_handle_without_device(self):
         if device_present():
             self.skipTest("a GPU is present: Handle() succeeds")
