@@ -92,6 +92,9 @@ foreach(language source compiler IN ZIP_LISTS consumer_languages consumer_source
       "-DCMAKE_${language}_COMPILER=${compiler}")
   run(${CMAKE_COMMAND} --build "${build}")
   run_program("${build}/consumer")
+  if(language STREQUAL "Fortran")
+    run_program("${build}/consumer_second")
+  endif()
 endforeach()
 
 # The README's pkg-config commands.
