@@ -36,7 +36,10 @@ fg_status_t record(const char *function, const Status &status) noexcept {
   } catch (...) {
     t_last_message.clear();  // out of host memory even for the message: keep the status at least
   }
-  t_last_cuda_error = status.cuda_error;
+  // The error behind this thread's last FG_STATUS_CUDA_ERROR (or NO_DEVICE reported by CUDA): other failures
+  // leave it as it is.
+  if (status.code == StatusCode::cuda_error || (status.code == StatusCode::no_device && status.cuda_error != 0))
+    t_last_cuda_error = status.cuda_error;
   return public_status(status.code);
 }
 

@@ -112,10 +112,45 @@ struct Span {
   int64_t ld, stride, count, elements;  // elements: one past the farthest element offset
 };
 
+// Whether two sets of lines meet: blocks of `first_lines` consecutive lines, `first_count` of them
+// `first_stride` lines apart from line 0, and blocks of `second_lines`, `second_count` of them `second_stride`
+// apart from line `second_begin` (all sizes >= 1, strides >= 0). Exact; gives up (answers true) only when
+// both sides have more than 2^20 blocks.
+bool line_blocks_meet(int64_t first_lines, int64_t first_stride, int64_t first_count, int64_t second_begin,
+                      int64_t second_lines, int64_t second_stride, int64_t second_count) {
+  if (first_stride == 0) first_count = 1;
+  if (second_stride == 0) second_count = 1;
+  constexpr int64_t kMostSteps = int64_t{1} << 20;
+  if (first_count > kMostSteps && second_count > kMostSteps) return true;
+  // Walk the side with fewer blocks; for each of its blocks, the first block of the other side that ends past
+  // its start is the only one that can meet it first.
+  const bool walk_first = first_count <= second_count;
+  const int64_t walk_begin = walk_first ? 0 : second_begin, other_begin = walk_first ? second_begin : 0;
+  const int64_t walk_lines = walk_first ? first_lines : second_lines;
+  const int64_t other_lines = walk_first ? second_lines : first_lines;
+  const int64_t walk_stride = walk_first ? first_stride : second_stride;
+  const int64_t other_stride = walk_first ? second_stride : first_stride;
+  const int64_t walk_count = walk_first ? first_count : second_count;
+  const int64_t other_count = walk_first ? second_count : first_count;
+  for (int64_t i = 0; i < walk_count; ++i) {
+    const int64_t begin = walk_begin + i * walk_stride, end = begin + walk_lines;
+    int64_t j = 0;
+    if (other_stride > 0) {
+      // The least j with other_begin + j * other_stride + other_lines > begin.
+      const int64_t reach = begin - other_begin - other_lines;  // j * other_stride > reach
+      j = reach < 0 ? 0 : reach / other_stride + 1;
+    }
+    if (j >= other_count) continue;
+    const int64_t other = other_begin + j * other_stride;
+    if (other < end && other + other_lines > begin) return true;
+  }
+  return false;
+}
+
 // Whether C may share an element with an operand it is computed from. Exact where the two spans of
-// addresses are apart, or where they are column blocks (row blocks, in row-major) of one matrix: the
-// same leading dimension, strides of whole lines, and windows within a line that do not meet, which is
-// how LAPACK-style callers pass blocks of one array. Anything else that shares addresses is refused.
+// addresses are apart, or where they are blocks of one matrix: the same leading dimension and strides of
+// whole lines, which is how LAPACK-style callers pass blocks of one array (side by side within its lines, in
+// lines of their own, or batches of either interleaved). Anything else that shares addresses is refused.
 bool may_share_elements(const Span &c, const Span &x) {
   const uintptr_t c_begin = reinterpret_cast<uintptr_t>(c.data), x_begin = reinterpret_cast<uintptr_t>(x.data);
   const uintptr_t c_end = c_begin + static_cast<uintptr_t>(c.elements) * sizeof(float);
@@ -123,13 +158,22 @@ bool may_share_elements(const Span &c, const Span &x) {
   if (c_end <= x_begin || x_end <= c_begin) return false;
   const bool whole_lines = (c.count == 1 || c.stride % c.ld == 0) && (x.count == 1 || x.stride % x.ld == 0);
   if (c.ld != x.ld || !whole_lines || (c_begin - x_begin) % sizeof(float) != 0) return true;
-  // The later span's window starts `offset` elements into a line of the earlier one's.
+  // The later span starts `offset` elements into line `line` of the earlier one's (counting from its first).
   const bool c_later = c_begin >= x_begin;
   const Span &early = c_later ? x : c, &late = c_later ? c : x;
   const uint64_t distance = (c_later ? c_begin - x_begin : x_begin - c_begin) / sizeof(float);
-  const uint64_t ld = static_cast<uint64_t>(c.ld), offset = distance % ld;
-  return !(offset >= static_cast<uint64_t>(early.shape.length) &&
-           offset + static_cast<uint64_t>(late.shape.length) <= ld);
+  const int64_t ld = c.ld;
+  const int64_t line = static_cast<int64_t>(distance / static_cast<uint64_t>(ld));
+  const int64_t offset = static_cast<int64_t>(distance % static_cast<uint64_t>(ld));
+  const auto stride_lines = [ld](const Span &s) { return s.count == 1 ? 0 : s.stride / ld; };
+  const auto meet_from = [&](int64_t first_line) {
+    return line_blocks_meet(early.shape.lines, stride_lines(early), early.count, first_line, late.shape.lines,
+                            stride_lines(late), late.count);
+  };
+  // Within a line, the earlier span holds [0, early length) and the later one [offset, offset + late length),
+  // which runs on into the next line where it passes ld.
+  if (offset < early.shape.length && meet_from(line)) return true;
+  return offset + late.shape.length > ld && meet_from(line + 1);
 }
 
 }  // namespace

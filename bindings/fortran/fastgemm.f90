@@ -235,7 +235,7 @@ module fastgemm
       integer(c_int64_t), value :: ldc
     end function fg_sgemm_host
 
-    ! devices: count ordinals; count 0 returns to the handle's own device.
+    ! devices: count ordinals; count 0 (any array, one of size 0 too) returns to the handle's own device.
     function fg_set_devices(handle, devices, count) bind(C, name="fg_set_devices") result(status)
       import :: c_int, c_ptr
       integer(c_int) :: status

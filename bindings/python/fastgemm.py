@@ -223,6 +223,29 @@ def library():
     return _library
 
 
+_LIMITS = {_int: (-2**31, 2**31 - 1), _i64: (-2**63, 2**63 - 1), ctypes.c_size_t: (0, 2**64 - 1)}
+
+
+def _call(name, *arguments):
+    """library().name(*arguments), each Python int first checked to fit its C type: ctypes would pass it cut
+    to its low bits (m = 2**64 + 4 as 4), and nothing is narrowed silently."""
+    for position, (value, ctype) in enumerate(zip(arguments, _PROTOTYPES[name][1]), start=1):
+        limits = _LIMITS.get(ctype)
+        if limits is not None and isinstance(value, int) and not limits[0] <= value <= limits[1]:
+            raise ValueError(f"fastgemm: {value} does not fit {name}'s argument {position} "
+                             f"({'int' if ctype is _int else 'int64_t' if ctype is _i64 else 'size_t'})")
+    return getattr(library(), name)(*arguments)
+
+
+def _name_of(function, value):
+    """A name function's answer, the one for an unknown value (-1 is none) where no C int holds the value
+    (ctypes would cut it to another, perhaps known one)."""
+    value = int(value)
+    if not _LIMITS[_int][0] <= value <= _LIMITS[_int][1]:
+        value = -1
+    return _text(getattr(library(), function)(value))
+
+
 def _text(value):
     return value.decode("utf-8", "replace") if value is not None else ""
 
@@ -242,12 +265,12 @@ def version():
 
 def status_name(status):
     """"FG_STATUS_INVALID_VALUE"; "FG_STATUS_UNKNOWN" for any other value."""
-    return _text(library().fg_status_name(int(status)))
+    return _name_of("fg_status_name", status)
 
 
 def status_string(status):
     """One sentence describing the status."""
-    return _text(library().fg_status_string(int(status)))
+    return _name_of("fg_status_string", status)
 
 
 def last_error_message():
@@ -262,22 +285,22 @@ def last_cuda_error():
 
 def sgemm_algo_name(algo):
     """"double_buffer"; "unknown" for any other value."""
-    return _text(library().fg_sgemm_algo_name(int(algo)))
+    return _name_of("fg_sgemm_algo_name", algo)
 
 
 def math_mode_name(mode):
     """"fp32" or "fp32_emulated"; "unknown" for any other value."""
-    return _text(library().fg_math_mode_name(int(mode)))
+    return _name_of("fg_math_mode_name", mode)
 
 
 def reproducibility_name(level):
     """"run" or "shape"; "unknown" for any other value."""
-    return _text(library().fg_reproducibility_name(int(level)))
+    return _name_of("fg_reproducibility_name", level)
 
 
 def rowmean_algo_name(algo):
     """"coalesced"; "unknown" for any other value."""
-    return _text(library().fg_rowmean_algo_name(int(algo)))
+    return _name_of("fg_rowmean_algo_name", algo)
 
 
 class Error(RuntimeError):
@@ -337,8 +360,11 @@ def _describe(array):
     if interface is None:
         raise TypeError(f"fastgemm: a {type(array).__name__} carries no shape: pass a CuPy array or a PyTorch tensor")
     shape = tuple(interface["shape"])
-    kind = interface["typestr"][1:]
+    typestr = interface["typestr"]
+    kind = typestr[1:]
     item_size = int(kind[1:])
+    if typestr[0] not in ("|", "=", "<" if sys.byteorder == "little" else ">"):
+        kind = typestr  # the other byte order: no element type fastgemm computes with
     strides = interface.get("strides")
     if strides is None:
         dense = []
@@ -348,6 +374,9 @@ def _describe(array):
             extent *= size
         strides = dense
     else:
+        if any(stride % item_size for stride in strides):
+            raise ValueError(f"fastgemm: an array with strides {tuple(strides)} (bytes) is no array of its "
+                             f"{item_size}-byte elements: its strides must be whole elements")
         strides = [stride // item_size for stride in strides]
     return interface["data"][0], shape, tuple(strides), kind
 
@@ -359,6 +388,8 @@ def _matrix_operand(array, name):
     if len(shape) != 2 or kind != "f4":
         raise ValueError(f"fastgemm: {name} must be a 2-D float32 array, not {len(shape)}-D {kind}")
     rows, columns = shape
+    if rows == 0 or columns == 0:  # no element: any strides; k == 0 reads nothing, an empty C is not written
+        return address, rows, columns, Op.N, max(1, columns)
     if strides[1] == 1 or columns == 1:
         op, leading = Op.N, (strides[0] if rows > 1 else columns)
         contiguous = columns
@@ -431,19 +462,19 @@ class Handle:
     def set_workspace(self, workspace, nbytes):
         """Hands the handle nbytes of caller-owned device memory (an int address, 256-byte aligned) as its
         workspace, so that no call allocates; set_workspace(None, 0) returns to a handle-owned one."""
-        check(library().fg_set_workspace(self._handle, workspace, nbytes))
+        check(_call("fg_set_workspace", self._handle, workspace, nbytes))
 
     def sgemm_workspace_size(self, layout, transa, transb, m, n, k, batch_count=1):
         """Bytes of workspace the selected SGEMM algorithm needs for the problem."""
         nbytes = ctypes.c_size_t()
-        check(library().fg_sgemm_workspace_size(self._handle, int(layout), int(transa), int(transb), m, n, k,
+        check(_call("fg_sgemm_workspace_size", self._handle, int(layout), int(transa), int(transb), m, n, k,
                                                 batch_count, ctypes.byref(nbytes)))
         return nbytes.value
 
     def rowmean_workspace_size(self, dtype, L, M, N):
         """Bytes of workspace the selected rowmean algorithm needs for the problem."""
         nbytes = ctypes.c_size_t()
-        check(library().fg_rowmean_workspace_size(self._handle, int(dtype), L, M, N, ctypes.byref(nbytes)))
+        check(_call("fg_rowmean_workspace_size", self._handle, int(dtype), L, M, N, ctypes.byref(nbytes)))
         return nbytes.value
 
     @property
@@ -455,7 +486,7 @@ class Handle:
 
     @sgemm_algo.setter
     def sgemm_algo(self, algo):
-        check(library().fg_set_sgemm_algo(self._handle, int(algo)))
+        check(_call("fg_set_sgemm_algo", self._handle, int(algo)))
 
     @property
     def last_sgemm_algo(self):
@@ -475,7 +506,7 @@ class Handle:
 
     @math_mode.setter
     def math_mode(self, mode):
-        check(library().fg_set_math_mode(self._handle, int(mode)))
+        check(_call("fg_set_math_mode", self._handle, int(mode)))
 
     @property
     def reproducibility(self):
@@ -488,7 +519,7 @@ class Handle:
 
     @reproducibility.setter
     def reproducibility(self, level):
-        check(library().fg_set_reproducibility(self._handle, int(level)))
+        check(_call("fg_set_reproducibility", self._handle, int(level)))
 
     @property
     def rowmean_algo(self):
@@ -499,7 +530,7 @@ class Handle:
 
     @rowmean_algo.setter
     def rowmean_algo(self, algo):
-        check(library().fg_set_rowmean_algo(self._handle, int(algo)))
+        check(_call("fg_set_rowmean_algo", self._handle, int(algo)))
 
     @property
     def last_rowmean_algo(self):
@@ -510,21 +541,21 @@ class Handle:
 
     def sgemm(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
         """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm."""
-        check(library().fg_sgemm(self._handle, layout, transa, transb, m, n, k, alpha, _address(A), lda,
+        check(_call("fg_sgemm", self._handle, layout, transa, transb, m, n, k, alpha, _address(A), lda,
                                  _address(B), ldb, beta, _address(C), ldc))
 
     def sgemm_strided_batched(self, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
                               beta, C, ldc, stride_c, batch_count):
         """batch_count products C_i := alpha * op(A_i) * op(B_i) + beta * C_i, as fg_sgemm_strided_batched
         (strides in elements)."""
-        check(library().fg_sgemm_strided_batched(self._handle, layout, transa, transb, m, n, k, alpha,
+        check(_call("fg_sgemm_strided_batched", self._handle, layout, transa, transb, m, n, k, alpha,
                                                  _address(A), lda, stride_a, _address(B), ldb, stride_b, beta,
                                                  _address(C), ldc, stride_c, batch_count))
 
     def sgemm_host(self, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc):
         """C := alpha * op(A) * op(B) + beta * C, as fg_sgemm_host: operands anywhere (numpy arrays, device
         arrays, addresses as ints), of any size; returns once C is written."""
-        check(library().fg_sgemm_host(self._handle, layout, transa, transb, m, n, k, alpha, _any_address(A), lda,
+        check(_call("fg_sgemm_host", self._handle, layout, transa, transb, m, n, k, alpha, _any_address(A), lda,
                                       _any_address(B), ldb, beta, _any_address(C), ldc))
 
     @property
@@ -539,12 +570,15 @@ class Handle:
     @devices.setter
     def devices(self, ordinals):
         ordinals = [int(ordinal) for ordinal in (ordinals or [])]
+        for ordinal in ordinals:
+            if not _LIMITS[_int][0] <= ordinal <= _LIMITS[_int][1]:
+                raise ValueError(f"fastgemm: device ordinal {ordinal} does not fit an int")
         array = (ctypes.c_int * len(ordinals))(*ordinals) if ordinals else None
-        check(library().fg_set_devices(self._handle, array, len(ordinals)))
+        check(_call("fg_set_devices", self._handle, array, len(ordinals)))
 
     def rowmean_matvec(self, dtype, input, matrix, output, L, M, N):
         """output (L x N) = matrix (L x L) times the row means of input (N x L x M), as fg_rowmean_matvec."""
-        check(library().fg_rowmean_matvec(self._handle, dtype, _address(input), _address(matrix),
+        check(_call("fg_rowmean_matvec", self._handle, dtype, _address(input), _address(matrix),
                                           _address(output), L, M, N))
 
     def matmul(self, a, b, out, alpha=1.0, beta=0.0):
@@ -635,8 +669,13 @@ class _DLPackView:
         get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
         tensor = self._Tensor.from_address(get_pointer(self._capsule, b"dltensor"))
         shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-        kind = {(2, 32): "f4", (2, 64): "f8"}.get((tensor.dtype.code, tensor.dtype.bits), "other")
-        item_size = tensor.dtype.bits // 8
+        # DLPack's type codes as __cuda_array_interface__'s typestr letters: int, uint, float, bfloat, complex, bool.
+        # Vectors of lanes are elements of their own (strides count them), of no type fastgemm computes with.
+        letter = {0: "i", 1: "u", 2: "f", 4: "V", 5: "c", 6: "b"}.get(tensor.dtype.code, "V")
+        if tensor.dtype.lanes != 1:
+            letter = "V"
+        item_size = max(1, tensor.dtype.bits * max(1, tensor.dtype.lanes) // 8)
+        kind = f"{letter}{item_size}"
         strides = (None if not tensor.strides else tuple(tensor.strides[i] * item_size for i in range(tensor.ndim)))
         self.__cuda_array_interface__ = {"data": (tensor.data + tensor.byte_offset, False), "shape": shape,
                                          "typestr": "<" + kind, "strides": strides, "version": 3}
@@ -664,6 +703,8 @@ def _host_operand(array, name):
         raise TypeError(f"fastgemm: {name} is {array.dtype}; matmul computes in FP32: pass "
                         f"{name}.astype(numpy.float32)")
     rows, columns = array.shape
+    if array.size == 0:  # no element (NumPy gives such arrays zero strides): nothing is read or written
+        return array.ctypes.data, rows, columns, Op.N, max(1, columns), array
     item = array.itemsize
     row_stride, column_stride = array.strides
     # Rows (op N) or columns (op T) contiguous, one after the other at a positive leading dimension; any
@@ -750,14 +791,25 @@ def matmul(a, b, *, math=None, out=None, alpha=1.0, beta=0.0):
         return out
     a_view, b_view = _device_view(a, "a"), _device_view(b, "b")
     m, k = _matrix_operand(a_view, "a")[1:3]
-    n = _matrix_operand(b_view, "b")[2]
+    b_rows, n = _matrix_operand(b_view, "b")[1:3]
+    # Shapes are checked before anything runs (no handle, no synchronization), as for NumPy arrays.
+    out_view = _device_view(out, "out") if out is not None else None
+    if out_view is not None:
+        c_rows, c_columns, c_op = _matrix_operand(out_view, "out")[1:4]
+        if b_rows != k or (c_rows, c_columns) != (m, n):
+            raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} -> {c_rows}x{c_columns} do not match")
+        if c_op != Op.N:
+            raise ValueError("fastgemm: out must have contiguous rows")
+    elif b_rows != k:
+        raise ValueError(f"fastgemm: shapes {m}x{k} @ {b_rows}x{n} do not match")
     wrap = None
     if out is None:
         out, wrap = _new_device_output(a, m, n)
+        out_view = _device_view(out, "out")
         beta = 0.0
     handle = _thread_handle()
     handle.math_mode = mode if mode is not None else _per_thread.default_math
     _synchronize()  # the operands may still be written on another stream of their framework
-    handle.matmul(a_view, b_view, _device_view(out, "out"), alpha, beta)
+    handle.matmul(a_view, b_view, out_view, alpha, beta)
     _synchronize()
     return wrap(out) if wrap is not None else out

@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import shutil
+import sys
 import tempfile
 import unittest
 from unittest import mock
@@ -51,6 +52,17 @@ def load_copy(module_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class _Transposed:
+    """The transposed view of a __cuda_array_interface__ array (its columns contiguous)."""
+
+    def __init__(self, array):
+        interface = dict(array.__cuda_array_interface__)
+        rows, columns = interface["shape"]
+        interface["shape"] = (columns, rows)
+        interface["strides"] = (4, 4 * columns)
+        self.__cuda_array_interface__ = interface
 
 
 class LibraryTest(unittest.TestCase):
@@ -151,6 +163,39 @@ class LibraryTest(unittest.TestCase):
             self.assertIn("FG_STATUS_INVALID_HANDLE (2): " + name, str(error))
         self.assertEqual(lib.fg_destroy(None), Status.SUCCESS)
         self.assertIsInstance(fastgemm.last_cuda_error(), int)
+
+    def test_integers_are_not_narrowed(self):
+        # ctypes passes a Python int cut to its C type's low bits: a size past int64_t, an enumerator or status
+        # past int must be refused (or named unknown), never passed on as another, valid value.
+        handle = fastgemm.Handle.__new__(fastgemm.Handle)
+        handle._handle = None  # no device needed: the arguments are checked before the call
+        big = 2**64
+        calls = [
+            ("m", lambda: handle.sgemm(Layout.ROW_MAJOR, Op.N, Op.N, big + 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None,
+                                       4)),
+            ("layout", lambda: handle.sgemm(2**32 + Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0,
+                                            None, 4)),
+            ("stride_c", lambda: handle.sgemm_strided_batched(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4,
+                                                              16, None, 4, 16, 0.0, None, 4, big + 16, 2)),
+            ("ldc", lambda: handle.sgemm_host(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, 1.0, None, 4, None, 4, 0.0, None,
+                                              -big + 4)),
+            ("N", lambda: handle.rowmean_matvec(DType.F32, None, None, None, 4, 4, big + 1)),
+            ("batch_count", lambda: handle.sgemm_workspace_size(Layout.ROW_MAJOR, Op.N, Op.N, 4, 4, 4, big + 1)),
+            ("bytes", lambda: handle.set_workspace(None, -1)),
+            ("algo", lambda: setattr(handle, "sgemm_algo", 2**32 + SgemmAlgo.NAIVE)),
+            ("devices", lambda: setattr(handle, "devices", [2**32])),
+        ]
+        for name, call in calls:
+            with self.subTest(name):
+                with self.assertRaises(ValueError) as caught:
+                    call()
+                self.assertIn("does not fit", str(caught.exception))
+        self.assertEqual(fastgemm.status_name(2**32), "FG_STATUS_UNKNOWN")
+        self.assertEqual(fastgemm.status_string(2**32 + 1), fastgemm.status_string(-1))
+        self.assertEqual(fastgemm.sgemm_algo_name(2**32 + SgemmAlgo.DOUBLE_BUFFER), "unknown")
+        self.assertEqual(fastgemm.rowmean_algo_name(-2**32 + RowmeanAlgo.COALESCED), "unknown")
+        self.assertEqual(fastgemm.math_mode_name(2**32 + 1), "unknown")
+        self.assertEqual(fastgemm.reproducibility_name(2**33), "unknown")
 
     def test_handle_without_device(self):
         if device_present():
@@ -298,6 +343,133 @@ class ModuleMatmulTest(unittest.TestCase):
         self.assertTrue(np.array_equal(owner, strided))
         view = self.random(4, 8)[:, 1:7]
         self.assertIs(fastgemm._host_operand(view, "b")[5], view)
+
+    def test_empty_operands(self):
+        # NumPy gives a 0-sized array zero strides; k == 0 is C := beta * C, m == 0 or n == 0 a product of
+        # nothing: each is computed (or, without a GPU, refused with NO_DEVICE), never refused for its strides.
+        np = self.np
+        cases = [((5, 0), (0, 3)), ((0, 4), (4, 3)), ((5, 4), (4, 0)), ((0, 0), (0, 0))]
+        for a_shape, b_shape in cases:
+            with self.subTest(a=a_shape, b=b_shape):
+                a, b = np.empty(a_shape, np.float32), np.empty(b_shape, np.float32)
+                address, rows, columns, op, leading, owner = fastgemm._host_operand(a, "a")
+                self.assertEqual((rows, columns), a_shape)
+                self.assertGreaterEqual(leading, max(1, columns if op == Op.N else rows))
+                if not device_present():
+                    with self.assertRaises(Error) as caught:
+                        fastgemm.matmul(a, b)
+                    self.assertIs(caught.exception.status, Status.NO_DEVICE)
+                    continue
+                expected = a.astype(np.float64) @ b.astype(np.float64)
+                got = fastgemm.matmul(a, b)
+                self.assertEqual(got.shape, expected.shape)
+                self.assertTrue(np.array_equal(got, expected))
+                poisoned = np.full(expected.shape, np.nan, np.float32)  # beta 0: out is not read
+                self.assertIs(fastgemm.matmul(a, b, out=poisoned), poisoned)
+                self.assertTrue(np.array_equal(poisoned, expected))
+
+    def test_empty_device_operands(self):
+        # A 0-sized device array (dense strides, as __cuda_array_interface__ gives them) is a matrix of that
+        # shape: k == 0 or an empty C, not an array fastgemm cannot multiply.
+        class DeviceLike:
+            def __init__(self, shape, strides=None):
+                self.__cuda_array_interface__ = {"data": (4096, False), "shape": shape, "typestr": "<f4",
+                                                 "strides": strides, "version": 3}
+
+        for shape, strides in [((5, 0), None), ((0, 3), None), ((0, 0), None), ((5, 0), (0, 4)), ((0, 3), (0, 0))]:
+            with self.subTest(shape=shape, strides=strides):
+                address, rows, columns, op, leading = fastgemm._matrix_operand(DeviceLike(shape, strides), "a")
+                self.assertEqual((address, rows, columns, op), (4096, shape[0], shape[1], Op.N))
+                self.assertGreaterEqual(leading, max(1, columns))
+
+    def test_device_shapes_are_checked_before_anything_runs(self):
+        # Device arrays that cannot be multiplied raise ValueError before a handle is made, with or without a GPU.
+        class DeviceLike:
+            def __init__(self, shape, address):
+                self.__cuda_array_interface__ = {"data": (address, False), "shape": shape, "typestr": "<f4",
+                                                 "version": 3}
+
+        a, b = DeviceLike((6, 4), 4096), DeviceLike((4, 5), 8192)
+        cases = [
+            ("shapes", (a, DeviceLike((5, 5), 8192)), {}, "6x4 @ 5x5"),
+            ("out shape", (a, b), {"out": DeviceLike((5, 6), 16384)}, "-> 5x6"),
+            ("out columns", (a, b), {"out": _Transposed(DeviceLike((5, 6), 16384))}, "contiguous rows"),
+        ]
+        for name, arguments, keywords, text in cases:
+            with self.subTest(name), mock.patch.object(fastgemm, "_thread_handle",
+                                                       side_effect=AssertionError("a handle was made")):
+                with self.assertRaises(ValueError) as caught:
+                    fastgemm.matmul(*arguments, **keywords)
+                self.assertIn(text, str(caught.exception))
+
+    def test_element_types_that_are_no_float32_are_refused(self):
+        # Big-endian float32 through __cuda_array_interface__, and DLPack vectors of four float32 lanes, carry
+        # float32 numbers in another form: refused naming the type, never read as plain float32.
+        other_order = ">f4" if sys.byteorder == "little" else "<f4"
+
+        class DeviceLike:
+            __cuda_array_interface__ = {"data": (4096, False), "shape": (4, 4), "typestr": other_order,
+                                        "version": 3}
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm._matrix_operand(DeviceLike(), "a")
+        self.assertIn(other_order, str(caught.exception))
+
+        view = fastgemm._DLPackView
+        shape = (ctypes.c_int64 * 2)(4, 4)
+        tensor = view._Tensor(data=4096, device=view._Device(2, 0), ndim=2, dtype=view._DataType(2, 32, 4),
+                              shape=shape, strides=None, byte_offset=0)
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                                       ctypes.c_void_p]
+        name = ctypes.create_string_buffer(b"dltensor")
+
+        class Lanes:
+            def __dlpack__(self, stream=None):
+                return new_capsule(ctypes.addressof(tensor), name, None)
+
+            def __dlpack_device__(self):
+                return (2, 0)
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm.matmul(Lanes(), Lanes())
+        self.assertIn("float32", str(caught.exception))
+        self.assertIn("V16", str(caught.exception))
+
+    def test_strides_off_elements_are_refused(self):
+        # __cuda_array_interface__ strides are bytes: rows 10 bytes apart are no matrix of float32 elements, and
+        # rounding them down to elements would read other numbers than the array's.
+        class DeviceLike:
+            __cuda_array_interface__ = {"data": (4096, False), "shape": (3, 2), "typestr": "<f4",
+                                        "strides": (10, 4), "version": 3}
+
+        with self.assertRaises(ValueError) as caught:
+            fastgemm._matrix_operand(DeviceLike(), "a")
+        self.assertIn("strides", str(caught.exception))
+        with self.assertRaises(ValueError):
+            fastgemm.matmul(DeviceLike(), DeviceLike())
+
+    def test_dlpack_element_type_is_named(self):
+        # An array known only through DLPack whose elements are not floats is refused naming its type.
+        np = self.np
+        if not hasattr(np.ndarray, "__dlpack__"):
+            self.skipTest("numpy has no DLPack export")
+
+        class CudaDLPack:  # describes itself as CUDA memory; only its description is read before the call
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, stream=None):
+                return self.array.__dlpack__()
+
+            def __dlpack_device__(self):
+                return (2, 0)
+
+        integers = np.zeros((4, 4), np.int32)
+        with self.assertRaises(ValueError) as caught:
+            fastgemm.matmul(CudaDLPack(integers), CudaDLPack(integers))
+        self.assertIn("float32", str(caught.exception))
+        self.assertIn("i4", str(caught.exception))
 
     def test_products(self):
         if not device_present():

@@ -319,10 +319,10 @@ FG_API fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t
                                  int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B,
                                  int64_t ldb, float beta, float *C, int64_t ldc);
 
-/* Selects the devices fg_sgemm_host spreads its tiles over: `count` distinct valid ordinals; NULL, 0
-   returns to the handle's own device. The caller's current device is never changed. Returns
-   FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE (naming the entry) for an ordinal
-   that is no device or is listed twice, a negative count, or NULL with count > 0. */
+/* Selects the devices fg_sgemm_host spreads its tiles over: `count` distinct valid ordinals; an empty list
+   (count 0, devices NULL or not) returns to the handle's own device. The caller's current device is never
+   changed. Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE (naming the entry)
+   for an ordinal that is no device or is listed twice, a negative count, or NULL with count > 0. */
 FG_API fg_status_t fg_set_devices(fg_handle_t handle, const int *devices, int count);
 
 /* Stores the number of fg_sgemm_host's devices in *count and the first min(capacity, *count) ordinals in

@@ -38,6 +38,13 @@ inline const char *math_mode_name(fg_math_mode_t mode) noexcept { return fg_math
 // "run" or "shape", a static string (fg_reproducibility_name); "unknown" for any other value.
 inline const char *reproducibility_name(fg_reproducibility_t level) noexcept { return fg_reproducibility_name(level); }
 
+// What the last sgemm call of a handle did in the emulated math mode (fg_get_last_sgemm_emulation): the
+// moduli count of its INT8 products (0 when it ran no emulation) and the elements of C recomputed in FP32.
+struct SgemmEmulation {
+  int moduli;
+  int64_t fp32_elements;
+};
+
 class Handle {
  public:
   // Binds to the calling thread's current device; throws Error (FG_STATUS_NO_DEVICE without a GPU).
@@ -91,6 +98,11 @@ class Handle {
     fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
     check(fg_get_last_sgemm_algo(handle_, &algo));
     return algo;
+  }
+  SgemmEmulation last_sgemm_emulation() const {
+    SgemmEmulation emulation = {0, 0};
+    check(fg_get_last_sgemm_emulation(handle_, &emulation.moduli, &emulation.fp32_elements));
+    return emulation;
   }
   // The math mode of later sgemm calls (fg_set_math_mode): FG_MATH_FP32, or FG_MATH_FP32_EMULATED for FP32
   // accuracy from tensor-core products where that is faster.

@@ -70,11 +70,7 @@ Status HostGemm::set_devices(const int *devices, int count) {
     return Status::failure(StatusCode::invalid_value, "count = " + std::to_string(count) + " must be >= 0");
   if (count > 0 && devices == nullptr)
     return Status::failure(StatusCode::invalid_value, "devices is NULL but count > 0");
-  if (count == 0) {
-    if (devices != nullptr)
-      return Status::failure(StatusCode::invalid_value,
-                             "count = 0 with devices non-NULL: pass NULL, 0 for the "
-                             "handle's own device");
+  if (count == 0) {  // an empty list, wherever it points: the handle's own device
     devices_ = {primary_.device().ordinal};
     workers_.clear();
     return Status::success();

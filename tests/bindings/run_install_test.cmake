@@ -9,7 +9,9 @@
 # - the pkg-config commands of the README (C) and of docs/fortran.md build their examples, without a
 #   warning, and they run;
 # - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
-# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library.
+# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library;
+# - the install, moved, still serves CMake and pkg-config users: fastgemm.hpp in two translation units
+#   (C++11 and C++20) and the README's C program; find_package refuses a version newer than the install.
 # Programs run in an empty environment; without a GPU they say that fastgemm found no device.
 # Run with cmake -P and:
 #   KIND                static or shared
@@ -90,6 +92,9 @@ foreach(language source compiler IN ZIP_LISTS consumer_languages consumer_source
       "-DCMAKE_${language}_COMPILER=${compiler}")
   run(${CMAKE_COMMAND} --build "${build}")
   run_program("${build}/consumer")
+  if(language STREQUAL "Fortran")
+    run_program("${build}/consumer_second")
+  endif()
 endforeach()
 
 # The README's pkg-config commands.
@@ -149,6 +154,41 @@ if(FORTRAN_COMPILER)
 else()
   message("No Fortran compiler: the Fortran consumer, the README's Fortran program and the Fortran sample were not built.")
 endif()
+
+# The install moved elsewhere, as the tarball's is: the CMake package and the pkg-config file find the new
+# prefix from where they lie (the old one is gone meanwhile). There, a C++ program of two translation units
+# that both include fastgemm.hpp builds strictly as C++11 and C++20 and runs, the README's pkg-config
+# commands build and run, and find_package refuses a version that this one cannot stand for.
+set(moved "${WORK_DIR}/moved-prefix")
+file(RENAME "${prefix}" "${moved}")
+foreach(standard IN ITEMS 11 20)
+  set(build "${WORK_DIR}/wrapper-${standard}")
+  run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer/wrapper" -B "${build}" -G "${GENERATOR}"
+      -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${moved}" -DCXX_STANDARD=${standard} -DFASTGEMM_VERSION=0.1
+      "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+  run(${CMAKE_COMMAND} --build "${build}")
+  run_program("${build}/wrapper")
+endforeach()
+file(MAKE_DIRECTORY "${WORK_DIR}/moved-c")
+file(COPY "${WORK_DIR}/app.c" DESTINATION "${WORK_DIR}/moved-c")
+run_shell("${WORK_DIR}/moved-c" "${moved}" "${c_commands}")
+run_program("${WORK_DIR}/moved-c/app")
+file(STRINGS "${moved}/include/fastgemm/fastgemm.h" version_lines REGEX "^#define FG_VERSION_(MAJOR|MINOR) ")
+string(REGEX REPLACE ".*FG_VERSION_MAJOR ([0-9]+).*" "\\1" major "${version_lines}")
+string(REGEX REPLACE ".*FG_VERSION_MINOR ([0-9]+).*" "\\1" minor "${version_lines}")
+math(EXPR next_minor "${minor} + 1")
+math(EXPR next_major "${major} + 1")
+foreach(version IN ITEMS ${major}.${next_minor} ${next_major}.0)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer/wrapper" -B "${WORK_DIR}/too-new"
+                          -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${moved}" -DCXX_STANDARD=11
+                          -DFASTGEMM_VERSION=${version} "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(result EQUAL 0 OR NOT output MATCHES "compatible with requested version \"${version}\"")
+    message(FATAL_ERROR "find_package(fastgemm ${version}) against ${major}.${minor} (${result}):\n${output}")
+  endif()
+  file(REMOVE_RECURSE "${WORK_DIR}/too-new")
+endforeach()
+file(RENAME "${moved}" "${prefix}")
 
 if(KIND STREQUAL "shared")
   if(NOT PYTHON)

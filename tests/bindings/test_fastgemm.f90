@@ -1,6 +1,7 @@
 ! SPDX-License-Identifier: Apache-2.0
 ! The Fortran module's math mode: its enumerators, the three functions bound to the library, and, with a GPU,
-! a handle's mode and a product computed in each mode, checked against Fortran's matmul in double precision.
+! a handle's mode and a product computed in each mode, checked against Fortran's matmul in double precision,
+! and fg_set_devices with an empty list (an array of size 0, whose address is not NULL).
 ! Without a GPU the device-free checks run and the program says the rest was left out. Exit status 0 when
 ! every check held.
 module cuda_calls
@@ -72,6 +73,7 @@ program test_fastgemm
   else
     call handle_checks(handle)
     call reproducibility_checks(handle)
+    call device_checks(handle)
     call expect(fg_destroy(handle) == FG_STATUS_SUCCESS, 'fg_destroy')
   end if
 
@@ -131,6 +133,26 @@ contains
     call product_check(handle, FG_MATH_FP32)
     call expect(fg_set_reproducibility(handle, FG_REPRODUCIBLE_RUN) == FG_STATUS_SUCCESS, 'back to run')
   end subroutine reproducibility_checks
+
+  ! The devices of fg_sgemm_host: an empty list, which Fortran passes as an array of size 0, returns to the
+  ! handle's own device.
+  subroutine device_checks(handle)
+    type(c_ptr), intent(in) :: handle
+    integer(c_int) :: none(0), listed(4), count, first
+
+    count = -1
+    call expect(fg_get_devices(handle, listed, 4_c_int, count) == FG_STATUS_SUCCESS .and. count >= 1, &
+                'fg_get_devices')
+    first = listed(1)
+    call expect(fg_set_devices(handle, listed, count) == FG_STATUS_SUCCESS, 'fg_set_devices of the list read')
+    call expect(fg_set_devices(handle, none, 0_c_int) == FG_STATUS_SUCCESS, &
+                'fg_set_devices of an empty list: ' // fg_last_error_message())
+    count = -1
+    call expect(fg_get_devices(handle, none, 0_c_int, count) == FG_STATUS_SUCCESS .and. count == 1, &
+                'an empty list leaves the handle''s own device')
+    call expect(fg_get_devices(handle, listed, 4_c_int, count) == FG_STATUS_SUCCESS .and. listed(1) == first, &
+                'the handle''s own device is listed')
+  end subroutine device_checks
 
   ! C = A * B in column-major storage with the handle's selected algorithm in the given mode.
   subroutine product_check(handle, mode)

@@ -28,6 +28,19 @@ RowmeanData::RowmeanData(int64_t L_, int64_t M_, int64_t N_, uint64_t seed)
   reference = reference_rowmean(input, matrix, L, M, N);
 }
 
+cudaGraphExec_t capture_call(cudaStream_t stream, const std::function<fg_status_t()> &call) {
+  REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const fg_status_t captured = call();
+  cudaGraph_t graph = nullptr;
+  REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  INFO(fg_last_error_message());
+  REQUIRE(captured == FG_STATUS_SUCCESS);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+  return exec;
+}
+
 fg_status_t RowmeanData::run(fg_handle_t handle) const {
   return fg_rowmean_matvec(handle, FG_F64, d_input.get(), d_matrix.get(), d_output.get(), L, M, N);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the probe tests (test_probes_*.cpp) share: an f64 rowmean problem with its reference, the algorithms
-// to run it with, and the check that no fault is pending on the device.
+// to run it with, a capture of one call into a graph, and the check that no fault is pending on the device.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -29,6 +30,10 @@ struct RowmeanData {
   // Synchronizes the stream, then gives the output's error against the reference.
   double error(cudaStream_t stream) const;
 };
+
+// An executable graph of what `call` enqueues on `stream`, captured in global mode; REQUIREs that the call
+// succeeded (with the library's message). The caller destroys it with cudaGraphExecDestroy.
+cudaGraphExec_t capture_call(cudaStream_t stream, const std::function<fg_status_t()> &call);
 
 // The device has finished its work without an error, and none is pending.
 void require_no_pending_fault();

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fastgemm/fastgemm.hpp"
@@ -98,6 +99,23 @@ TEST_CASE("C++: sgemm in the emulated math mode through the wrapper", "[cpp]") {
     const fg_sgemm_algo_t ran = handle.last_sgemm_algo();
     CHECK(ran != FG_SGEMM_AUTO);
     if (forced) CHECK(ran == FG_SGEMM_OZAKI_INT8);
+    int moduli = -1;
+    int64_t fp32_elements = -1;
+    REQUIRE(fg_get_last_sgemm_emulation(handle.get(), &moduli, &fp32_elements) == FG_STATUS_SUCCESS);
+    const fastgemm::SgemmEmulation emulation = handle.last_sgemm_emulation();
+    CHECK(emulation.moduli == moduli);
+    CHECK(emulation.fp32_elements == fp32_elements);
+    if (ran == FG_SGEMM_OZAKI_INT8) CHECK(emulation.moduli > 0);
   }
+  fastgemm::Handle moved(std::move(handle));
+  CHECK(moved.last_sgemm_emulation().moduli >= 0);
+  try {
+    handle.last_sgemm_emulation();  // the moved-from handle is NULL
+    FAIL("last_sgemm_emulation() on a moved-from handle did not throw");
+  } catch (const fastgemm::Error &error) {
+    CHECK(error.status() == FG_STATUS_INVALID_HANDLE);
+    CHECK(std::string(error.what()) == "fg_get_last_sgemm_emulation: handle is NULL");
+  }
+  handle = std::move(moved);
   CHECK(handle.math_mode() == FG_MATH_FP32_EMULATED);
 }

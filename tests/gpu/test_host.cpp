@@ -433,6 +433,12 @@ TEST_CASE("host: devices are listed, checked, and the caller's device is left al
   REQUIRE_FG_OK(fg_get_devices(handle.get(), listed, 4, &count));
   CHECK(count == 1);
   CHECK(listed[0] == current);
+  // An empty list is the handle's own device wherever it points (an empty Fortran array, a vector's data()).
+  REQUIRE_FG_OK(fg_set_devices(handle.get(), all.data(), available));
+  REQUIRE_FG_OK(fg_set_devices(handle.get(), all.data(), 0));
+  REQUIRE_FG_OK(fg_get_devices(handle.get(), listed, 4, &count));
+  CHECK(count == 1);
+  CHECK(listed[0] == current);
 }
 
 TEST_CASE("host: bad arguments are refused before C is touched, NULL pointers named", "[host]") {

@@ -26,21 +26,13 @@ TEST_CASE("a graph captured after fg_set_stream replays any number of times", "[
     cudaStream_t stream;
     REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
-    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    const fg_status_t captured = data.run(handle.get());
-    cudaGraph_t graph = nullptr;
-    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    INFO(fg_last_error_message());
-    REQUIRE(captured == FG_STATUS_SUCCESS);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphExec_t exec = capture_call(stream, [&] { return data.run(handle.get()); });
     for (int replay = 0; replay < 4; ++replay) {
       data.poison(stream);
       REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
       CHECK(data.error(stream) < 1e-12);
     }
     REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
-    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
     REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
     REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
   }

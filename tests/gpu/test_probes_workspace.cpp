@@ -31,21 +31,13 @@ TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SU
     INFO("algorithm " << fg_rowmean_algo_name(algo));
     REQUIRE_FG_OK(fg_set_rowmean_algo(handle.get(), algo));
     // No warm-up: with the caller's workspace even the first call allocates nothing.
-    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    const fg_status_t captured = data.run(handle.get());
-    cudaGraph_t graph = nullptr;
-    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    INFO(fg_last_error_message());
-    REQUIRE(captured == FG_STATUS_SUCCESS);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphExec_t exec = capture_call(stream, [&] { return data.run(handle.get()); });
     for (int replay = 0; replay < 3; ++replay) {
       data.poison(stream);
       REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
       CHECK(data.error(stream) < 1e-12);
     }
     REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
-    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
   }
   // cuBLAS SGEMM inside a global-mode capture, on the caller's workspace only.
   {
@@ -59,15 +51,10 @@ TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SU
     upload(da, a);
     upload(db, b);
     const std::vector<double> reference = reference_gemm(gc.resolved(), a, b, c);
-    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    const fg_status_t captured = fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, gc.m, gc.n, gc.k, 1.0f,
-                                          da.as<float>(), gc.k, db.as<float>(), gc.n, 0.0f, dc.as<float>(), gc.n);
-    cudaGraph_t graph = nullptr;
-    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    INFO(fg_last_error_message());
-    REQUIRE(captured == FG_STATUS_SUCCESS);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphExec_t exec = capture_call(stream, [&] {
+      return fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, gc.m, gc.n, gc.k, 1.0f, da.as<float>(), gc.k,
+                      db.as<float>(), gc.n, 0.0f, dc.as<float>(), gc.n);
+    });
     for (int replay = 0; replay < 3; ++replay) {
       REQUIRE_CUDA_OK(cudaMemsetAsync(dc.get(), 0xff, c.size() * 4, stream));
       REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
@@ -75,7 +62,6 @@ TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SU
       CHECK(relative_error(download<float>(dc, c.size()), reference) < gemm_tolerance(gc.k));
     }
     REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
-    REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
   }
   // A workspace too small for an algorithm that needs one.
   REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), 256));

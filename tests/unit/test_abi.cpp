@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 
@@ -152,6 +153,33 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
     }
     CHECK(fg_last_cuda_error() != 0);
   }
+}
+
+TEST_CASE("fg_last_cuda_error: the last CUDA failure's error, kept by other failures, per thread", "[abi]") {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    SUCCEED("a device is present: fg_create reports no CUDA failure here");
+    return;
+  }
+  fg_handle_t handle = nullptr;
+  REQUIRE(fg_create(&handle) == FG_STATUS_NO_DEVICE);
+  const int error = fg_last_cuda_error();
+  REQUIRE(error != 0);
+  float value = 0;
+  CHECK(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f, &value, 1) ==
+        FG_STATUS_INVALID_HANDLE);
+  CHECK(fg_last_cuda_error() == error);
+  CHECK(fg_create(nullptr) == FG_STATUS_INVALID_VALUE);
+  CHECK(fg_last_cuda_error() == error);
+  CHECK(std::string(fg_last_error_message()).find("fg_create: handle is NULL") == 0);
+  std::string other_message = "unset";
+  int other_error = -1;
+  std::thread([&] {
+    other_message = fg_last_error_message();
+    other_error = fg_last_cuda_error();
+  }).join();
+  CHECK(other_message.empty());
+  CHECK(other_error == 0);
 }
 
 // Run by the unit.stub_driver CTest entry, with the toolkit's stub libcuda first on the loader path.

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -12,6 +13,13 @@
 
 static_assert(!std::is_copy_constructible<fastgemm::Handle>::value, "a handle has one owner");
 static_assert(std::is_nothrow_move_constructible<fastgemm::Handle>::value, "handles move");
+// Every call of a handle has its method; the emulation report's fields keep the C types.
+static_assert(
+    std::is_same<decltype(std::declval<const fastgemm::Handle &>().last_sgemm_emulation().moduli), int>::value,
+    "last_sgemm_emulation() mirrors fg_get_last_sgemm_emulation");
+static_assert(std::is_same<decltype(std::declval<const fastgemm::Handle &>().last_sgemm_emulation().fp32_elements),
+                           int64_t>::value,
+              "last_sgemm_emulation() mirrors fg_get_last_sgemm_emulation");
 
 TEST_CASE("C++: check() throws Error with the status and the library's message", "[cpp]") {
   CHECK_NOTHROW(fastgemm::check(FG_STATUS_SUCCESS));

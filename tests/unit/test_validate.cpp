@@ -390,6 +390,59 @@ TEST_CASE("validator: C sharing memory with A or B is refused; blocks of one arr
   CHECK(validate(args_of(aliased, false), &p, &work).ok());
 }
 
+TEST_CASE("validator: blocks of one array with one leading dimension, batched, match enumeration", "[validate]") {
+  // Row-major A (m x k) and C (m x n) in one array with lda == ldc and strides of whole lines, C anywhere
+  // around A: refused exactly when an element of C is one of A's (or C's products share one), else accepted.
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  float *const base = device_a + 64;
+  const auto elements = [](int64_t lines, int64_t length, int64_t ld, int64_t stride, int64_t count, int64_t from) {
+    std::vector<int64_t> all;
+    for (int64_t b = 0; b < count; ++b)
+      for (int64_t r = 0; r < lines; ++r)
+        for (int64_t e = 0; e < length; ++e) all.push_back(from + b * stride + r * ld + e);
+    return all;
+  };
+  int64_t accepted = 0;
+  for (int64_t ld = 2; ld <= 4; ++ld)
+    for (int64_t m = 1; m <= 3; ++m)
+      for (int64_t k = 1; k <= ld; ++k)
+        for (int64_t n = 1; n <= ld; ++n)
+          for (int64_t a_lines : {0, 1, 2, 3, 5})
+            for (int64_t c_lines : {1, 2, 3, 5})
+              for (int64_t batch = 1; batch <= 3; ++batch)
+                for (int64_t shift = -20; shift <= 20; ++shift) {
+                  const int64_t stride_a = a_lines * ld, stride_c = c_lines * ld;
+                  const std::vector<int64_t> a = elements(m, k, ld, stride_a, batch, 0);
+                  const std::vector<int64_t> c = elements(m, n, ld, stride_c, batch, shift);
+                  std::set<int64_t> c_set(c.begin(), c.end());
+                  const bool c_twice = c_set.size() != c.size();
+                  const bool shared = std::any_of(a.begin(), a.end(), [&](int64_t e) { return c_set.count(e) != 0; });
+                  const SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N,  m,        n, k, 1.0f,
+                                       base,         ld,      stride_a, device_b, n, 0, 0.0f,
+                                       base + shift, ld,      stride_c, batch};
+                  const capi::Status status = validate(args_of(call, true), &p, &work);
+                  INFO("ld " << ld << " m " << m << " k " << k << " n " << n << " stride_a " << stride_a << " stride_c "
+                             << stride_c << " batch " << batch << " C - A " << shift << ": " << status.message);
+                  if (c_twice) {
+                    CHECK(status.message.find("stride_c = ") == 0);
+                  } else if (shared) {
+                    CHECK(status.message.find("shares memory with A") != std::string::npos);
+                  } else {
+                    CHECK(status.ok());
+                    ++accepted;
+                  }
+                }
+  CHECK(accepted > 0);
+  // Column-major batches of lines of their own, interleaved: A_i = columns 8i..8i+3, C_i = columns
+  // 8i+4..8i+7 of one 6-row array.
+  const SgemmCall interleaved{FG_COL_MAJOR, FG_OP_N,  FG_OP_N, 6,  4,    4,         1.0f, base, 6,
+                              48,           device_b, 4,       16, 0.0f, base + 24, 6,    48,   3};
+  const capi::Status status = validate(args_of(interleaved, true), &p, &work);
+  INFO(status.message);
+  CHECK(status.ok());
+}
+
 TEST_CASE("validator: operands past the end of their allocation are named", "[validate]") {
   detail::GemmProblem p;
   capi::GemmWork work;
