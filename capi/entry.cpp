@@ -73,6 +73,19 @@ PointerInspector driver_inspector(detail::Context &context) {
   };
 }
 
+PointerInspector host_inspector(detail::Context &context) {
+  return [&context](const void *pointer, PointerInfo *info) -> Status {
+    detail::PointerAttributes attributes;
+    FG_RETURN_IF_ERROR(context.query_pointer(pointer, &attributes));
+    info->kind = PointerKind::device_accessible;
+    if (attributes.memory != detail::PointerAttributes::Memory::unknown) {
+      info->range_begin = attributes.range_begin;
+      info->range_bytes = attributes.range_bytes;
+    }
+    return Status::success();
+  };
+}
+
 detail::HostGemm &host_engine(fg_context &handle) {
   if (!handle.host) handle.host = std::make_unique<detail::HostGemm>(*handle.context);
   return *handle.host;

@@ -59,6 +59,12 @@ fg_status_t with_handle(CallTrace &trace, fg_handle_t handle, Body &&body) noexc
 // the runtime's pending error left as the caller had it.
 PointerInspector driver_inspector(detail::Context &context);
 
+// What the driver says of fg_sgemm_host's operands, which may live anywhere: every pointer is accepted, and
+// one in an allocation the driver records (device memory of any device, pinned or managed memory) must hold
+// every element the call reaches, as fg_sgemm's operands must. Pageable memory, which the driver does not
+// know, is checked by the host engine against the process's mappings.
+PointerInspector host_inspector(detail::Context &context);
+
 // fg_sgemm_host's engine, made on first use.
 detail::HostGemm &host_engine(fg_context &handle);
 

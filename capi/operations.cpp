@@ -175,7 +175,7 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
     // Its tiles' products report no emulation: none of them is the call's.
     h.last.emulation = detail::EmulationReport{};
     SgemmPlan plan;
-    FG_RETURN_IF_ERROR(sgemm_call(args, any_pointer_is_device_memory, sgemm_settings(h.settings), &plan));
+    FG_RETURN_IF_ERROR(sgemm_call(args, host_inspector(*h.context), sgemm_settings(h.settings), &plan));
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     FG_RETURN_IF_ERROR(run_on_host(plan, h, layout == FG_COL_MAJOR, &ran));
     h.last.sgemm_algo = ran;

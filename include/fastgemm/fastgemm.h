@@ -304,9 +304,11 @@ FG_API const char *fg_reproducibility_name(fg_reproducibility_t level);
    them at once, 5 pieces of up to 64 MiB per device (3 in flight, 2 left packed for the other devices).
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
-   pointer accepted, except that AUTO runs no algorithm on a tile that waits for the host in the middle of its
-   work (in FG_MATH_FP32_EMULATED, the emulation while it reads its moduli count back: AUTO's tiles then run
-   in FP32; a forced FG_SGEMM_OZAKI_INT8 runs on every tile); nothing is written to C before every argument has been checked and the buffers
+   pointer accepted (one in an allocation the driver records, device, pinned or managed memory, must lie
+   within it, as fg_sgemm checks), except that AUTO runs no algorithm on a tile that waits for the host in the
+   middle of its work (in FG_MATH_FP32_EMULATED, the emulation while it reads its moduli count back: AUTO's
+   tiles then run in FP32; a forced FG_SGEMM_OZAKI_INT8 runs on every tile); nothing is written to C before
+   every argument has been checked and the buffers
    allocated. Pageable operands are checked against the process's memory mappings over their extents (A and
    B readable, C writable): an operand shorter than its sizes and leading dimension is
    FG_STATUS_INVALID_VALUE naming it and the first address it may not use, never a crash (where /proc is

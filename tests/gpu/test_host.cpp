@@ -455,6 +455,46 @@ TEST_CASE("host: bad arguments are refused before C is touched, NULL pointers na
   for (float value : c) CHECK(value == 3.0f);
 }
 
+TEST_CASE("host: an operand in device or pinned memory shorter than its extents is refused, named", "[host]") {
+  // fg_sgemm_host validates as fg_sgemm does: an allocation the driver records must hold every element the
+  // call reaches. The short operands hold 8 x 8 floats, the calls reach 16 x 16.
+  Handle handle;
+  constexpr int64_t kSize = 16;
+  DeviceMemory short_device(8 * 8 * sizeof(float)), whole_device(kSize * kSize * sizeof(float));
+  REQUIRE_CUDA_OK(cudaMemset(short_device.get(), 0, 8 * 8 * sizeof(float)));
+  REQUIRE_CUDA_OK(cudaMemset(whole_device.get(), 0, kSize * kSize * sizeof(float)));
+  float *short_pinned = nullptr;
+  REQUIRE_CUDA_OK(cudaMallocHost(reinterpret_cast<void **>(&short_pinned), 8 * 8 * sizeof(float)));
+  std::vector<float> a(kSize * kSize, 1.0f), b(kSize * kSize, 2.0f), c(kSize * kSize, std::nanf(""));
+  const auto call = [&](const float *A, const float *B, float *C) {
+    return fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kSize, kSize, kSize, 1.0f, A, kSize, B, kSize,
+                         0.0f, C, kSize);
+  };
+  const struct {
+    const float *A, *B;
+    float *C;
+    const char *named;
+  } cases[] = {{short_device.as<float>(), b.data(), c.data(), "fg_sgemm_host: A = "},
+               {a.data(), short_device.as<float>(), c.data(), "fg_sgemm_host: B = "},
+               {a.data(), short_pinned, c.data(), "fg_sgemm_host: B = "},
+               {short_pinned, b.data(), c.data(), "fg_sgemm_host: A = "}};
+  for (const auto &bad : cases) {
+    INFO(bad.named);
+    CHECK(call(bad.A, bad.B, bad.C) == FG_STATUS_INVALID_VALUE);
+    const std::string message = fg_last_error_message();
+    INFO(message);
+    CHECK(message.rfind(bad.named, 0) == 0);
+    CHECK(message.find("runs past the end of its allocation") != std::string::npos);
+    for (float value : c) CHECK(std::isnan(value));  // nothing was written
+  }
+  CHECK(call(a.data(), b.data(), short_device.as<float>()) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).rfind("fg_sgemm_host: C = ", 0) == 0);
+  // Operands that hold their extents, in device memory too, are computed.
+  REQUIRE_FG_OK(call(a.data(), whole_device.as<float>(), c.data()));
+  for (float value : c) CHECK(value == 0.0f);
+  REQUIRE_CUDA_OK(cudaFreeHost(short_pinned));
+}
+
 TEST_CASE("host: the caller's pending CUDA error is left as it was, for every memory of the operands", "[host]") {
   Handle handle;
   const TileLimit limit(32);
