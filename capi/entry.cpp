@@ -64,7 +64,7 @@ PointerInspector driver_inspector(detail::Context &context) {
       case Memory::device:
         info->kind = attributes.device == device ? PointerKind::device_accessible : PointerKind::other_device;
         break;
-      case Memory::host:
+      case Memory::host: info->kind = PointerKind::pinned_host; break;
       case Memory::managed: info->kind = PointerKind::device_accessible; break;
     }
     info->range_begin = attributes.range_begin;

@@ -50,7 +50,8 @@ Status check_pointer(const char *name, const void *pointer, int64_t bytes, const
   PointerInfo info;
   FG_RETURN_IF_ERROR(inspect(pointer, &info));
   switch (info.kind) {
-    case PointerKind::device_accessible: break;
+    case PointerKind::device_accessible:
+    case PointerKind::pinned_host: break;
     case PointerKind::pageable_host:
       return invalid(std::string(name) + " = " + pointer_text(pointer) +
                      " is pageable host memory, which the device cannot read; pass device, managed or pinned memory");
@@ -189,7 +190,12 @@ Status validate_workspace(const void *workspace, size_t bytes, const PointerInsp
                    " must be aligned to 256 bytes, as cudaMalloc's memory is");
   if (bytes > static_cast<size_t>(INT64_MAX))
     return invalid("bytes = " + std::to_string(bytes) + " is more than any allocation holds");
-  if (bytes == 0) return Status::success();
+  PointerInfo info;
+  FG_RETURN_IF_ERROR(inspect(workspace, &info));
+  if (info.kind == PointerKind::pinned_host || info.kind == PointerKind::pageable_host)
+    return invalid("workspace = " + pointer_text(workspace) + " is " +
+                   (info.kind == PointerKind::pinned_host ? "pinned" : "pageable") +
+                   " host memory; a workspace is device memory of the handle's device");
   return check_pointer("workspace", workspace, static_cast<int64_t>(bytes), "used", inspect);
 }
 

@@ -17,7 +17,8 @@ namespace fastgemm::capi {
 using detail::Status;
 
 enum class PointerKind {
-  device_accessible,  // device, managed, or pinned host memory of the handle's device
+  device_accessible,  // device or managed memory of the handle's device
+  pinned_host,        // host memory the device can address (cudaMallocHost, cudaHostRegister)
   pageable_host,      // ordinary host memory the device cannot address
   other_device,       // device memory of another device
   unknown,            // the driver could not say what the pointer is
@@ -79,7 +80,8 @@ Status validate_rowmean(const RowmeanArgs &args, const PointerInspector &inspect
                         bool *empty);
 
 // Checks fg_set_workspace's arguments: NULL with 0 bytes (back to a handle-owned workspace), or memory of
-// the handle's device aligned to 256 bytes (as cuBLAS's workspace must be) and holding `bytes`.
+// the handle's device (not host memory, pinned or not, whatever `bytes` is) aligned to 256 bytes (as
+// cuBLAS's workspace must be) and holding `bytes`.
 Status validate_workspace(const void *workspace, size_t bytes, const PointerInspector &inspect);
 
 // Whether `count` matrices of `lines` runs of `length` elements, `ld` apart, placed `stride` apart, write

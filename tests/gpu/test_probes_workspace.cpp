@@ -23,6 +23,18 @@ TEST_CASE("a caller's workspace: no allocation, any capture; too small is NOT_SU
   CHECK(std::string(fg_last_error_message()).find("256 bytes") != std::string::npos);
   CHECK(fg_set_workspace(handle.get(), workspace.get(), (size_t{64} << 20) + 256) == FG_STATUS_INVALID_VALUE);
   CHECK(std::string(fg_last_error_message()).find("runs past the end of its allocation") != std::string::npos);
+  // Host memory is no workspace, pinned or pageable, whatever the bytes.
+  void *pinned = nullptr;
+  REQUIRE_CUDA_OK(cudaMallocHost(&pinned, 4096));
+  for (size_t bytes : {size_t{0}, size_t{4096}}) {
+    INFO("bytes " << bytes);
+    CHECK(fg_set_workspace(handle.get(), pinned, bytes) == FG_STATUS_INVALID_VALUE);
+    CHECK(std::string(fg_last_error_message()).find("pinned host memory") != std::string::npos);
+  }
+  REQUIRE_CUDA_OK(cudaFreeHost(pinned));
+  alignas(256) static char pageable[4096];
+  CHECK(fg_set_workspace(handle.get(), pageable, 0) == FG_STATUS_INVALID_VALUE);
+  CHECK(std::string(fg_last_error_message()).find("pageable host memory") != std::string::npos);
   REQUIRE_FG_OK(fg_set_workspace(handle.get(), workspace.get(), size_t{64} << 20));
   cudaStream_t stream;
   REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -499,6 +499,34 @@ TEST_CASE("validator: fg_set_workspace's arguments", "[validate]") {
   CHECK(capi::validate_workspace(other_device, 256, simulated).message.find("another device") != std::string::npos);
 }
 
+TEST_CASE("validator: a workspace is device memory of the handle's device, whatever its bytes", "[validate]") {
+  // Pinned host memory is device-accessible, and an operand may live there, but it is not the device's memory.
+  alignas(256) static float pinned[kRegion];
+  const capi::PointerInspector inspect = [](const void *pointer, capi::PointerInfo *info) {
+    if (pointer >= pinned && pointer < pinned + kRegion) {
+      info->kind = capi::PointerKind::pinned_host;
+      info->range_begin = reinterpret_cast<uintptr_t>(pinned);
+      info->range_bytes = sizeof pinned;
+      return capi::Status::success();
+    }
+    return simulated(pointer, info);
+  };
+  for (size_t bytes : {size_t{0}, size_t{256}}) {
+    INFO("bytes " << bytes);
+    CHECK(capi::validate_workspace(pinned, bytes, inspect).message.find("pinned host memory") != std::string::npos);
+    CHECK(capi::validate_workspace(host_memory, bytes, inspect).message.find("pageable host memory") !=
+          std::string::npos);
+    CHECK(capi::validate_workspace(other_device, bytes, inspect).message.find("another device") != std::string::npos);
+    CHECK(capi::validate_workspace(device_a, bytes, inspect).ok());
+  }
+  // Operands may be pinned host memory.
+  detail::GemmProblem p;
+  capi::GemmWork work;
+  const SgemmCall call{FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 4,    4,        4, 1.0f, pinned, 4, 0,
+                       device_b,     4,       0,       0.0f, device_c, 4, 0,    1};
+  CHECK(capi::validate_sgemm(args_of(call, false), inspect, &p, &work).ok());
+}
+
 TEST_CASE("AUTO's rowmean preference lists the fallbacks that the algorithms no longer run themselves", "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();
   const auto preference = [&](fg_dtype_t dtype, int64_t L, int64_t M, int64_t N) {
