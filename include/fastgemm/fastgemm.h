@@ -302,6 +302,9 @@ FG_API const char *fg_reproducibility_name(fg_reproducibility_t level);
    B where they fit, so that each crosses the bus once). In pinned host memory, for pageable operands:
    160 MiB per device, plus, with several devices and a pageable B, whose pieces the host packs for all of
    them at once, 5 pieces of up to 64 MiB per device (3 in flight, 2 left packed for the other devices).
+   A product of one tile on the handle's own device whose operands, all in host memory, fit 4 MiB goes
+   through one 4 MiB pinned buffer and one 4 MiB device buffer instead, on the calling thread and the
+   handle's stream (a tiny product's time is then mostly its two copies).
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted (one in an allocation the driver records, device, pinned or managed memory, must lie

@@ -35,11 +35,14 @@
 //    unpacking; they make no CUDA call.
 //  A failing part sets HostJob::failed; the others stop at their next wait with StatusCode::aborted, and the call
 //  reports the first failure that is not an abort (failure.hpp).
+//  A product of one step on the handle's own device, its operands in host memory and small enough, skips all of
+//  this: the calling thread packs, copies, computes and unpacks it on the handle's stream (small_product.hpp).
 //
 // Lifetimes. Per call: the HostJob (problem, plan, slot counts, band counters, failure flag), each worker's
 // Progress and slot keys (reset by HostWorker::work), the mappings check of pageable operands (mappings.hpp).
 // Per handle: HostGemm (devices, workers), each HostWorker (its streams and contexts, device slots, pinned rings,
-// events), the CopyPool's threads and the SharedPieces' pinned buffers, allocated on first need and kept.
+// events), the CopyPool's threads, the SharedPieces' pinned buffers and the short way's two buffers, allocated on
+// first need and kept.
 #include "host/host_gemm.hpp"
 
 #include <algorithm>
@@ -56,6 +59,7 @@
 #include "host/mappings.hpp"
 #include "host/plan.hpp"
 #include "host/shared_pieces.hpp"
+#include "host/small_product.hpp"
 #include "host/staging.hpp"
 #include "host/worker.hpp"
 
@@ -185,6 +189,31 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   if (product) FG_RETURN_IF_ERROR(locate(primary_, problem.b.data, &job.b_place));
   FG_RETURN_IF_ERROR(locate(primary_, problem.c, &job.c_place));
   FG_RETURN_IF_ERROR(check_pageable_extents(job, column_major));
+
+  // One step of operands in host memory that fit the small buffers: the short way (small_product.hpp).
+  const auto in_host = [](const PointerPlace &place) {
+    return place.type == cudaMemoryTypeUnregistered || place.type == cudaMemoryTypeHost;
+  };
+  if (devices_.size() == 1 && devices_[0] == primary_.device().ordinal && workers_per_device_ == 1 &&
+      host_staging_limit_from_environment() == 0 && in_host(job.c_place) &&
+      (!product || (in_host(job.a_place) && in_host(job.b_place)))) {
+    size_t total_memory = 0;
+    FG_RETURN_IF_ERROR(device_total_memory(devices_[0], &total_memory));
+    const int64_t k = product ? problem.k : 0;
+    const HostTiling tiling =
+        choose_host_tiling(problem.m, problem.n, k, total_memory, host_tile_limit_from_environment(), whole_k);
+    const SmallProductLayout layout = small_product_layout(problem.m, problem.n, k, product, small_product_bytes);
+    if (layout.fits && single_step(tiling, problem.m, problem.n, k, product)) {
+      if (!small_) {
+        try {
+          small_ = std::make_unique<SmallProduct>();
+        } catch (...) {
+          return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+        }
+      }
+      return small_->run(problem, product, layout, primary_, algo, ops, ran);
+    }
+  }
 
   // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
   // what the products need, shared evenly by the device's workers.

@@ -70,6 +70,7 @@ constexpr unsigned kHostTileAvoids = kSynchronizes;
 class HostWorker;
 class CopyPool;
 class SharedPieces;
+class SmallProduct;
 
 // The per-handle state of fg_sgemm_host: the device list and one worker per device, whose buffers are
 // allocated on first use and kept for later calls.
@@ -106,6 +107,7 @@ class HostGemm {
   int pool_threads_ = 0;
   std::unique_ptr<SharedPieces> shared_;              // pinned pieces of a pageable B that every worker uploads
   std::vector<std::pair<int, size_t>> total_memory_;  // each device's total memory, by ordinal, once asked
+  std::unique_ptr<SmallProduct> small_;               // the short way's buffers (small_product.hpp)
 };
 
 }  // namespace fastgemm::detail

@@ -253,6 +253,62 @@ TEST_CASE("host: alpha == 0 and k == 0 scale C, in tiles, without reading A and 
     }
 }
 
+TEST_CASE("host: one-step products in host memory (the short way), every layout, transpose, beta and memory",
+          "[host]") {
+  // Products of one tile whose operands fit 4 MiB go through the calling thread's short way: every form of
+  // them, against the double reference, C poisoned where beta == 0 and untouched outside its window.
+  Handle handle;
+  uint64_t seed = 900;
+  for (fg_layout_t layout : {FG_ROW_MAJOR, FG_COL_MAJOR})
+    for (fg_op_t transa : {FG_OP_N, FG_OP_T})
+      for (fg_op_t transb : {FG_OP_N, FG_OP_T})
+        for (float beta : {0.0f, -0.75f}) {
+          GemmCase gc = make_case(layout, transa, transb, 37, 53, 29, 1.25f, beta);
+          check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
+          // Leading dimensions past the minimum and pointers off their 16-byte boundary.
+          gc.lda = (transa == FG_OP_N) == (layout == FG_ROW_MAJOR) ? 31 : 41;
+          gc.ldb = (transb == FG_OP_N) == (layout == FG_ROW_MAJOR) ? 57 : 33;
+          gc.ldc = layout == FG_ROW_MAJOR ? 59 : 43;
+          gc.offset_a = 1, gc.offset_b = 3, gc.offset_c = 2;
+          check_host_case(handle.get(), gc, Memory::pinned, Memory::pageable, Memory::pinned, ++seed);
+        }
+  // One row, one column, one element, and the largest square that fits (3 x 590^2 floats < 4 MiB).
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape &shape : {Shape{1, 300, 200}, Shape{300, 1, 200}, Shape{1, 1, 1}, Shape{590, 590, 590}})
+    check_host_case(handle.get(), make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, shape.m, shape.n, shape.k, 1.0f, 0.5f),
+                    Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
+  // C := beta * C without A and B.
+  for (float beta : {0.0f, 3.0f}) {
+    GemmCase zero_alpha = make_case(FG_COL_MAJOR, FG_OP_N, FG_OP_N, 21, 17, 9, 0.0f, beta);
+    zero_alpha.null_ab = true;
+    check_host_case(handle.get(), zero_alpha, Memory::pageable, Memory::pageable, Memory::pageable, ++seed);
+  }
+}
+
+TEST_CASE("host: the short way gives the tile path's bits, and every device path's in FG_REPRODUCIBLE_SHAPE",
+          "[host]") {
+  Handle handle;
+  const GemmCase gc = make_case(FG_ROW_MAJOR, FG_OP_N, FG_OP_T, 200, 170, 150, 1.0f, 0.5f);
+  const std::vector<float> short_way =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 31);
+  {
+    // A staging budget (a testing knob) sends the same one-tile product through the tile path.
+    const StagingLimit budget(int64_t(1) << 30);
+    const std::vector<float> tiled =
+        check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 31);
+    CHECK(same_bits(short_way, tiled));
+  }
+  REQUIRE_FG_OK(fg_set_reproducibility(handle.get(), FG_REPRODUCIBLE_SHAPE));
+  const std::vector<float> shape_short =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 31);
+  const TileLimit limit(32);  // many tiles, k whole
+  const std::vector<float> shape_tiled =
+      check_host_case(handle.get(), gc, Memory::pageable, Memory::pageable, Memory::pageable, 31);
+  CHECK(same_bits(shape_short, shape_tiled));
+}
+
 TEST_CASE("host: the default tiling on a product of several tiles, with a forced algorithm", "[host][host_large]") {
   Handle handle;
   uint64_t seed = 500;

@@ -9,6 +9,7 @@
 #include "fastgemm/fastgemm.h"
 #include "host/host_gemm.hpp"
 #include "host/plan.hpp"
+#include "host/small_product.hpp"
 
 using fastgemm::detail::choose_host_tiling;
 using fastgemm::detail::HostTiling;
@@ -137,4 +138,43 @@ TEST_CASE("host entry points refuse a NULL handle without a device", "[host_tili
   int count = 0;
   CHECK(fg_set_devices(nullptr, nullptr, 0) == FG_STATUS_INVALID_HANDLE);
   CHECK(fg_get_devices(nullptr, nullptr, 0, &count) == FG_STATUS_INVALID_HANDLE);
+}
+
+TEST_CASE("host short way: its layout is aligned, fits exactly what fits, and never overflows", "[host_tiling]") {
+  using fastgemm::detail::single_step;
+  using fastgemm::detail::small_product_layout;
+  using fastgemm::detail::SmallProductLayout;
+  constexpr size_t capacity = fastgemm::detail::small_product_bytes;
+  const SmallProductLayout odd = small_product_layout(37, 53, 29, true, capacity);
+  REQUIRE(odd.fits);
+  CHECK(odd.a == 0);
+  CHECK(odd.b == (37 * 29 * 4 + 255) / 256 * 256);
+  CHECK(odd.c == odd.b + (29 * 53 * 4 + 255) / 256 * 256);
+  CHECK(odd.c_bytes == 37 * 53 * 4);
+  CHECK(odd.total == odd.c + odd.c_bytes);
+  // Without A and B (C := beta * C), C alone.
+  const SmallProductLayout scale = small_product_layout(100, 70, 5, false, capacity);
+  REQUIRE(scale.fits);
+  CHECK(scale.c == 0);
+  CHECK(scale.total == 100 * 70 * 4);
+  // The largest square that fits, and one more.
+  CHECK(small_product_layout(591, 591, 591, true, capacity).fits);
+  CHECK_FALSE(small_product_layout(592, 592, 592, true, capacity).fits);
+  // A capacity met exactly fits; one byte less does not.
+  const SmallProductLayout exact = small_product_layout(64, 64, 64, true, capacity);
+  CHECK(small_product_layout(64, 64, 64, true, exact.total).fits);
+  CHECK_FALSE(small_product_layout(64, 64, 64, true, exact.total - 1).fits);
+  // Extents whose products overflow 64 bits, and empty ones.
+  const int64_t huge = int64_t(1) << 40;
+  CHECK_FALSE(small_product_layout(huge, huge, huge, true, capacity).fits);
+  CHECK_FALSE(small_product_layout(1, 1, huge, true, capacity).fits);
+  CHECK_FALSE(small_product_layout(0, 5, 5, true, capacity).fits);
+  CHECK_FALSE(small_product_layout(5, 5, 0, true, capacity).fits);
+  // One step: one tile, and k in one chunk for a product.
+  const HostTiling tiling{128, 256, 512};
+  CHECK(single_step(tiling, 128, 256, 512, true));
+  CHECK_FALSE(single_step(tiling, 129, 256, 512, true));
+  CHECK_FALSE(single_step(tiling, 128, 257, 512, true));
+  CHECK_FALSE(single_step(tiling, 128, 256, 513, true));
+  CHECK(single_step(tiling, 128, 256, 513, false));
 }
