@@ -206,9 +206,10 @@ FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *a
 FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
 
 /* What the last fg_sgemm* call of this handle did in the emulated mode: *moduli is the moduli count of its
-   INT8 products (0 when it ran no emulation, failed, or was fg_sgemm_host, whose tiles are not reported),
-   *fp32_elements the elements of C whose certificate did not hold at that count before the products (see the
-   math mode's guarantee below): each was recomputed in FP32, unless the product's value certified it.
+   INT8 products (0 when it ran no emulation, failed, was fg_sgemm_host, whose tiles are not reported, or was
+   captured into a CUDA graph, whose replays choose on the device), *fp32_elements the elements of C whose
+   certificate did not hold at that count before the products (see the math mode's guarantee below): each was
+   recomputed in FP32, unless the product's value certified it.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL moduli or
    fp32_elements. */
 FG_API fg_status_t fg_get_last_sgemm_emulation(fg_handle_t handle, int *moduli, int64_t *fp32_elements);
@@ -225,9 +226,10 @@ typedef enum fg_math_mode_t {
    FG_SGEMM_AUTO never uses tensor cores. In FG_MATH_FP32_EMULATED, FG_SGEMM_AUTO runs an emulating
    algorithm (FG_SGEMM_OZAKI_INT8) where it is faster and its accuracy holds for the operands at hand, and a
    plain FP32 algorithm elsewhere. To tell, it looks at the operands first: such a call waits for that look
-   (it synchronizes the handle's stream, so it is not asynchronous), and a call on a stream being captured
-   into a CUDA graph, where nothing can be looked at, runs plain FP32. A forced algorithm runs whatever the
-   mode.
+   (it synchronizes the handle's stream, so it is not asynchronous). A call on a stream being captured into a
+   CUDA graph waits for nothing: the graph holds the look, and at each replay the device chooses from it the
+   moduli count, or FP32 throughout where the emulation would not pay or cannot certify, for that replay's
+   operands. A forced algorithm runs whatever the mode.
    The accuracy contract of FG_MATH_FP32_EMULATED: on fastgemm's accuracy suite (`fastgemm-bench accuracy`),
    for every input distribution and size in it, the normwise relative error ||C - R||_F / ||R||_F and the
    median elementwise error |C - R|_ij / (|A||B|)_ij are no larger than those of cuBLAS FP32 on the same

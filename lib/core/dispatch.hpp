@@ -86,12 +86,12 @@ Status take_resources(const Selection<Problem, Id> &selection, const Problem &pr
 // variant's report (may be nullptr).
 template <typename Problem, typename Id>
 Status run_variant(const Selection<Problem, Id> &selection, const Problem &problem, Context &context,
-                   EmulationReport *report) {
+                   EmulationReport *report, decltype(RunArgs::fp32_product) fp32_product = nullptr) {
   const Variant<Problem, Id> &variant = *selection.variant;
+  bool capturing = false;
   if ((variant.flags & kSynchronizes) != 0) {
-    bool capturing = false;
     FG_RETURN_IF_ERROR(context.capturing(&capturing));
-    if (capturing)
+    if (capturing && (variant.flags & kDecidesWhenCaptured) == 0)
       return Status::failure(StatusCode::not_supported,
                              "its work depends on the operands' values, which a stream being captured cannot look at");
   }
@@ -100,6 +100,8 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
   args.stream = context.stream();
   args.device = &device;
   args.emulation = report;
+  args.captured = capturing;
+  args.fp32_product = fp32_product;
   const Status taken = take_resources(selection, problem, context, &args);
   if (taken.code == StatusCode::alloc_failed && (variant.flags & kDeclinesWithoutWorkspace) != 0) {
     (void)cudaGetLastError();  // the failed allocation's, so that no later launch check takes it for its own
@@ -116,11 +118,11 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                     const Problem &problem, Context &context, const AutoLimits &limits, EmulationReport *report,
-                    Id *ran) {
+                    Id *ran, decltype(RunArgs::fp32_product) fp32_product = nullptr) {
   const DeviceInfo &device = context.device();
   Selection<Problem, Id> selection;
   FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, limits, &selection));
-  Status status = run_variant(selection, problem, context, report);
+  Status status = run_variant(selection, problem, context, report, fp32_product);
   if (selected == static_cast<Id>(0) && status.code == StatusCode::not_supported) {
     bool after_declined = false;
     for (Id id : auto_preference(problem, device)) {
@@ -132,7 +134,7 @@ Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id select
       size_t bytes = 0;
       if (!auto_may_run(next, problem, device, limits, &bytes)) continue;
       selection = Selection<Problem, Id>{next, bytes};
-      status = run_variant(selection, problem, context, report);
+      status = run_variant(selection, problem, context, report, fp32_product);
       if (status.code != StatusCode::not_supported) break;
     }
   }

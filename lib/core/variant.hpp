@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/device.hpp"
+#include "core/problem.hpp"
 #include "core/status.hpp"
 
 namespace fastgemm::detail {
@@ -38,6 +39,12 @@ struct RunArgs {
   const DeviceInfo *device = nullptr;
   // Where an emulating variant reports what it did, on success; nullptr when nobody asks.
   EmulationReport *emulation = nullptr;
+  // Whether `stream` is being captured into a CUDA graph (told to variants with kSynchronizes).
+  bool captured = false;
+  // For an emulating variant that chooses on the device between its own work and FP32 throughout (kDecidesWhen-
+  // Captured): enqueues the problem in FP32 on args.stream with the operation's workspace-free AUTO choice, using
+  // args.cublas where that is cuBLAS. nullptr where the operation has none.
+  Status (*fp32_product)(const GemmProblem &problem, const RunArgs &args) = nullptr;
 };
 
 // What a variant's run() does beyond enqueuing work on the stream, for the dispatcher, AUTO and the host engine.
@@ -51,6 +58,9 @@ enum VariantFlag : unsigned {
   // A handle-owned workspace (or cuBLAS's) that cannot be allocated is a refusal (not_supported), not a failure, so
   // that AUTO runs the next variant, which needs less.
   kDeclinesWithoutWorkspace = 1u << 2,
+  // With kSynchronizes: on a stream being captured, run() synchronizes nothing; it records its choices as graph
+  // nodes that its kernels decide at each replay (a conditional node), so the dispatcher lets it run there.
+  kDecidesWhenCaptured = 1u << 3,
 };
 
 template <typename Problem, typename Id>

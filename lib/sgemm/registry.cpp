@@ -93,6 +93,29 @@ Status check_reproducible(const GemmProblem &problem, fg_sgemm_algo_t selected) 
                                                         " cannot run with FG_REPRODUCIBLE_SHAPE: " + why);
 }
 
+// RunArgs::fp32_product: the problem in FP32 with AUTO's workspace-free choice, on args.stream (an emulation's
+// branch for operands it declines, decided on the device).
+Status fp32_product(const GemmProblem &problem, const RunArgs &args) {
+  GemmProblem plain = problem;
+  plain.math = FG_MATH_FP32;
+  AutoLimits limits;
+  limits.workspace_limit = 0;
+  limits.avoided_flags = kInspectsOperands | kSynchronizes;
+  SgemmSelection selection;
+  FG_RETURN_IF_ERROR(
+      select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, plain, *args.device, limits, &selection));
+  RunArgs plain_args;
+  plain_args.stream = args.stream;
+  plain_args.device = args.device;
+  const SgemmVariant &variant = *selection.variant;
+  if (variant.uses_cublas != nullptr && variant.uses_cublas(plain, *args.device)) {
+    if (args.cublas == nullptr)
+      return Status::failure(StatusCode::internal_error, "the FP32 product needs a cuBLAS handle it was not given");
+    plain_args.cublas = args.cublas;
+  }
+  return variant.run(plain, plain_args);
+}
+
 }  // namespace
 
 const SgemmVariant *find_sgemm_variant(fg_sgemm_algo_t id) { return find_variant(kVariants, id); }
@@ -129,7 +152,7 @@ Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t s
   AutoLimits limits;
   limits.workspace_limit = context.workspace_limit();
   limits.avoided_flags = auto_avoids;
-  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran);
+  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran, fp32_product);
 }
 
 }  // namespace fastgemm::detail

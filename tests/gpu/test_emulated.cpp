@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // FG_MATH_FP32_EMULATED and FG_SGEMM_OZAKI_INT8: the accuracy contract against cuBLAS FP32 on the accuracy
 // suite's distributions (small instances, double references), NaN/Inf patterns, reproducibility, the shapes of
-// fg_sgemm's contract, and the refusals: under graph capture, in a workspace too small, beyond the moduli.
+// fg_sgemm's contract, graph capture (each replay chooses on the device), and the refusals: in a workspace too
+// small, beyond the moduli.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
@@ -189,6 +190,13 @@ class DeviceProduct {
 
   std::vector<float> result() { return download<float>(c_, o_.m * o_.n); }
   float *c() { return c_.as<float>(); }
+  // Other operands of the same shape into the same device memory: what a captured graph reads at its next replay.
+  void load(const Operands &o) {
+    REQUIRE(o.a.size() == o_.a.size());
+    REQUIRE(o.b.size() == o_.b.size());
+    upload(a_, o.a);
+    upload(b_, o.b);
+  }
 
  private:
   const Operands &o_;
@@ -457,48 +465,6 @@ TEST_CASE("emulated: every layout, transpose, alpha and beta, batch and alignmen
   check_gemm_case(handle.get(), algos, tall, seed++);
 }
 
-TEST_CASE("emulated: under graph capture AUTO runs FP32 and the forced emulation is NOT_SUPPORTED",
-          "[emulated][emulated-large]") {
-  Handle handle;
-  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  const Operands o = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 7000);
-  DeviceProduct product(o);
-  const std::vector<double> fp32 = as_double(product.cublas_fp32());
-  cudaStream_t stream;
-  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
-  product.poison();
-  REQUIRE_FG_OK(product.run(handle.get()));  // warm-up, outside the capture: the emulation
-  CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
-  REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-
-  REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const fg_status_t captured = product.run(handle.get());
-  const std::string captured_message = fg_last_error_message();
-  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
-  const fg_status_t forced = product.run(handle.get());
-  const std::string forced_message = fg_last_error_message();
-  cudaGraph_t graph = nullptr;
-  REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  INFO(captured_message);
-  REQUIRE(captured == FG_STATUS_SUCCESS);
-  CHECK(last_algo(handle.get()) == FG_SGEMM_CUBLAS);
-  CHECK(forced == FG_STATUS_NOT_SUPPORTED);
-  CHECK(forced_message.find("captured") != std::string::npos);
-  cudaGraphExec_t exec = nullptr;
-  REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 2; ++replay) {
-    REQUIRE_CUDA_OK(cudaMemsetAsync(product.c(), 0xff, o.m * o.n * 4, stream));
-    REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
-    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-    CHECK(relative_error(product.result(), fp32) <= gemm_tolerance(o.k));
-  }
-  REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
-  REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
-  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
-}
-
 TEST_CASE("emulated: a caller's workspace too small: forced NOT_SUPPORTED naming the bytes, AUTO falls back",
           "[emulated][emulated-large]") {
   Handle handle;
@@ -699,4 +665,125 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
                 hc.name, fg_sgemm_algo_name(last_algo(handle.get())), e.moduli, static_cast<long long>(e.fp32_elements),
                 got.worst);
   }
+}
+
+namespace {
+
+// Captures one call of `product` on `stream` (global mode: a synchronization or an allocation inside the call would
+// end the capture in error) and instantiates it.
+cudaGraphExec_t capture_product(fg_handle_t handle, DeviceProduct &product, cudaStream_t stream) {
+  REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const fg_status_t captured = product.run(handle);
+  const std::string message = fg_last_error_message();
+  cudaGraph_t graph = nullptr;
+  REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  INFO(fg_status_name(captured) << ": " << message);
+  REQUIRE(captured == FG_STATUS_SUCCESS);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
+  return exec;
+}
+
+// One replay over C poisoned with NaN; C after it.
+std::vector<float> replay(cudaGraphExec_t exec, DeviceProduct &product, cudaStream_t stream) {
+  product.poison();
+  REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream));
+  REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+  return product.result();
+}
+
+int64_t inexact_elements(const std::vector<float> &c, const Reference &r) {
+  int64_t inexact = 0;
+  for (size_t i = 0; i < c.size(); ++i) inexact += static_cast<double>(c[i]) != r.product[i];
+  return inexact;
+}
+
+bool same_bits(const std::vector<float> &x, const std::vector<float> &y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses for its own operands",
+          "[emulated][emulated-large][graph]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  cudaStream_t stream;
+  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+
+  SECTION("AUTO on a large product: the replay's bits are the direct call's; integers exact") {
+    const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 7000);
+    const Operands binary = make_hard(HardCase{Hard::binary, 0, "0/1"}, 1024, 2048, 8192, 7001);
+    const Reference binary_reference = reference_of(binary);
+    DeviceProduct product(uniform);
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));  // outside a capture, for the bits to compare with
+    CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+    const std::vector<float> direct = product.result();
+    cudaGraphExec_t exec = capture_product(handle.get(), product, stream);
+    CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+    CHECK(emulation_of(handle.get()).moduli == 0);  // a replay's choice is the device's: none to report at capture
+    for (int round = 0; round < 2; ++round) {
+      product.load(uniform);
+      CHECK(same_bits(replay(exec, product, stream), direct));
+      product.load(binary);
+      CHECK(inexact_elements(replay(exec, product, stream), binary_reference) == 0);
+    }
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+  }
+
+  SECTION("forced: emulated, declined to FP32 and NaN rows fixed up, as each replay's operands ask") {
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+    const int64_t m = 256, n = 320, k = 1024;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7100);
+    Operands few_nan = uniform, many_nan = uniform;
+    for (int64_t i : {3, 100, 255}) few_nan.a[i * k + 17] = nan;
+    for (int64_t i = 0; i < m; i += 2) many_nan.a[i * k + i % k] = nan;
+    const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7101);
+    const Operands counts = make_hard(HardCase{Hard::counts, 0, "counts"}, m, n, k, 7102);
+    DeviceProduct product(uniform);
+    cudaGraphExec_t exec = capture_product(handle.get(), product, stream);
+    struct Replay {
+      const char *what;
+      const Operands *operands;
+    };
+    for (const Replay &r : {Replay{"uniform", &uniform}, Replay{"counts", &counts}, Replay{"inner 2^+-40", &inner},
+                            Replay{"NaN in 3 rows", &few_nan}, Replay{"NaN in half the rows", &many_nan},
+                            Replay{"uniform again", &uniform}}) {
+      INFO(r.what);
+      product.load(*r.operands);
+      const std::vector<float> replayed = replay(exec, product, stream);
+      // The same operands through a direct call: the emulation's bits, or its refusal (then FP32 throughout).
+      product.poison();
+      const fg_status_t status = product.run(handle.get());
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      const std::vector<float> direct = product.result();
+      Reference reference = reference_of(*r.operands);
+      // NaN exactly where the double reference has it; the rest measured without those elements.
+      std::vector<float> finite = replayed;
+      int64_t wrong_nan = 0;
+      for (size_t i = 0; i < finite.size(); ++i) {
+        const bool expect_nan = std::isnan(reference.product[i]);
+        wrong_nan += std::isnan(finite[i]) != expect_nan;
+        if (expect_nan) finite[i] = 0, reference.product[i] = 0, reference.magnitude[i] = 0;
+      }
+      CHECK(wrong_nan == 0);
+      if (status == FG_STATUS_SUCCESS) {
+        CHECK(same_bits(replayed, direct));
+        CHECK(guarantee_of(finite, reference, k).beyond == 0);
+      } else {
+        CHECK(status == FG_STATUS_NOT_SUPPORTED);
+        CHECK(relative_error(finite, reference.product) <= gemm_tolerance(k));
+      }
+      if (r.operands == &counts) CHECK(inexact_elements(replayed, reference) == 0);
+      std::printf("emulated, captured and replayed: %-22s direct call %s\n", r.what, fg_status_name(status));
+    }
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+  }
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
 }

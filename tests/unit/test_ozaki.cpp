@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 

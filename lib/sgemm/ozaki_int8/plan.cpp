@@ -119,50 +119,6 @@ CertificateConstants certificate_constants(int64_t k) {
   return constants;
 }
 
-ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], int64_t m, int64_t n, int64_t k,
-                           int64_t batch, bool reads_c) {
-  // Estimates on the H100 (bench/NOTES-emulated.md): INT8 products at 1.3 POPS, the memory-bound kernels at
-  // 2 TB/s, an element recomputed in FP32 (k FMAs reading its row and column) at 1 TFLOPS, FP32 products at
-  // 50 TFLOPS. Only the ratios matter, and other devices keep them roughly.
-  const double elements = static_cast<double>(m) * n * batch;
-  const double work = 2.0 * elements * k;
-  ModuliChoice choice;
-  choice.fp32_seconds = work / 50e12;
-  double later_needs = static_cast<double>(needs[kNeedsFp32]);  // elements that need more than `count`
-  double best = HUGE_VAL;
-  for (int count = kMaxModuli; count >= kMinModuli; --count) {
-    const double residues = static_cast<double>(m + n) * k * batch * (4.0 + count) / 2e12;
-    const double rebuild = elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / 2e12;
-    const double seconds = count * work / 1.3e15 + residues + rebuild + later_needs * 2.0 * k / 1e12;
-    if (seconds <= best) {  // ties go to fewer moduli: the cost is the same and the certificate holds either way
-      best = seconds;
-      choice.count = count;
-      choice.fp32_elements = static_cast<int64_t>(later_needs);
-    }
-    later_needs += static_cast<double>(needs[count]);
-  }
-  choice.emulated_seconds = best;
-  // Where nothing is recomputed the emulation runs whatever its speed (AUTO takes it only where it pays); where
-  // recomputing makes it slower than FP32 throughout, it declines, unless the whole call is too short for the
-  // difference to matter (then a forced emulation still runs).
-  constexpr double kNegligibleSeconds = 50e-6;
-  if (choice.fp32_elements > 0 && best > choice.fp32_seconds && best > kNegligibleSeconds) {
-    // The emulation is slower than FP32 here anyway: rather than recompute elements, take the fewest moduli that
-    // certify every element, if any do.
-    choice.declined = true;
-    for (int count = kMinModuli; count <= kMaxModuli && choice.declined; ++count) {
-      unsigned long long above = needs[kNeedsFp32];
-      for (int larger = count + 1; larger <= kMaxModuli; ++larger) above += needs[larger];
-      if (above == 0) {
-        choice.count = count;
-        choice.fp32_elements = 0;
-        choice.declined = false;
-      }
-    }
-  }
-  return choice;
-}
-
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
   Tiling tiling;
   tiling.depth = round_up(k, kDepthAlignment);

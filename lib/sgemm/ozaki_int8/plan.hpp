@@ -79,17 +79,15 @@ struct CertificateConstants {
 };
 CertificateConstants certificate_constants(int64_t k);
 
-// The moduli count of a call, from the histogram of the elements' needs (needs[N] elements need N moduli,
-// needs[kNeedsFp32] no count): the count of least estimated time, the elements recomputed in FP32 at that count,
-// and whether, with those recomputed, FP32 throughout would be faster (the call then declines).
+// The moduli count of a call (choice.hpp's choose_moduli, which the host and the device both run): the count of
+// least estimated time, the elements recomputed in FP32 at that count, and whether FP32 throughout would be faster
+// (the call then declines).
 struct ModuliChoice {
   int count = 0;
   int64_t fp32_elements = 0;
   bool declined = false;
   double emulated_seconds = 0, fp32_seconds = 0;  // the estimates the choice compared
 };
-ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], int64_t m, int64_t n, int64_t k,
-                           int64_t batch, bool reads_c);
 
 // How the product is cut so that the workspace stays bounded: `batches` products at a time when each is whole
 // (rows == m and cols == n), otherwise tiles of C of rows x cols, one product at a time. The INT8 products run

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/launch.cuh"
+#include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/kernel_common.cuh"
 #include "sgemm/ozaki_int8/math.hpp"
 
@@ -161,8 +162,11 @@ __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count)
   }
 }
 
-// Every element of each flagged row: blockIdx.y picks the row from the list, threads the columns.
-__global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count) {
+// Every element of each flagged row: blockIdx.y picks the row from the list, threads the columns. The list's
+// length is `count`, or, where `counted` is given, what the device's scan counted there.
+__global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
+                                const unsigned long long *counted) {
+  if (counted != nullptr) count = static_cast<int64_t>(*counted);
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
     const int64_t batch = flagged[entry] / p.m, row = flagged[entry] % p.m;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; col < p.n;
@@ -172,7 +176,9 @@ __global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t c
 }
 
 // Every element of each flagged column whose row is not flagged (those fix_rows_kernel writes).
-__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count, const LineFacts *a_facts) {
+__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
+                                   const unsigned long long *counted, const LineFacts *a_facts) {
+  if (counted != nullptr) count = static_cast<int64_t>(*counted);
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
     const int64_t batch = flagged[entry] / p.n, col = flagged[entry] % p.n;
     for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.m;
@@ -181,7 +187,26 @@ __global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_
   }
 }
 
+// One thread: FP32 throughout (branch 0) where NaN or Inf reach too many elements or the certificate asks for more
+// than pays, otherwise the branch of the chosen moduli count, N - kMinModuli + 1.
+__global__ void decide_kernel(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
+                              cudaGraphConditionalHandle handle) {
+  const ScanSummary found = *summary;
+  unsigned int branch = 0;
+  if (!too_many_flagged(static_cast<double>(found.flagged_lines[0]), static_cast<double>(found.flagged_lines[1]), m, n,
+                        k, batch)) {
+    const ModuliChoice choice = choose_moduli(found.needs, m, n, k, batch, reads_c);
+    if (!choice.declined) branch = static_cast<unsigned int>(choice.count - kMinModuli + 1);
+  }
+  cudaGraphSetConditional(handle, branch);
+}
+
 }  // namespace
+
+Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
+              cudaGraphConditionalHandle handle, cudaStream_t stream) {
+  return launch(decide_kernel, dim3(1), dim3(1), 0, stream, summary, m, n, k, batch, reads_c, handle);
+}
 
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
                   const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
@@ -205,14 +230,27 @@ Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int cou
 
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
                    int64_t b_count, const LineFacts *a_facts, cudaStream_t stream) {
+  const unsigned long long *none = nullptr;
   if (a_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_rows_kernel, dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(a_count)),
-                              dim3(kThreads), 0, stream, p, a_flagged, a_count));
+                              dim3(kThreads), 0, stream, p, a_flagged, a_count, none));
   if (b_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_columns_kernel,
                               dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(b_count)), dim3(kThreads),
-                              0, stream, p, b_flagged, b_count, a_facts));
+                              0, stream, p, b_flagged, b_count, none, a_facts));
   return Status::success();
+}
+
+Status fix_flagged_counted(const GemmProblem &p, const int64_t *a_flagged, const int64_t *b_flagged,
+                           const ScanSummary *summary, const LineFacts *a_facts, cudaStream_t stream) {
+  // A few blocks a side, each taking every gridDim.y-th line of the list: most replays find none.
+  constexpr int64_t kLinesAtOnce = 16;
+  const int64_t no_count = 0;
+  FG_RETURN_IF_ERROR(launch(fix_rows_kernel,
+                            dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(kLinesAtOnce)),
+                            dim3(kThreads), 0, stream, p, a_flagged, no_count, &summary->flagged_lines[0]));
+  return launch(fix_columns_kernel, dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(kLinesAtOnce)),
+                dim3(kThreads), 0, stream, p, b_flagged, no_count, &summary->flagged_lines[1], a_facts);
 }
 
 }  // namespace fastgemm::detail::ozaki

@@ -2,12 +2,14 @@
 // FG_SGEMM_OZAKI_INT8's steps (see plan.hpp): scan both operands; the plan, tile by tile the codes, their
 // INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
 // count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;
-// last, the elements no count certifies, and those NaN or Inf reach, in FP32.
+// last, the elements no count certifies, and those NaN or Inf reach, in FP32. On a stream being captured into a
+// graph nothing is read back: a kernel makes the same choice at each replay, and a switch node runs its branch.
 #include <cmath>
 #include <cstring>
 #include <string>
 
 #include "core/check.hpp"
+#include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/variant.hpp"
@@ -16,11 +18,6 @@ namespace fastgemm::detail {
 namespace {
 
 using namespace ozaki;
-
-// The FP32 fix-up of the elements that NaN or Inf reach reads a row of op(A) and a column of op(B) per element,
-// k FMAs each: it may take up to 1 / kFlaggedShare of the product's FMAs, or kFlaggedWork, whichever is more
-// (a few milliseconds at most); beyond, plain FP32 throughout is the faster way.
-constexpr double kFlaggedShare = 128, kFlaggedWork = double(1 << 26);
 
 Status declined(const std::string &why) { return Status::failure(StatusCode::not_supported, why); }
 
@@ -119,42 +116,145 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   return Status::success();
 }
 
-// The dispatcher declines it on a stream being captured (kSynchronizes), and where its workspace cannot be
-// allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none, and the caller gets C.
+// The plan's buffers in the workspace, which every tiling's layout shares.
+struct PlanBuffers {
+  char *workspace = nullptr;
+  ScanSummary *summary = nullptr;
+  LineFacts *a_facts = nullptr, *b_facts = nullptr;
+  int64_t *a_flagged = nullptr, *b_flagged = nullptr;
+  uint8_t *needs = nullptr;
+};
+
+// The products over `count` moduli, the reconstruction, and the elements computed in FP32: those no count certifies,
+// and those NaN or Inf reach (`flagged_rows` and `flagged_cols` of them, or, with `counted`, as many as the scan
+// counted on the device).
+Status products_at(const GemmProblem &p, int count, const RunArgs &args, const PlanBuffers &plan,
+                   const CertificateConstants &certificate, bool counted, int64_t flagged_rows, int64_t flagged_cols) {
+  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
+  if (layout.total > args.workspace_bytes)
+    return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
+  const CrtConstants constants = crt_constants(count, p.k);
+  TileSteps steps;
+  steps.constants = &constants;
+  steps.certificate = &certificate;
+  steps.needs = plan.needs;
+  steps.summary = plan.summary;
+  FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
+  FG_RETURN_IF_ERROR(recompute_uncertified(p, plan.needs, count, args.stream));
+  if (counted) return fix_flagged_counted(p, plan.a_flagged, plan.b_flagged, plan.summary, plan.a_facts, args.stream);
+  return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
+}
+
+// A stream of its own for capturing the branches' bodies, and the cuBLAS handle bound back to the call's stream.
+class BranchCapture {
+ public:
+  BranchCapture(cublasHandle_t cublas, cudaStream_t call_stream) : cublas_(cublas), call_stream_(call_stream) {}
+  ~BranchCapture() {
+    if (cublas_ != nullptr) (void)cublasSetStream(cublas_, call_stream_);
+    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+  }
+  BranchCapture(const BranchCapture &) = delete;
+  BranchCapture &operator=(const BranchCapture &) = delete;
+  Status begin() {
+    FG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (cublas_ != nullptr) FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    return Status::success();
+  }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  cublasHandle_t cublas_;
+  cudaStream_t call_stream_;
+  cudaStream_t stream_ = nullptr;
+};
+
+// On a stream being captured: decide's kernel chooses at each replay, and a switch node runs the chosen branch,
+// each branch captured into its body graph here: FP32 throughout (branch 0), or the products over N moduli (branch
+// N - kMinModuli + 1). The report cannot tell a replay's choice: it says no emulation ran at capture.
+Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
+                    const CertificateConstants &certificate) {
+  if (args.fp32_product == nullptr)
+    return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
+  const cudaStream_t stream = args.stream;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t dependency_count = 0;
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
+  if (capture != cudaStreamCaptureStatusActive)
+    return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
+  cudaGraphConditionalHandle branch = 0;
+  FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(&branch, graph, 0, cudaGraphCondAssignDefault));
+  FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, stream));
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
+  constexpr unsigned int kBranches = 1 + kMaxModuli - kMinModuli + 1;
+  cudaGraphNodeParams params = {};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = branch;
+  params.conditional.type = cudaGraphCondTypeSwitch;
+  params.conditional.size = kBranches;
+  cudaGraphNode_t node = nullptr;
+  FG_CUDA_CHECK(cudaGraphAddNode(&node, graph, dependencies, nullptr, dependency_count, &params));
+  FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+
+  BranchCapture bodies(args.cublas, stream);
+  FG_RETURN_IF_ERROR(bodies.begin());
+  RunArgs body_args = args;
+  body_args.stream = bodies.stream();
+  body_args.captured = true;
+  for (unsigned int index = 0; index < kBranches; ++index) {
+    FG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(bodies.stream(), params.conditional.phGraph_out[index], nullptr,
+                                                nullptr, 0, cudaStreamCaptureModeRelaxed));
+    const int count = static_cast<int>(index) + kMinModuli - 1;
+    const Status built =
+        index == 0 ? args.fp32_product(p, body_args) : products_at(p, count, body_args, plan, certificate, true, 0, 0);
+    cudaGraph_t body = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(bodies.stream(), &body);
+    FG_RETURN_IF_ERROR(built);
+    FG_CUDA_CHECK(ended);
+  }
+  if (args.emulation != nullptr) *args.emulation = EmulationReport{};
+  return Status::success();
+}
+
+// The dispatcher declines it where its workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an
+// FP32 algorithm, which needs none, and the caller gets C.
 Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
   const cudaStream_t stream = args.stream;
-  const size_t bytes = args.workspace_bytes;
   cublasHandle_t handle = args.cublas;
 
   // The scan, then the plan: the codes' product and every element's need. Nothing of C is written until the host
   // has read the needs' histogram (the one synchronization) and chosen the moduli count, or declined.
-  char *workspace = static_cast<char *>(args.workspace);
+  PlanBuffers plan;
+  plan.workspace = static_cast<char *>(args.workspace);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
   const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
-  auto *summary = reinterpret_cast<ScanSummary *>(workspace + plan_layout.summary);
-  auto *a_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.a_lines);
-  auto *b_facts = reinterpret_cast<LineFacts *>(workspace + plan_layout.b_lines);
-  auto *a_flagged = reinterpret_cast<int64_t *>(workspace + plan_layout.a_flagged);
-  auto *b_flagged = reinterpret_cast<int64_t *>(workspace + plan_layout.b_flagged);
-  auto *needs = reinterpret_cast<uint8_t *>(workspace + plan_layout.needs);
+  plan.summary = reinterpret_cast<ScanSummary *>(plan.workspace + plan_layout.summary);
+  plan.a_facts = reinterpret_cast<LineFacts *>(plan.workspace + plan_layout.a_lines);
+  plan.b_facts = reinterpret_cast<LineFacts *>(plan.workspace + plan_layout.b_lines);
+  plan.a_flagged = reinterpret_cast<int64_t *>(plan.workspace + plan_layout.a_flagged);
+  plan.b_flagged = reinterpret_cast<int64_t *>(plan.workspace + plan_layout.b_flagged);
+  plan.needs = reinterpret_cast<uint8_t *>(plan.workspace + plan_layout.needs);
   const CertificateConstants certificate = certificate_constants(p.k);
-  FG_CUDA_CHECK(cudaMemsetAsync(summary, 0, sizeof(ScanSummary), stream));
-  FG_RETURN_IF_ERROR(scan_lines(rows_of_a(p), p.batch, 0, certificate, a_facts, a_flagged, summary, stream));
-  FG_RETURN_IF_ERROR(scan_lines(columns_of_b(p), p.batch, 1, certificate, b_facts, b_flagged, summary, stream));
+  FG_CUDA_CHECK(cudaMemsetAsync(plan.summary, 0, sizeof(ScanSummary), stream));
+  FG_RETURN_IF_ERROR(
+      scan_lines(rows_of_a(p), p.batch, 0, certificate, plan.a_facts, plan.a_flagged, plan.summary, stream));
+  FG_RETURN_IF_ERROR(
+      scan_lines(columns_of_b(p), p.batch, 1, certificate, plan.b_facts, plan.b_flagged, plan.summary, stream));
   TileSteps steps;
   steps.certificate = &certificate;
-  steps.needs = needs;
-  steps.summary = summary;
-  FG_RETURN_IF_ERROR(run_tiles(p, plan_tiling, plan_layout, workspace, steps, handle, stream));
-  ScanSummary found;
-  FG_CUDA_CHECK(cudaMemcpyAsync(&found, summary, sizeof found, cudaMemcpyDeviceToHost, stream));
-  FG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  steps.needs = plan.needs;
+  steps.summary = plan.summary;
+  FG_RETURN_IF_ERROR(run_tiles(p, plan_tiling, plan_layout, plan.workspace, steps, handle, stream));
+  if (args.captured) return run_captured(p, args, plan, certificate);
 
+  ScanSummary found;
+  FG_CUDA_CHECK(cudaMemcpyAsync(&found, plan.summary, sizeof found, cudaMemcpyDeviceToHost, stream));
+  FG_CUDA_CHECK(cudaStreamSynchronize(stream));
   const auto flagged_rows = static_cast<int64_t>(found.flagged_lines[0]);
   const auto flagged_cols = static_cast<int64_t>(found.flagged_lines[1]);
-  const double fix_up_work = (static_cast<double>(flagged_rows) * p.n + static_cast<double>(flagged_cols) * p.m) * p.k;
-  const double product_work = static_cast<double>(p.batch) * p.m * p.n * p.k;
-  if (fix_up_work > kFlaggedWork && fix_up_work * kFlaggedShare > product_work)
+  if (too_many_flagged(static_cast<double>(flagged_rows), static_cast<double>(flagged_cols), p.m, p.n, p.k, p.batch))
     return declined(std::to_string(flagged_rows) + " rows of op(A) and " + std::to_string(flagged_cols) +
                     " columns of op(B) hold NaN or Inf: too many for the FP32 fix-up of their elements");
   const ModuliChoice choice = choose_moduli(found.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f);
@@ -162,15 +262,7 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
     return declined("the certificate needs FP32 for " + std::to_string(found.needs[kNeedsFp32]) + " of " +
                     std::to_string(p.batch * p.m * p.n) +
                     " elements, or more moduli than pay: FP32 throughout is faster for these operands");
-
-  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, choice.count);
-  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
-  if (layout.total > bytes) return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
-  const CrtConstants constants = crt_constants(choice.count, p.k);
-  steps.constants = &constants;
-  FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, workspace, steps, handle, stream));
-  FG_RETURN_IF_ERROR(recompute_uncertified(p, needs, choice.count, stream));
-  FG_RETURN_IF_ERROR(fix_flagged(p, a_flagged, flagged_rows, b_flagged, flagged_cols, a_facts, stream));
+  FG_RETURN_IF_ERROR(products_at(p, choice.count, args, plan, certificate, false, flagged_rows, flagged_cols));
   if (args.emulation != nullptr) {
     args.emulation->moduli = choice.count;
     args.emulation->fp32_elements = choice.fp32_elements;
@@ -180,12 +272,13 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
 
 }  // namespace
 
-extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8,
-                                              "ozaki_int8",
-                                              ozaki_can_implement,
-                                              ozaki_workspace_bytes,
-                                              run_ozaki,
-                                              kInspectsOperands | kSynchronizes | kDeclinesWithoutWorkspace,
-                                              always_uses_cublas<GemmProblem>};
+extern const SgemmVariant ozaki_int8_sgemm = {
+    FG_SGEMM_OZAKI_INT8,
+    "ozaki_int8",
+    ozaki_can_implement,
+    ozaki_workspace_bytes,
+    run_ozaki,
+    kInspectsOperands | kSynchronizes | kDecidesWhenCaptured | kDeclinesWithoutWorkspace,
+    always_uses_cublas<GemmProblem>};
 
 }  // namespace fastgemm::detail
