@@ -746,6 +746,8 @@ TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses
     const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7101);
     const Operands counts = make_hard(HardCase{Hard::counts, 0, "counts"}, m, n, k, 7102);
     DeviceProduct product(uniform);
+    REQUIRE_FG_OK(product.run(handle.get()));  // the first call of the shape grows the workspace, outside the capture
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
     cudaGraphExec_t exec = capture_product(handle.get(), product, stream);
     struct Replay {
       const char *what;
