@@ -59,6 +59,10 @@ class Context {
   // The handle's cuBLAS handle, created on first use, bound to the current stream and given a workspace
   // of the handle's (the part of a caller's workspace past what this call took), so it never allocates.
   Status cublas(cublasHandle_t *out);
+  // The workspace cublas() gave cuBLAS: whoever binds the handle to another stream for a while (which resets
+  // cuBLAS to a pool of its own) gives it again, so that cuBLAS never allocates.
+  void *given_cublas_workspace() const { return cublas_given_memory_; }
+  size_t given_cublas_workspace_bytes() const { return cublas_given_bytes_; }
 
   // Device scratch memory of at least `bytes`, valid for work enqueued on stream() during this call.
   // A handle-owned workspace grows in stream order, never while the stream is being captured; a

@@ -77,8 +77,11 @@ Status take_resources(const Selection<Problem, Id> &selection, const Problem &pr
     args->workspace_bytes = selection.workspace_bytes;
   }
   const Variant<Problem, Id> &variant = *selection.variant;
-  if (variant.uses_cublas != nullptr && variant.uses_cublas(problem, context.device()))
+  if (variant.uses_cublas != nullptr && variant.uses_cublas(problem, context.device())) {
     FG_RETURN_IF_ERROR(context.cublas(&args->cublas));
+    args->cublas_workspace = context.given_cublas_workspace();
+    args->cublas_workspace_bytes = context.given_cublas_workspace_bytes();
+  }
   return Status::success();
 }
 

@@ -36,6 +36,10 @@ struct RunArgs {
   // workspace with cublasSetWorkspace (the part of a caller's workspace past `workspace_bytes`, or one of the
   // handle's), so that cuBLAS allocates nothing. nullptr otherwise.
   cublasHandle_t cublas = nullptr;
+  // The workspace `cublas` was given: a variant that binds it to another stream (which resets cuBLAS to a pool of
+  // its own, allocated on use) gives it again, and binds both back before it returns.
+  void *cublas_workspace = nullptr;
+  size_t cublas_workspace_bytes = 0;
   const DeviceInfo *device = nullptr;
   // Where an emulating variant reports what it did, on success; nullptr when nobody asks.
   EmulationReport *emulation = nullptr;

@@ -146,27 +146,36 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
 }
 
-// A stream of its own for capturing the branches' bodies, and the cuBLAS handle bound back to the call's stream.
+// A stream of its own for capturing the branches' bodies, with the call's cuBLAS handle bound to it and given its
+// workspace again (binding a stream resets cuBLAS to a pool of its own, whose allocations a branch cannot hold);
+// both bound back to the call's stream at the end.
 class BranchCapture {
  public:
-  BranchCapture(cublasHandle_t cublas, cudaStream_t call_stream) : cublas_(cublas), call_stream_(call_stream) {}
+  explicit BranchCapture(const RunArgs &args) : args_(args) {}
   ~BranchCapture() {
-    if (cublas_ != nullptr) (void)cublasSetStream(cublas_, call_stream_);
+    if (args_.cublas != nullptr && bound_) {
+      (void)cublasSetStream(args_.cublas, args_.stream);
+      (void)cublasSetWorkspace(args_.cublas, args_.cublas_workspace, args_.cublas_workspace_bytes);
+    }
     if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   }
   BranchCapture(const BranchCapture &) = delete;
   BranchCapture &operator=(const BranchCapture &) = delete;
   Status begin() {
     FG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (cublas_ != nullptr) FG_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    if (args_.cublas != nullptr) {
+      bound_ = true;
+      FG_CUBLAS_CHECK(cublasSetStream(args_.cublas, stream_));
+      FG_CUBLAS_CHECK(cublasSetWorkspace(args_.cublas, args_.cublas_workspace, args_.cublas_workspace_bytes));
+    }
     return Status::success();
   }
   cudaStream_t stream() const { return stream_; }
 
  private:
-  cublasHandle_t cublas_;
-  cudaStream_t call_stream_;
+  const RunArgs &args_;
   cudaStream_t stream_ = nullptr;
+  bool bound_ = false;
 };
 
 // On a stream being captured: decide's kernel chooses at each replay, and a switch node runs the chosen branch,
@@ -198,7 +207,7 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
   FG_CUDA_CHECK(cudaGraphAddNode(&node, graph, dependencies, nullptr, dependency_count, &params));
   FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
 
-  BranchCapture bodies(args.cublas, stream);
+  BranchCapture bodies(args);
   FG_RETURN_IF_ERROR(bodies.begin());
   RunArgs body_args = args;
   body_args.stream = bodies.stream();
