@@ -98,20 +98,12 @@ Status SmallProduct::run(const GemmProblem &p, bool product, const SmallProductL
   if (upload > 0) FG_CUDA_CHECK(cudaMemcpyAsync(device_, host_, upload, cudaMemcpyHostToDevice, stream));
 
   // The tile's device problem: dense operands, each line's length its leading dimension.
-  GemmProblem part;
-  part.m = p.m;
-  part.n = p.n;
-  part.alpha = p.alpha;
-  part.beta = p.beta;
-  part.math = p.math;
-  part.reproducibility = p.reproducibility;
-  part.c = reinterpret_cast<float *>(device_ + layout.c);
-  part.ldc = p.n;
+  GemmProblem part = step_problem(p, p.m, p.n, reinterpret_cast<float *>(device_ + layout.c), p.n);
   if (product) {
     const Region a = a_region(p.a, 0, p.m, 0, p.k), b = b_region(p.b, 0, p.k, 0, p.n);
     part.k = p.k;
-    part.a = GemmOperand{reinterpret_cast<const float *>(device_ + layout.a), a.length, 0, p.a.transposed};
-    part.b = GemmOperand{reinterpret_cast<const float *>(device_ + layout.b), b.length, 0, p.b.transposed};
+    part.a = staged_operand(reinterpret_cast<const float *>(device_ + layout.a), a, p.a.transposed);
+    part.b = staged_operand(reinterpret_cast<const float *>(device_ + layout.b), b, p.b.transposed);
     FG_RETURN_IF_ERROR(ops.product(part, context, algo, kHostTileAvoids, nullptr, ran));
   } else {
     FG_RETURN_IF_ERROR(ops.scale(part, stream));

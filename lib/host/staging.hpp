@@ -73,6 +73,27 @@ inline Region b_region(const GemmOperand &b, int64_t k0, int64_t depth, int64_t 
   return Region{b.data + k0 * b.ld + col, b.ld, depth, cols};
 }
 
+// The device problem of one step whose tile of C (rows x cols) lies at `c`, `ldc` apart: alpha, beta and the
+// settings of `p`; the caller sets k and the operands' pieces (staged_operand for those staged on the device).
+inline GemmProblem step_problem(const GemmProblem &p, int64_t rows, int64_t cols, float *c, int64_t ldc) {
+  GemmProblem part;
+  part.m = rows;
+  part.n = cols;
+  part.alpha = p.alpha;
+  part.beta = p.beta;
+  part.math = p.math;
+  part.reproducibility = p.reproducibility;
+  part.c = c;
+  part.ldc = ldc;
+  return part;
+}
+
+// A region of an operand staged dense on the device at `data`: its lines one after the other, the leading
+// dimension the lines' length.
+inline GemmOperand staged_operand(const float *data, const Region &region, bool transposed) {
+  return GemmOperand{data, region.length, 0, transposed};
+}
+
 // cudaMemcpy2DAsync refuses pitches past INT_MAX bytes: such lines go one copy each.
 inline Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length,
                             cudaStream_t stream) {

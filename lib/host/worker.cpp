@@ -232,19 +232,9 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   if (!progress_.wait(job.failed, [&] { return progress_.uploads_recorded >= planned.uploads_needed; }))
     return aborted_by_other_failure();
 
-  GemmProblem part;
-  part.m = rows;
-  part.n = cols;
-  part.alpha = p.alpha;
-  part.beta = p.beta;
-  part.math = p.math;
-  part.reproducibility = p.reproducibility;
-  if (planned.c == nullptr) {
-    part.c = p.c + row * p.ldc + col;
-    part.ldc = p.ldc;
-  } else {
-    part.c = planned.c->data;
-    part.ldc = cols;
+  GemmProblem part = planned.c == nullptr ? step_problem(p, rows, cols, p.c + row * p.ldc + col, p.ldc)
+                                          : step_problem(p, rows, cols, planned.c->data, cols);
+  if (planned.c != nullptr) {
     if (step.chunk == 0) {
       if (p.beta != 0.0f) {
         FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->ready, 0));
@@ -266,9 +256,9 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.a->ready, 0));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.b->ready, 0));
     part.k = depth;
-    part.a = planned.a != nullptr ? GemmOperand{planned.a->data, a.length, 0, p.a.transposed}
+    part.a = planned.a != nullptr ? staged_operand(planned.a->data, a, p.a.transposed)
                                   : GemmOperand{a.data, a.ld, 0, p.a.transposed};
-    part.b = planned.b != nullptr ? GemmOperand{planned.b->data, b.length, 0, p.b.transposed}
+    part.b = planned.b != nullptr ? staged_operand(planned.b->data, b, p.b.transposed)
                                   : GemmOperand{b.data, b.ld, 0, p.b.transposed};
     // The chunks of k are summed in order into C, which holds beta * C after the first.
     part.beta = step.chunk == 0 ? p.beta : 1.0f;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpu/gemm_harness.hpp"
+#include "gpu/probe_support.hpp"
 
 using namespace fgtest;
 
@@ -669,22 +670,6 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
 
 namespace {
 
-// Captures one call of `product` on `stream` (global mode: a synchronization or an allocation inside the call would
-// end the capture in error) and instantiates it.
-cudaGraphExec_t capture_product(fg_handle_t handle, DeviceProduct &product, cudaStream_t stream) {
-  REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const fg_status_t captured = product.run(handle);
-  const std::string message = fg_last_error_message();
-  cudaGraph_t graph = nullptr;
-  REQUIRE_CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  INFO(fg_status_name(captured) << ": " << message);
-  REQUIRE(captured == FG_STATUS_SUCCESS);
-  cudaGraphExec_t exec = nullptr;
-  REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
-  return exec;
-}
-
 // One replay over C poisoned with NaN; C after it.
 std::vector<float> replay(cudaGraphExec_t exec, DeviceProduct &product, cudaStream_t stream) {
   product.poison();
@@ -723,7 +708,7 @@ TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses
     CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
     REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
     const std::vector<float> direct = product.result();
-    cudaGraphExec_t exec = capture_product(handle.get(), product, stream);
+    cudaGraphExec_t exec = capture_call(stream, [&] { return product.run(handle.get()); });
     CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
     CHECK(emulation_of(handle.get()).moduli == 0);  // a replay's choice is the device's: none to report at capture
     for (int round = 0; round < 2; ++round) {
@@ -748,7 +733,7 @@ TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses
     DeviceProduct product(uniform);
     REQUIRE_FG_OK(product.run(handle.get()));  // the first call of the shape grows the workspace, outside the capture
     REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-    cudaGraphExec_t exec = capture_product(handle.get(), product, stream);
+    cudaGraphExec_t exec = capture_call(stream, [&] { return product.run(handle.get()); });
     struct Replay {
       const char *what;
       const Operands *operands;
