@@ -23,8 +23,11 @@ struct HandleSettings {
 // What the handle's last calls ran, the one place the fg_get_last_* queries read.
 struct LastCalls {
   fg_sgemm_algo_t sgemm_algo = FG_SGEMM_AUTO;  // the last successful fg_sgemm* call's
+  // Where that call chose on the device: its choice, which tells sgemm_algo's final value (the emulation, or its
+  // fallback) once the device has made it.
+  detail::EmulationReport sgemm_choice;
   // The last fg_sgemm* call's emulated product: zeros unless one ran (and after a failure, or an fg_sgemm_host
-  // call, whose tiles are not the call's report).
+  // call, whose tiles are not the call's report); pending where the device chooses.
   detail::EmulationReport emulation;
   fg_rowmean_algo_t rowmean_algo = FG_ROWMEAN_AUTO;  // the last successful fg_rowmean_matvec call's
 };

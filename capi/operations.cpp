@@ -9,6 +9,7 @@
 #include "capi/handle.hpp"
 #include "capi/trace.hpp"
 #include "capi/validate.hpp"
+#include "core/check.hpp"
 #include "core/context.hpp"
 #include "host/host_gemm.hpp"
 #include "rowmean/registry.hpp"
@@ -88,10 +89,8 @@ Status run_on_device(const SgemmPlan &plan, fg_context &handle, fg_sgemm_algo_t 
     case GemmWork::nothing: return Status::success();
     case GemmWork::scale_c: return detail::scale_c(plan.problem, context.stream());
     case GemmWork::product:
-      return using_workspace(context, [&] {
-        constexpr unsigned kAvoidsNone = 0;  // one call may synchronize its stream once (the emulated mode)
-        return detail::run_sgemm(plan.problem, context, plan.algo, kAvoidsNone, &handle.last.emulation, ran);
-      });
+      return using_workspace(
+          context, [&] { return detail::run_sgemm(plan.problem, context, plan.algo, &handle.last.emulation, ran); });
   }
   return Status::failure(StatusCode::internal_error, "an sgemm plan of no known kind");
 }
@@ -108,6 +107,18 @@ Status run_on_host(const SgemmPlan &plan, fg_context &handle, bool column_major,
   });
 }
 
+// Reads what the device chose for a call that chose there, once it has (waiting for the call's work), into the
+// report's moduli count and FP32 elements.
+Status settle(detail::EmulationReport *report) {
+  if (report->pending == nullptr) return Status::success();
+  FG_CUDA_CHECK(cudaEventSynchronize(report->done));
+  const volatile detail::DeviceChoice *choice = report->pending;
+  report->moduli = choice->moduli;
+  report->fp32_elements = choice->fp32_elements;
+  report->pending = nullptr;
+  return Status::success();
+}
+
 // fg_sgemm and fg_sgemm_strided_batched.
 fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &args) noexcept {
   return with_handle(trace, handle, [&](fg_context &h) -> Status {
@@ -115,8 +126,11 @@ fg_status_t sgemm_entry(CallTrace &trace, fg_handle_t handle, const SgemmArgs &a
     SgemmPlan plan;
     FG_RETURN_IF_ERROR(sgemm_call(args, driver_inspector(*h.context), sgemm_settings(h.settings), &plan));
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(run_on_device(plan, h, &ran));
+    const Status run = run_on_device(plan, h, &ran);
+    if (!run.ok()) h.last.emulation = detail::EmulationReport{};
+    FG_RETURN_IF_ERROR(run);
     h.last.sgemm_algo = ran;
+    h.last.sgemm_choice = h.last.emulation;
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
   });
@@ -179,6 +193,7 @@ fg_status_t fg_sgemm_host(fg_handle_t handle, fg_layout_t layout, fg_op_t transa
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     FG_RETURN_IF_ERROR(run_on_host(plan, h, layout == FG_COL_MAJOR, &ran));
     h.last.sgemm_algo = ran;
+    h.last.sgemm_choice = detail::EmulationReport{};
     trace.set_algorithm(fg_sgemm_algo_name(ran));
     return Status::success();
   });
@@ -189,6 +204,11 @@ fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
   return guarded(trace, [&]() -> Status {
     if (handle == nullptr) return null_handle();
     if (algo == nullptr) return null_argument("algo");
+    detail::EmulationReport &choice = handle->last.sgemm_choice;
+    if (choice.pending != nullptr) {
+      FG_RETURN_IF_ERROR(settle(&choice));
+      if (choice.moduli == 0) handle->last.sgemm_algo = choice.fallback;
+    }
     *algo = handle->last.sgemm_algo;
     return Status::success();
   });
@@ -200,6 +220,7 @@ fg_status_t fg_get_last_sgemm_emulation(fg_handle_t handle, int *moduli, int64_t
     if (handle == nullptr) return null_handle();
     if (moduli == nullptr) return null_argument("moduli");
     if (fp32_elements == nullptr) return null_argument("fp32_elements");
+    FG_RETURN_IF_ERROR(settle(&handle->last.emulation));
     *moduli = handle->last.emulation.moduli;
     *fp32_elements = handle->last.emulation.fp32_elements;
     return Status::success();

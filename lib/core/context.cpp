@@ -48,6 +48,7 @@ Context::~Context() {
   // use there even where no event could be recorded.
   (void)mark_legacy_uses();
   if (recorded_) (void)cudaEventSynchronize(last_use_);
+  graphs_.release();
   if (cublas_ != nullptr) {
     (void)cublasSetStream(cublas_, nullptr);
     (void)cublasDestroy(cublas_);
@@ -70,6 +71,7 @@ Status Context::set_stream(cudaStream_t stream) {
 }
 
 Status Context::set_workspace(void *memory, size_t bytes) {
+  graphs_.clear();
   if (memory != nullptr) {
     // cuBLAS's handle is made now, outside any capture: from here on no call creates anything.
     FG_RETURN_IF_ERROR(create_cublas());
@@ -219,6 +221,7 @@ Status Context::workspace(size_t bytes, void **out) {
       void *memory = nullptr;
       FG_RETURN_IF_ERROR(allocate(bytes, &memory));
       const Status freed = free_after_last_use(owned_);
+      graphs_.clear();  // their nodes hold the old workspace's addresses
       owned_ = memory;
       owned_bytes_ = bytes;
       FG_RETURN_IF_ERROR(freed);

@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/device.hpp"
+#include "core/graph_cache.hpp"
 #include "core/status.hpp"
 
 namespace fastgemm::detail {
@@ -72,6 +73,10 @@ class Context {
   // Whether the stream is being captured into a graph.
   Status capturing(bool *active);
 
+  // The graphs of the handle's calls that choose on the device (graph_cache.hpp). They hold the workspace's and
+  // cuBLAS's memory by address: a new workspace empties them.
+  GraphCache &graphs() { return graphs_; }
+
  private:
   Context() = default;
   // Makes the current stream wait for the last work that used the workspace, when that may have been
@@ -102,6 +107,7 @@ class Context {
   std::vector<void *> freed_at_destroy_;
 
   PointerCache pointers_;
+  GraphCache graphs_;
 
   cudaEvent_t last_use_ = nullptr;  // recorded after the work that used the workspace or cuBLAS
   // A blocking stream of the handle's: work enqueued on it waits for all earlier work of the legacy

@@ -86,24 +86,22 @@ Status take_resources(const Selection<Problem, Id> &selection, const Problem &pr
 }
 
 // Runs the chosen variant on the context's stream, with what take_resources gives it. `report` receives an emulating
-// variant's report (may be nullptr).
+// variant's report (may be nullptr); `auto_selected` tells whether AUTO chose it.
 template <typename Problem, typename Id>
 Status run_variant(const Selection<Problem, Id> &selection, const Problem &problem, Context &context,
-                   EmulationReport *report, decltype(RunArgs::fp32_product) fp32_product = nullptr) {
+                   EmulationReport *report, bool auto_selected,
+                   decltype(RunArgs::fp32_product) fp32_product = nullptr) {
   const Variant<Problem, Id> &variant = *selection.variant;
   bool capturing = false;
-  if ((variant.flags & kSynchronizes) != 0) {
-    FG_RETURN_IF_ERROR(context.capturing(&capturing));
-    if (capturing && (variant.flags & kDecidesWhenCaptured) == 0)
-      return Status::failure(StatusCode::not_supported,
-                             "its work depends on the operands' values, which a stream being captured cannot look at");
-  }
+  if ((variant.flags & kDecidesOnDevice) != 0) FG_RETURN_IF_ERROR(context.capturing(&capturing));
   const DeviceInfo &device = context.device();
   RunArgs args;
   args.stream = context.stream();
   args.device = &device;
   args.emulation = report;
   args.captured = capturing;
+  args.auto_selected = auto_selected;
+  args.graphs = &context.graphs();
   args.fp32_product = fp32_product;
   const Status taken = take_resources(selection, problem, context, &args);
   if (taken.code == StatusCode::alloc_failed && (variant.flags & kDeclinesWithoutWorkspace) != 0) {
@@ -125,8 +123,9 @@ Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id select
   const DeviceInfo &device = context.device();
   Selection<Problem, Id> selection;
   FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, limits, &selection));
-  Status status = run_variant(selection, problem, context, report, fp32_product);
-  if (selected == static_cast<Id>(0) && status.code == StatusCode::not_supported) {
+  const bool auto_selected = selected == static_cast<Id>(0);
+  Status status = run_variant(selection, problem, context, report, auto_selected, fp32_product);
+  if (auto_selected && status.code == StatusCode::not_supported) {
     bool after_declined = false;
     for (Id id : auto_preference(problem, device)) {
       if (!after_declined) {
@@ -137,7 +136,7 @@ Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id select
       size_t bytes = 0;
       if (!auto_may_run(next, problem, device, limits, &bytes)) continue;
       selection = Selection<Problem, Id>{next, bytes};
-      status = run_variant(selection, problem, context, report, fp32_product);
+      status = run_variant(selection, problem, context, report, auto_selected, fp32_product);
       if (status.code != StatusCode::not_supported) break;
     }
   }

@@ -18,11 +18,26 @@
 
 namespace fastgemm::detail {
 
-// What the last emulated product did (fg_get_last_sgemm_emulation).
+// What an emulating variant's kernels chose on the device, left for the host in mapped pinned memory: the moduli
+// count (0: FP32 throughout), and the elements recomputed in FP32.
+struct DeviceChoice {
+  int32_t moduli = 0;
+  int32_t reserved = 0;
+  int64_t fp32_elements = 0;
+};
+
+// What the last emulated product did (fg_get_last_sgemm_emulation). A call that chose on the device without
+// waiting for it leaves `pending`, its DeviceChoice, valid once `done` has completed, and the algorithm it ran
+// where that choice is FP32 throughout (`fallback`): the reports read them then.
 struct EmulationReport {
   int moduli = 0;
   int64_t fp32_elements = 0;
+  const DeviceChoice *pending = nullptr;
+  cudaEvent_t done = nullptr;
+  fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
 };
+
+class GraphCache;
 
 // What a variant's run() may use, all of it handed in by the caller: run() never allocates and never reaches into
 // the handle. Filled member by member by the dispatcher.
@@ -43,28 +58,34 @@ struct RunArgs {
   const DeviceInfo *device = nullptr;
   // Where an emulating variant reports what it did, on success; nullptr when nobody asks.
   EmulationReport *emulation = nullptr;
-  // Whether `stream` is being captured into a CUDA graph (told to variants with kSynchronizes).
+  // Whether `stream` is being captured into a CUDA graph (told to kDecidesOnDevice variants).
   bool captured = false;
-  // For an emulating variant that chooses on the device between its own work and FP32 throughout (kDecidesWhen-
-  // Captured): enqueues the problem in FP32 on args.stream with the operation's workspace-free AUTO choice, using
-  // args.cublas where that is cuBLAS. nullptr where the operation has none.
-  Status (*fp32_product)(const GemmProblem &problem, const RunArgs &args) = nullptr;
+  // Whether AUTO chose the variant (rather than the caller, by name): a kDecidesOnDevice variant then falls back to
+  // FP32 on the device where it declines the operands, instead of telling the host.
+  bool auto_selected = false;
+  // For a kDecidesOnDevice variant: the handle's graphs, where it keeps the instantiated graph of a call made
+  // outside a capture and launches it again for the same call. nullptr where the caller keeps none.
+  GraphCache *graphs = nullptr;
+  // For a kDecidesOnDevice variant, which chooses on the device between its own work and FP32 throughout: enqueues
+  // the problem in FP32 on args.stream with the operation's workspace-free AUTO choice, using args.cublas where that
+  // is cuBLAS, and stores that choice in *algo. nullptr where the operation has none.
+  Status (*fp32_product)(const GemmProblem &problem, const RunArgs &args, fg_sgemm_algo_t *algo) = nullptr;
 };
 
 // What a variant's run() does beyond enqueuing work on the stream, for the dispatcher, AUTO and the host engine.
 enum VariantFlag : unsigned {
-  // run() reads the operands' values on the host's behalf and may decline them: not_supported, having written
-  // nothing of the problem's output. AUTO then runs the next variant of its preference.
+  // run() reads the operands' values, and what it does depends on them: it may decline them (not_supported, having
+  // written nothing of the problem's output; AUTO then runs the next variant of its preference), or choose on the
+  // device (kDecidesOnDevice).
   kInspectsOperands = 1u << 0,
-  // run() synchronizes the stream (once, to read what its kernels found). It cannot run on a stream being
-  // captured: the dispatcher declines it there.
-  kSynchronizes = 1u << 1,
   // A handle-owned workspace (or cuBLAS's) that cannot be allocated is a refusal (not_supported), not a failure, so
   // that AUTO runs the next variant, which needs less.
-  kDeclinesWithoutWorkspace = 1u << 2,
-  // With kSynchronizes: on a stream being captured, run() synchronizes nothing; it records its choices as graph
-  // nodes that its kernels decide at each replay (a conditional node), so the dispatcher lets it run there.
-  kDecidesWhenCaptured = 1u << 3,
+  kDeclinesWithoutWorkspace = 1u << 1,
+  // run() makes its choices on the device, as graph nodes that its kernels decide at each launch (a conditional
+  // node): on a stream being captured, and, when AUTO chose it, outside one too (a graph of its own, kept in
+  // RunArgs::graphs), so that it synchronizes nothing and never declines. Chosen by name outside a capture, it
+  // synchronizes the stream once instead, to decline with not_supported the operands it cannot take.
+  kDecidesOnDevice = 1u << 2,
 };
 
 template <typename Problem, typename Id>

@@ -14,8 +14,8 @@
 //    chunk of a row of A's panels, tile_m x tile_k, staged the same way (never shared: a band of rows belongs to
 //    one worker).
 //  - loops 2 and 1 (jr, ir) and the micro-kernel: the device's SGEMM on one step (one chunk of one tile), run by
-//    HostTileOps::product with the handle's algorithm on the worker's compute stream (AUTO choosing among the
-//    variants that do not synchronize it: kHostTileAvoids, host_gemm.hpp).
+//    HostTileOps::product with the handle's algorithm on the worker's compute stream (AUTO's choices never
+//    synchronize it, host_gemm.hpp).
 //
 // Threads, and what each waits on and signals (worker.hpp's Progress; every CUDA event is waited for only once
 // the thread recording it has said so there):

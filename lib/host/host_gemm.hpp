@@ -51,21 +51,16 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
 int64_t host_whole_k_limit();
 
 // How a tile is computed: the handle's SGEMM path, given by the caller so that this folder depends on no
-// other operation. `product` runs a canonical problem with `algo` on the context's stream, AUTO choosing among
-// the variants with none of `auto_avoids` (VariantFlag bits), and stores what ran (the tiles report no
-// emulation: `report` is nullptr); `scale` enqueues C := beta * C.
+// other operation. `product` runs a canonical problem with `algo` on the context's stream and stores what ran
+// (the tiles report no emulation: `report` is nullptr); `scale` enqueues C := beta * C. AUTO's choices wait for
+// nothing (the emulated mode chooses on the device); a forced FG_SGEMM_OZAKI_INT8 waits once per tile step for
+// its look at the operands.
 struct HostTileOps {
-  std::function<Status(const GemmProblem &, Context &, fg_sgemm_algo_t algo, unsigned auto_avoids,
-                       EmulationReport *report, fg_sgemm_algo_t *ran)>
+  std::function<Status(const GemmProblem &, Context &, fg_sgemm_algo_t algo, EmulationReport *report,
+                       fg_sgemm_algo_t *ran)>
       product;
   std::function<Status(const GemmProblem &, cudaStream_t)> scale;
 };
-
-// What AUTO may not run on a tile. A variant that synchronizes its stream (kSynchronizes: the emulated mode
-// reads its certificate's histogram on the host) would stall a worker's product thread, and the device's
-// products behind it, once per tile step; AUTO's tiles run the next algorithm of its preference instead, the
-// FP32 one it runs in FG_MATH_FP32. A forced algorithm runs on every tile as it is, synchronizing or not.
-constexpr unsigned kHostTileAvoids = kSynchronizes;
 
 class HostWorker;
 class CopyPool;

@@ -104,7 +104,7 @@ Status SmallProduct::run(const GemmProblem &p, bool product, const SmallProductL
     part.k = p.k;
     part.a = staged_operand(reinterpret_cast<const float *>(device_ + layout.a), a, p.a.transposed);
     part.b = staged_operand(reinterpret_cast<const float *>(device_ + layout.b), b, p.b.transposed);
-    FG_RETURN_IF_ERROR(ops.product(part, context, algo, kHostTileAvoids, nullptr, ran));
+    FG_RETURN_IF_ERROR(ops.product(part, context, algo, nullptr, ran));
   } else {
     FG_RETURN_IF_ERROR(ops.scale(part, stream));
   }

@@ -262,7 +262,7 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
                                   : GemmOperand{b.data, b.ld, 0, p.b.transposed};
     // The chunks of k are summed in order into C, which holds beta * C after the first.
     part.beta = step.chunk == 0 ? p.beta : 1.0f;
-    FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, kHostTileAvoids, nullptr, ran));
+    FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, nullptr, ran));
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.a->released, compute));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.b->released, compute));
   }

@@ -95,12 +95,12 @@ Status check_reproducible(const GemmProblem &problem, fg_sgemm_algo_t selected) 
 
 // RunArgs::fp32_product: the problem in FP32 with AUTO's workspace-free choice, on args.stream (an emulation's
 // branch for operands it declines, decided on the device).
-Status fp32_product(const GemmProblem &problem, const RunArgs &args) {
+Status fp32_product(const GemmProblem &problem, const RunArgs &args, fg_sgemm_algo_t *algo) {
   GemmProblem plain = problem;
   plain.math = FG_MATH_FP32;
   AutoLimits limits;
   limits.workspace_limit = 0;
-  limits.avoided_flags = kInspectsOperands | kSynchronizes;
+  limits.avoided_flags = kInspectsOperands;
   SgemmSelection selection;
   FG_RETURN_IF_ERROR(
       select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, plain, *args.device, limits, &selection));
@@ -113,6 +113,7 @@ Status fp32_product(const GemmProblem &problem, const RunArgs &args) {
       return Status::failure(StatusCode::internal_error, "the FP32 product needs a cuBLAS handle it was not given");
     plain_args.cublas = args.cublas;
   }
+  *algo = variant.id;
   return variant.run(plain, plain_args);
 }
 
@@ -146,12 +147,11 @@ Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &devic
   return Status::success();
 }
 
-Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, unsigned auto_avoids,
-                 EmulationReport *report, fg_sgemm_algo_t *ran) {
+Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, EmulationReport *report,
+                 fg_sgemm_algo_t *ran) {
   FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
   AutoLimits limits;
   limits.workspace_limit = context.workspace_limit();
-  limits.avoided_flags = auto_avoids;
   return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran, fp32_product);
 }
 

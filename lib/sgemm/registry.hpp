@@ -34,10 +34,11 @@ Status sgemm_workspace_bytes(const GemmProblem &problem, const DeviceInfo &devic
                              size_t *bytes);
 
 // Runs a canonical problem (m, n, k, batch >= 1, alpha != 0) on the context's stream with the selected algorithm,
-// AUTO resolved within the context's workspace and among the variants with none of `auto_avoids` (VariantFlag bits),
-// and stores the algorithm that ran in *ran. An emulating variant reports to `report` (may be nullptr).
-Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, unsigned auto_avoids,
-                 EmulationReport *report, fg_sgemm_algo_t *ran);
+// AUTO resolved within the context's workspace, and stores the algorithm that ran in *ran. An emulating variant
+// reports to `report` (may be nullptr); where it chooses on the device, *ran is the emulation and the report says
+// what the device chose, once it has.
+Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t selected, EmulationReport *report,
+                 fg_sgemm_algo_t *ran);
 
 // C := beta * C over the problem's C (the k == 0 or alpha == 0 case); beta == 0 writes zeros without
 // reading C.

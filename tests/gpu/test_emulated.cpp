@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -770,6 +771,132 @@ TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses
       std::printf("emulated, captured and replayed: %-22s direct call %s\n", r.what, fg_status_name(status));
     }
     REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
+  }
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
+  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
+}
+
+namespace {
+
+// A host function that holds its stream for `*milliseconds`: work enqueued behind it cannot have run before.
+void CUDART_CB hold_stream(void *milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<const int *>(milliseconds)));
+}
+
+// The product of `o` and its reference with every element scaled by alpha.
+Reference scaled(const Reference &r, double alpha) {
+  Reference s = r;
+  for (double &x : s.product) x *= alpha;
+  for (double &x : s.magnitude) x *= std::fabs(alpha);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph chooses for its operands",
+          "[emulated][emulated-large][async]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  cudaStream_t stream;
+  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  const int64_t m = 1024, n = 2048, k = 8192;
+  const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7200);
+  {
+    // The handle's cuBLAS and workspace are made by a first call of the shape, on other memory.
+    DeviceProduct first(uniform);
+    REQUIRE_FG_OK(first.run(handle.get()));
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+  }
+  const Reference uniform_reference = reference_of(uniform);
+
+  SECTION("the call returns while its stream is held; the report waits for the device's choice") {
+    const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7201);
+    const Operands binary = make_hard(HardCase{Hard::binary, 0, "0/1"}, m, n, k, 7202);
+    const Reference inner_reference = reference_of(inner), binary_reference = reference_of(binary);
+    DeviceProduct product(uniform);
+    struct Launch {
+      const char *what;
+      const Operands *operands;
+      const Reference *reference;
+    };
+    std::vector<float> first_uniform;
+    // The first launch captures the call's graph; the others launch it again, over the operands loaded between.
+    for (const Launch &l :
+         {Launch{"uniform", &uniform, &uniform_reference}, Launch{"inner 2^+-40", &inner, &inner_reference},
+          Launch{"0/1", &binary, &binary_reference}, Launch{"uniform again", &uniform, &uniform_reference}}) {
+      INFO(l.what);
+      product.load(*l.operands);
+      product.poison();
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+      const int held_ms = 400;
+      REQUIRE_CUDA_OK(cudaLaunchHostFunc(stream, hold_stream, const_cast<int *>(&held_ms)));
+      const auto start = std::chrono::steady_clock::now();
+      REQUIRE_FG_OK(product.run(handle.get()));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      CHECK(seconds < 0.2);  // it did not wait for the held stream
+      CHECK(cudaStreamQuery(stream) == cudaErrorNotReady);
+      const fg_sgemm_algo_t ran = last_algo(handle.get());  // waits for the device's choice
+      const Emulation e = emulation_of(handle.get());
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      const std::vector<float> c = product.result();
+      std::printf("emulated AUTO, asynchronous: %-14s call %.3f ms, ran %s, moduli %d\n", l.what, seconds * 1e3,
+                  fg_sgemm_algo_name(ran), e.moduli);
+      if (l.operands == &inner) {  // no moduli count pays: FP32 throughout, reported so
+        CHECK(ran != FG_SGEMM_OZAKI_INT8);
+        CHECK(e.moduli == 0);
+        CHECK(relative_error(c, inner_reference.product) <= gemm_tolerance(k));
+      } else {
+        CHECK(ran == FG_SGEMM_OZAKI_INT8);
+        CHECK(e.moduli >= 2);
+        CHECK(guarantee_of(c, *l.reference, k).beyond == 0);
+      }
+      if (l.operands == &binary) CHECK(inexact_elements(c, binary_reference) == 0);
+      if (l.operands == &uniform) {
+        if (first_uniform.empty()) first_uniform = c;
+        CHECK(same_bits(c, first_uniform));
+      }
+    }
+  }
+
+  SECTION("more calls than the handle keeps graphs for: each still right, the evicted ones made again") {
+    DeviceProduct product(uniform);
+    std::vector<int> order;
+    for (int i = 0; i < 70; ++i) order.push_back(i);
+    for (int i : {0, 1, 2, 69}) order.push_back(i);
+    for (int i : order) {
+      const float alpha = 1.0f + static_cast<float>(i) / 128.0f;  // the scalars are held by the graph: 70 graphs
+      INFO("alpha " << alpha);
+      product.poison();
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+      REQUIRE_FG_OK(product.run(handle.get(), alpha));
+      CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      CHECK(guarantee_of(product.result(), scaled(uniform_reference, alpha), k).beyond == 0);
+    }
+  }
+
+  SECTION("two handles on two streams at once") {
+    Handle other;
+    REQUIRE_FG_OK(fg_set_math_mode(other.get(), FG_MATH_FP32_EMULATED));
+    cudaStream_t other_stream;
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&other_stream, cudaStreamNonBlocking));
+    REQUIRE_FG_OK(fg_set_stream(other.get(), other_stream));
+    DeviceProduct mine(uniform), theirs(uniform);
+    mine.poison();
+    theirs.poison();
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    for (int round = 0; round < 3; ++round) {
+      REQUIRE_FG_OK(mine.run(handle.get()));
+      REQUIRE_FG_OK(theirs.run(other.get()));
+    }
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(other_stream));
+    const std::vector<float> c = mine.result();
+    CHECK(guarantee_of(c, uniform_reference, k).beyond == 0);
+    CHECK(same_bits(c, theirs.result()));
+    REQUIRE_FG_OK(fg_set_stream(other.get(), nullptr));
+    REQUIRE_CUDA_OK(cudaStreamDestroy(other_stream));
   }
   REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
   REQUIRE_CUDA_OK(cudaStreamDestroy(stream));

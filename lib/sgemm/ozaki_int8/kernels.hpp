@@ -10,6 +10,7 @@
 
 #include "core/problem.hpp"
 #include "core/status.hpp"
+#include "core/variant.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 
@@ -84,9 +85,10 @@ Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_cou
 Status fix_flagged_counted(const GemmProblem &p, const int64_t *a_flagged, const int64_t *b_flagged,
                            const ScanSummary *summary, const LineFacts *a_facts, cudaStream_t stream);
 
-// A captured call's choice, made on the device from the plan's summary (choice.hpp) into the conditional node's
-// handle: branch 0 runs FP32 throughout, branch N - kMinModuli + 1 the products over N moduli.
+// A graph's choice, made on the device from the plan's summary (choice.hpp) into the conditional node's handle:
+// branch 0 runs FP32 throughout, branch N - kMinModuli + 1 the products over N moduli. Where `choice` is given, the
+// choice is also left there (moduli 0 for FP32 throughout).
 Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
-              cudaGraphConditionalHandle handle, cudaStream_t stream);
+              cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream);
 
 }  // namespace fastgemm::detail::ozaki

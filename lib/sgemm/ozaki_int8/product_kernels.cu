@@ -190,22 +190,28 @@ __global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_
 // One thread: FP32 throughout (branch 0) where NaN or Inf reach too many elements or the certificate asks for more
 // than pays, otherwise the branch of the chosen moduli count, N - kMinModuli + 1.
 __global__ void decide_kernel(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
-                              cudaGraphConditionalHandle handle) {
+                              cudaGraphConditionalHandle handle, DeviceChoice *choice) {
   const ScanSummary found = *summary;
   unsigned int branch = 0;
+  DeviceChoice chosen;
   if (!too_many_flagged(static_cast<double>(found.flagged_lines[0]), static_cast<double>(found.flagged_lines[1]), m, n,
                         k, batch)) {
-    const ModuliChoice choice = choose_moduli(found.needs, m, n, k, batch, reads_c);
-    if (!choice.declined) branch = static_cast<unsigned int>(choice.count - kMinModuli + 1);
+    const ModuliChoice moduli = choose_moduli(found.needs, m, n, k, batch, reads_c);
+    if (!moduli.declined) {
+      branch = static_cast<unsigned int>(moduli.count - kMinModuli + 1);
+      chosen.moduli = moduli.count;
+      chosen.fp32_elements = moduli.fp32_elements;
+    }
   }
   cudaGraphSetConditional(handle, branch);
+  if (choice != nullptr) *choice = chosen;
 }
 
 }  // namespace
 
 Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
-              cudaGraphConditionalHandle handle, cudaStream_t stream) {
-  return launch(decide_kernel, dim3(1), dim3(1), 0, stream, summary, m, n, k, batch, reads_c, handle);
+              cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream) {
+  return launch(decide_kernel, dim3(1), dim3(1), 0, stream, summary, m, n, k, batch, reads_c, handle, choice);
 }
 
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's steps (see plan.hpp): scan both operands; the plan, tile by tile the codes, their
-// INT8 product and every element's need; read the needs' histogram (the one synchronization) and choose the moduli
-// count; then tile by tile the residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C;
-// last, the elements no count certifies, and those NaN or Inf reach, in FP32. On a stream being captured into a
-// graph nothing is read back: a kernel makes the same choice at each replay, and a switch node runs its branch.
+// INT8 product and every element's need; choose the moduli count from the needs' histogram; then tile by tile the
+// residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C; last, the elements no count
+// certifies, and those NaN or Inf reach, in FP32. The choice is made on the device, in a graph (a kernel chooses,
+// and a switch node runs its branch) that the call is captured into: the caller's, on a stream being captured, or,
+// for AUTO, one of the handle's own, kept for the same call. Forced by name outside a capture, the host reads the
+// histogram back (the one synchronization) and chooses, or declines with nothing written.
 #include <cmath>
 #include <cstring>
 #include <string>
 
 #include "core/check.hpp"
+#include "core/graph_cache.hpp"
 #include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
@@ -180,9 +183,10 @@ class BranchCapture {
 
 // On a stream being captured: decide's kernel chooses at each replay, and a switch node runs the chosen branch,
 // each branch captured into its body graph here: FP32 throughout (branch 0), or the products over N moduli (branch
-// N - kMinModuli + 1). The report cannot tell a replay's choice: it says no emulation ran at capture.
+// N - kMinModuli + 1). decide leaves each replay's choice in `choice` where one is given; *fallback is the FP32
+// algorithm of branch 0.
 Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
-                    const CertificateConstants &certificate) {
+                    const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
   if (args.fp32_product == nullptr)
     return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
   const cudaStream_t stream = args.stream;
@@ -195,7 +199,7 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
     return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
   cudaGraphConditionalHandle branch = 0;
   FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(&branch, graph, 0, cudaGraphCondAssignDefault));
-  FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, stream));
+  FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, choice, stream));
   FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
   constexpr unsigned int kBranches = 1 + kMaxModuli - kMinModuli + 1;
   cudaGraphNodeParams params = {};
@@ -211,52 +215,136 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
   FG_RETURN_IF_ERROR(bodies.begin());
   RunArgs body_args = args;
   body_args.stream = bodies.stream();
-  body_args.captured = true;
   for (unsigned int index = 0; index < kBranches; ++index) {
     FG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(bodies.stream(), params.conditional.phGraph_out[index], nullptr,
                                                 nullptr, 0, cudaStreamCaptureModeRelaxed));
     const int count = static_cast<int>(index) + kMinModuli - 1;
-    const Status built =
-        index == 0 ? args.fp32_product(p, body_args) : products_at(p, count, body_args, plan, certificate, true, 0, 0);
+    const Status built = index == 0 ? args.fp32_product(p, body_args, fallback)
+                                    : products_at(p, count, body_args, plan, certificate, true, 0, 0);
     cudaGraph_t body = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(bodies.stream(), &body);
     FG_RETURN_IF_ERROR(built);
     FG_CUDA_CHECK(ended);
   }
-  if (args.emulation != nullptr) *args.emulation = EmulationReport{};
   return Status::success();
 }
 
-// The dispatcher declines it where its workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an
-// FP32 algorithm, which needs none, and the caller gets C.
-Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
+// The scan, then the plan: the codes' product and every element's need, enqueued on args.stream. Nothing of C is
+// written by them.
+Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const CertificateConstants &certificate,
+                    PlanBuffers *plan) {
   const cudaStream_t stream = args.stream;
-  cublasHandle_t handle = args.cublas;
-
-  // The scan, then the plan: the codes' product and every element's need. Nothing of C is written until the host
-  // has read the needs' histogram (the one synchronization) and chosen the moduli count, or declined.
-  PlanBuffers plan;
-  plan.workspace = static_cast<char *>(args.workspace);
+  plan->workspace = static_cast<char *>(args.workspace);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
   const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
-  plan.summary = reinterpret_cast<ScanSummary *>(plan.workspace + plan_layout.summary);
-  plan.a_facts = reinterpret_cast<LineFacts *>(plan.workspace + plan_layout.a_lines);
-  plan.b_facts = reinterpret_cast<LineFacts *>(plan.workspace + plan_layout.b_lines);
-  plan.a_flagged = reinterpret_cast<int64_t *>(plan.workspace + plan_layout.a_flagged);
-  plan.b_flagged = reinterpret_cast<int64_t *>(plan.workspace + plan_layout.b_flagged);
-  plan.needs = reinterpret_cast<uint8_t *>(plan.workspace + plan_layout.needs);
-  const CertificateConstants certificate = certificate_constants(p.k);
-  FG_CUDA_CHECK(cudaMemsetAsync(plan.summary, 0, sizeof(ScanSummary), stream));
+  plan->summary = reinterpret_cast<ScanSummary *>(plan->workspace + plan_layout.summary);
+  plan->a_facts = reinterpret_cast<LineFacts *>(plan->workspace + plan_layout.a_lines);
+  plan->b_facts = reinterpret_cast<LineFacts *>(plan->workspace + plan_layout.b_lines);
+  plan->a_flagged = reinterpret_cast<int64_t *>(plan->workspace + plan_layout.a_flagged);
+  plan->b_flagged = reinterpret_cast<int64_t *>(plan->workspace + plan_layout.b_flagged);
+  plan->needs = reinterpret_cast<uint8_t *>(plan->workspace + plan_layout.needs);
+  FG_CUDA_CHECK(cudaMemsetAsync(plan->summary, 0, sizeof(ScanSummary), stream));
   FG_RETURN_IF_ERROR(
-      scan_lines(rows_of_a(p), p.batch, 0, certificate, plan.a_facts, plan.a_flagged, plan.summary, stream));
+      scan_lines(rows_of_a(p), p.batch, 0, certificate, plan->a_facts, plan->a_flagged, plan->summary, stream));
   FG_RETURN_IF_ERROR(
-      scan_lines(columns_of_b(p), p.batch, 1, certificate, plan.b_facts, plan.b_flagged, plan.summary, stream));
+      scan_lines(columns_of_b(p), p.batch, 1, certificate, plan->b_facts, plan->b_flagged, plan->summary, stream));
   TileSteps steps;
   steps.certificate = &certificate;
-  steps.needs = plan.needs;
-  steps.summary = plan.summary;
-  FG_RETURN_IF_ERROR(run_tiles(p, plan_tiling, plan_layout, plan.workspace, steps, handle, stream));
-  if (args.captured) return run_captured(p, args, plan, certificate);
+  steps.needs = plan->needs;
+  steps.summary = plan->summary;
+  return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
+}
+
+// Everything the graph of a call outside a capture holds by value: its problem, with the operands' addresses and
+// the scalars, and the workspaces.
+GraphCache::Key graph_key(const GemmProblem &p, const RunArgs &args) {
+  GraphCache::Key key;
+  KeyWriter writer(&key);
+  const auto operand = [&](const GemmOperand &x) {
+    writer.add(x.data).add(static_cast<uint64_t>(x.ld)).add(static_cast<uint64_t>(x.stride)).add(x.transposed);
+  };
+  writer.add(static_cast<uint64_t>(p.m)).add(static_cast<uint64_t>(p.n)).add(static_cast<uint64_t>(p.k));
+  writer.add(static_cast<uint64_t>(p.batch)).add(static_cast<uint64_t>(p.math));
+  writer.add(static_cast<uint64_t>(p.reproducibility)).add_float(p.alpha).add_float(p.beta);
+  operand(p.a);
+  operand(p.b);
+  writer.add(p.c).add(static_cast<uint64_t>(p.ldc)).add(static_cast<uint64_t>(p.stride_c));
+  writer.add(args.workspace).add(static_cast<uint64_t>(args.workspace_bytes));
+  writer.add(args.cublas).add(args.cublas_workspace).add(static_cast<uint64_t>(args.cublas_workspace_bytes));
+  return key;
+}
+
+// The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: the
+// scan, the plan, decide (which leaves its choice in `choice`) and the switch node.
+Status capture_call(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, cudaGraphExec_t *exec,
+                    fg_sgemm_algo_t *fallback) {
+  BranchCapture call(args);
+  FG_RETURN_IF_ERROR(call.begin());
+  RunArgs inner = args;
+  inner.stream = call.stream();
+  inner.captured = true;
+  inner.emulation = nullptr;
+  FG_CUDA_CHECK(cudaStreamBeginCapture(call.stream(), cudaStreamCaptureModeRelaxed));
+  const CertificateConstants certificate = certificate_constants(p.k);
+  PlanBuffers plan;
+  Status built = enqueue_plan(p, inner, certificate, &plan);
+  if (built.ok()) built = run_captured(p, inner, plan, certificate, choice, fallback);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(call.stream(), &graph);
+  if (!built.ok() || ended != cudaSuccess) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    FG_RETURN_IF_ERROR(built);
+    FG_CUDA_CHECK(ended);
+  }
+  const cudaError_t made = cudaGraphInstantiate(exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  FG_CUDA_CHECK(made);
+  return Status::success();
+}
+
+// AUTO's emulation outside a capture: the call's graph, captured on its first launch and kept by the handle, runs
+// on the call's stream; the host waits for nothing, and the report reads the device's choice when asked.
+Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
+  GraphCache &graphs = *args.graphs;
+  const GraphCache::Key key = graph_key(p, args);
+  DeviceChoice *slot = nullptr;
+  int fallback = FG_SGEMM_AUTO;
+  cudaGraphExec_t exec = graphs.find(key, &slot, &fallback);
+  if (exec == nullptr) {
+    DeviceChoice *written = nullptr;
+    FG_RETURN_IF_ERROR(graphs.next_slot(&slot, &written));
+    fg_sgemm_algo_t fp32_algo = FG_SGEMM_AUTO;
+    FG_RETURN_IF_ERROR(capture_call(p, args, written, &exec, &fp32_algo));
+    fallback = fp32_algo;
+    graphs.insert(key, exec, fallback);
+  }
+  FG_CUDA_CHECK(cudaGraphLaunch(exec, args.stream));
+  if (args.emulation != nullptr) {
+    *args.emulation = EmulationReport{};
+    FG_RETURN_IF_ERROR(graphs.record_done(args.stream, &args.emulation->done));
+    args.emulation->pending = slot;
+    args.emulation->fallback = static_cast<fg_sgemm_algo_t>(fallback);
+  }
+  return Status::success();
+}
+
+// AUTO's choice runs as a graph that chooses on the device (kDecidesOnDevice). The algorithm chosen by name reads
+// the needs' histogram back (the one synchronization) and chooses the moduli count on the host, or declines, having
+// written nothing. On a stream being captured, both choose on the device. The dispatcher declines it where its
+// workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none.
+Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
+  if (!args.captured && args.auto_selected && args.graphs != nullptr) return run_as_graph(p, args);
+  const cudaStream_t stream = args.stream;
+  const CertificateConstants certificate = certificate_constants(p.k);
+  PlanBuffers plan;
+  FG_RETURN_IF_ERROR(enqueue_plan(p, args, certificate, &plan));
+  if (args.captured) {
+    fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
+    FG_RETURN_IF_ERROR(run_captured(p, args, plan, certificate, nullptr, &fallback));
+    // The report cannot tell a replay's choice: it says no emulation ran at capture.
+    if (args.emulation != nullptr) *args.emulation = EmulationReport{};
+    return Status::success();
+  }
 
   ScanSummary found;
   FG_CUDA_CHECK(cudaMemcpyAsync(&found, plan.summary, sizeof found, cudaMemcpyDeviceToHost, stream));
@@ -281,13 +369,12 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
 
 }  // namespace
 
-extern const SgemmVariant ozaki_int8_sgemm = {
-    FG_SGEMM_OZAKI_INT8,
-    "ozaki_int8",
-    ozaki_can_implement,
-    ozaki_workspace_bytes,
-    run_ozaki,
-    kInspectsOperands | kSynchronizes | kDecidesWhenCaptured | kDeclinesWithoutWorkspace,
-    always_uses_cublas<GemmProblem>};
+extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8,
+                                              "ozaki_int8",
+                                              ozaki_can_implement,
+                                              ozaki_workspace_bytes,
+                                              run_ozaki,
+                                              kInspectsOperands | kDecidesOnDevice | kDeclinesWithoutWorkspace,
+                                              always_uses_cublas<GemmProblem>};
 
 }  // namespace fastgemm::detail
