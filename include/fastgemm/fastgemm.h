@@ -198,7 +198,9 @@ FG_API fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo);
 
 /* Stores in *algo the algorithm the last successful fg_sgemm* call of this handle ran: AUTO's choice when
    AUTO is selected, never FG_SGEMM_AUTO itself, except before any product has run and after a call that
-   needed no product (m, n or batch_count 0, or only C := beta * C), which store FG_SGEMM_AUTO.
+   needed no product (m, n or batch_count 0, or only C := beta * C), which store FG_SGEMM_AUTO. Where that
+   call chose on the device (AUTO in FG_MATH_FP32_EMULATED: the emulation, or FP32 throughout), it waits for
+   the call's work to end, then tells which ran; a failure of that work is returned as FG_STATUS_CUDA_ERROR.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL algo. */
 FG_API fg_status_t fg_get_last_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo);
 
@@ -209,7 +211,8 @@ FG_API const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo);
    INT8 products (0 when it ran no emulation, failed, was fg_sgemm_host, whose tiles are not reported, or was
    captured into a CUDA graph, whose replays choose on the device), *fp32_elements the elements of C whose
    certificate did not hold at that count before the products (see the math mode's guarantee below): each was
-   recomputed in FP32, unless the product's value certified it.
+   recomputed in FP32, unless the product's value certified it. Where the call chose on the device (AUTO), it
+   waits for the call's work to end first, as fg_get_last_sgemm_algo does.
    Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a NULL moduli or
    fp32_elements. */
 FG_API fg_status_t fg_get_last_sgemm_emulation(fg_handle_t handle, int *moduli, int64_t *fp32_elements);
@@ -225,11 +228,17 @@ typedef enum fg_math_mode_t {
 /* Sets the math mode of the handle's later fg_sgemm* calls (fg_sgemm_host included). In FG_MATH_FP32,
    FG_SGEMM_AUTO never uses tensor cores. In FG_MATH_FP32_EMULATED, FG_SGEMM_AUTO runs an emulating
    algorithm (FG_SGEMM_OZAKI_INT8) where it is faster and its accuracy holds for the operands at hand, and a
-   plain FP32 algorithm elsewhere. To tell, it looks at the operands first: such a call waits for that look
-   (it synchronizes the handle's stream, so it is not asynchronous). A call on a stream being captured into a
-   CUDA graph waits for nothing: the graph holds the look, and at each replay the device chooses from it the
-   moduli count, or FP32 throughout where the emulation would not pay or cannot certify, for that replay's
-   operands. A forced algorithm runs whatever the mode.
+   plain FP32 algorithm elsewhere. To tell, it looks at the operands first, on the device, and chooses there:
+   the call is a CUDA graph (the look, a kernel that chooses the moduli count, or FP32 throughout where the
+   emulation would not pay or cannot certify, and a branch for each choice), so it waits for nothing and is
+   asynchronous like an FP32 call. The handle keeps the graphs of its last 64 distinct calls (a call is its
+   problem, its pointers, alpha, beta and the workspace): one met again launches its graph, for a few
+   microseconds of host time, and chooses anew for the operands it finds; the first call of each makes its
+   graph, for about 3 ms of host time at 4096^3 and 14 ms at 16384^3 (H100) before its work starts. A call on
+   a stream being captured into a CUDA graph records the same nodes into the caller's graph. A forced
+   algorithm runs whatever the mode; FG_SGEMM_OZAKI_INT8 forced outside a capture waits for the look (it
+   synchronizes the handle's stream once), and returns FG_STATUS_NOT_SUPPORTED, having written nothing, for
+   operands it cannot certify at any count that pays.
    The accuracy contract of FG_MATH_FP32_EMULATED: on fastgemm's accuracy suite (`fastgemm-bench accuracy`),
    for every input distribution and size in it, the normwise relative error ||C - R||_F / ||R||_F and the
    median elementwise error |C - R|_ij / (|A||B|)_ij are no larger than those of cuBLAS FP32 on the same
@@ -310,10 +319,9 @@ FG_API const char *fg_reproducibility_name(fg_reproducibility_t level);
    Synchronous: the handle's stream is synchronized first (earlier work may write the operands), and the
    call returns once C is written. Semantics, validation and algorithm are fg_sgemm's, with any non-NULL
    pointer accepted (one in an allocation the driver records, device, pinned or managed memory, must lie
-   within it, as fg_sgemm checks), except that AUTO runs no algorithm on a tile that waits for the host in the
-   middle of its work (in FG_MATH_FP32_EMULATED, the emulation while it reads its moduli count back: AUTO's
-   tiles then run in FP32; a forced FG_SGEMM_OZAKI_INT8 runs on every tile); nothing is written to C before
-   every argument has been checked and the buffers
+   within it, as fg_sgemm checks; in FG_MATH_FP32_EMULATED, AUTO's tiles choose on the device as fg_sgemm
+   does, waiting for nothing, while a forced FG_SGEMM_OZAKI_INT8 waits for its look at each tile step); nothing
+   is written to C before every argument has been checked and the buffers
    allocated. Pageable operands are checked against the process's memory mappings over their extents (A and
    B readable, C writable): an operand shorter than its sizes and leading dimension is
    FG_STATUS_INVALID_VALUE naming it and the first address it may not use, never a crash (where /proc is
