@@ -876,6 +876,62 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     }
   }
 
+  SECTION("batched and transposed, with alpha and beta: the graph's bits are the forced algorithm's") {
+    struct Case {
+      fg_op_t transa, transb;
+      int64_t m, n, k, batch;
+      float alpha, beta;
+    };
+    for (const Case &c : {Case{FG_OP_N, FG_OP_N, 1024, 2048, 8192, 2, 1.0f, 0.0f},
+                          Case{FG_OP_T, FG_OP_T, 1024, 1280, 16384, 2, -0.5f, 0.75f}}) {
+      INFO("transa " << c.transa << ", transb " << c.transb << ", batch " << c.batch);
+      const int64_t size_a = c.m * c.k, size_b = c.k * c.n, size_c = c.m * c.n;
+      std::vector<float> a(size_a * c.batch), b(size_b * c.batch), c0(size_c * c.batch);
+      fill_uniform(a, 7300);
+      fill_uniform(b, 7301);
+      fill_uniform(c0, 7302);
+      DeviceMemory da(a.size() * 4), db(b.size() * 4), dc(c0.size() * 4);
+      upload(da, a);
+      upload(db, b);
+      const int64_t lda = c.transa == FG_OP_N ? c.k : c.m, ldb = c.transb == FG_OP_N ? c.n : c.k;
+      const auto run = [&](fg_sgemm_algo_t algo) {
+        REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+        upload(dc, c0);
+        REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+        REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, c.transa, c.transb, c.m, c.n, c.k, c.alpha,
+                                               da.as<float>(), lda, size_a, db.as<float>(), ldb, size_b, c.beta,
+                                               dc.as<float>(), c.n, size_c, c.batch));
+        CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+        CHECK(emulation_of(handle.get()).moduli >= 2);
+        REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+        return download<float>(dc, c0.size());
+      };
+      const std::vector<float> graph = run(FG_SGEMM_AUTO), forced = run(FG_SGEMM_OZAKI_INT8);
+      CHECK(same_bits(graph, forced));
+      CHECK(same_bits(run(FG_SGEMM_AUTO), graph));
+      // Every 7th row and 5th column of the last batch within the guarantee, against a double reference.
+      const int64_t last = c.batch - 1;
+      int64_t beyond = 0;
+      for (int64_t i = 0; i < c.m; i += 7)
+        for (int64_t j = 0; j < c.n; j += 5) {
+          double sum = 0, magnitude = 0;
+          for (int64_t l = 0; l < c.k; ++l) {
+            const double x = a[last * size_a + (c.transa == FG_OP_N ? i * c.k + l : l * c.m + i)];
+            const double y = b[last * size_b + (c.transb == FG_OP_N ? l * c.n + j : j * c.k + l)];
+            sum += x * y;
+            magnitude += std::fabs(x * y);
+          }
+          const double before = c0[last * size_c + i * c.n + j];
+          const double exact = c.alpha * sum + c.beta * before;
+          const double allowed = std::ldexp(1.0 + std::sqrt(static_cast<double>(c.k)), -24) *
+                                 (std::fabs(c.alpha) * magnitude + std::fabs(c.beta * before));
+          beyond += !(std::fabs(graph[last * size_c + i * c.n + j] - exact) <= allowed);
+        }
+      CHECK(beyond == 0);
+    }
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
+  }
+
   SECTION("two handles on two streams at once") {
     Handle other;
     REQUIRE_FG_OK(fg_set_math_mode(other.get(), FG_MATH_FP32_EMULATED));
