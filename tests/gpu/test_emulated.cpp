@@ -671,6 +671,23 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
 
 namespace {
 
+// A handle in the emulated mode on a non-blocking stream of its own, both given back at the end.
+struct EmulatedOnStream {
+  Handle handle;
+  cudaStream_t stream = nullptr;
+  EmulatedOnStream() {
+    REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  }
+  ~EmulatedOnStream() {
+    (void)fg_set_stream(handle.get(), nullptr);
+    (void)cudaStreamDestroy(stream);
+  }
+  EmulatedOnStream(const EmulatedOnStream &) = delete;
+  EmulatedOnStream &operator=(const EmulatedOnStream &) = delete;
+};
+
 // One replay over C poisoned with NaN; C after it.
 std::vector<float> replay(cudaGraphExec_t exec, DeviceProduct &product, cudaStream_t stream) {
   product.poison();
@@ -693,11 +710,9 @@ bool same_bits(const std::vector<float> &x, const std::vector<float> &y) {
 
 TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses for its own operands",
           "[emulated][emulated-large][graph]") {
-  Handle handle;
-  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  cudaStream_t stream;
-  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  EmulatedOnStream on;
+  Handle &handle = on.handle;
+  const cudaStream_t stream = on.stream;
 
   SECTION("AUTO on a large product: the replay's bits are the direct call's; integers exact") {
     const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, 1024, 2048, 8192, 7000);
@@ -772,8 +787,6 @@ TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses
     }
     REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
   }
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
-  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
 }
 
 namespace {
@@ -795,11 +808,9 @@ Reference scaled(const Reference &r, double alpha) {
 
 TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph chooses for its operands",
           "[emulated][emulated-large][async]") {
-  Handle handle;
-  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  cudaStream_t stream;
-  REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), stream));
+  EmulatedOnStream on;
+  Handle &handle = on.handle;
+  const cudaStream_t stream = on.stream;
   const int64_t m = 1024, n = 2048, k = 8192;
   const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7200);
   {
@@ -932,28 +943,49 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_AUTO));
   }
 
+  SECTION("NaN and Inf through the graph: FP32's pattern where they reach, the guarantee elsewhere") {
+    Operands flagged = uniform;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int64_t i : {3, 900}) flagged.a[i * k + 17] = nan;
+    flagged.b[40 * n + 17] = inf;       // column 17 of B
+    flagged.b[4000 * n + 1500] = -inf;  // column 1500
+    const Reference reference = reference_of(flagged);
+    DeviceProduct product(flagged);
+    product.poison();
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    REQUIRE_FG_OK(product.run(handle.get()));
+    CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);  // a few lines: the emulation and its FP32 fix-up
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+    const std::vector<float> c = product.result();
+    int64_t wrong = 0, nonfinite = 0;
+    std::vector<float> finite = c;
+    Reference finite_reference = reference;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const double r = reference.product[i];
+      if (std::isfinite(r)) continue;
+      ++nonfinite;
+      wrong += std::isnan(r) ? !std::isnan(c[i]) : c[i] != static_cast<float>(r);
+      finite[i] = 0, finite_reference.product[i] = 0, finite_reference.magnitude[i] = 0;
+    }
+    CHECK(nonfinite == 2 * n + 2 * (m - 2));
+    CHECK(wrong == 0);
+    CHECK(guarantee_of(finite, finite_reference, k).beyond == 0);
+  }
+
   SECTION("two handles on two streams at once") {
-    Handle other;
-    REQUIRE_FG_OK(fg_set_math_mode(other.get(), FG_MATH_FP32_EMULATED));
-    cudaStream_t other_stream;
-    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&other_stream, cudaStreamNonBlocking));
-    REQUIRE_FG_OK(fg_set_stream(other.get(), other_stream));
+    EmulatedOnStream other;
     DeviceProduct mine(uniform), theirs(uniform);
     mine.poison();
     theirs.poison();
     REQUIRE_CUDA_OK(cudaDeviceSynchronize());
     for (int round = 0; round < 3; ++round) {
       REQUIRE_FG_OK(mine.run(handle.get()));
-      REQUIRE_FG_OK(theirs.run(other.get()));
+      REQUIRE_FG_OK(theirs.run(other.handle.get()));
     }
     REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-    REQUIRE_CUDA_OK(cudaStreamSynchronize(other_stream));
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(other.stream));
     const std::vector<float> c = mine.result();
     CHECK(guarantee_of(c, uniform_reference, k).beyond == 0);
     CHECK(same_bits(c, theirs.result()));
-    REQUIRE_FG_OK(fg_set_stream(other.get(), nullptr));
-    REQUIRE_CUDA_OK(cudaStreamDestroy(other_stream));
   }
-  REQUIRE_FG_OK(fg_set_stream(handle.get(), nullptr));
-  REQUIRE_CUDA_OK(cudaStreamDestroy(stream));
 }

@@ -179,9 +179,28 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
                        (std::fabs(alpha) * absolute.value() + std::fabs(static_cast<double>(beta) * c0));
   Verdict verdict;
   verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, 7);
+  // The need is the fewest moduli that certify, and every larger count certifies too (the search's bisection and
+  // its early FP32 answer rest on that).
+  {
+    const double lower = static_cast<double>(code_product) * std::ldexp(1.0, -(fx.code_exponent + fy.code_exponent));
+    const ElementAllowance allowance = element_allowance(
+        fx, fy, lower, std::fabs(static_cast<double>(alpha)),
+        beta == 0.0f ? 0.0 : std::fabs(static_cast<double>(beta) * static_cast<double>(c0)), certificate);
+    int fewest = kNeedsFp32;
+    for (int count = kMaxModuli; count >= kMinModuli; --count) {
+      if (!certified_before(fx, fy, allowance, count, certificate)) break;
+      fewest = count;
+    }
+    const bool no_codes = code_product == 0 && (fx.flags & kLineFaithful) != 0 && (fy.flags & kLineFaithful) != 0;
+    if (!no_codes) CHECK(verdict.need == fewest);
+    for (int count = kMinModuli; count <= kMaxModuli; ++count)
+      if (certified_before(fx, fy, allowance, count, certificate)) CHECK(count >= fewest);
+  }
   // The search's start does not change the fewest; without descending, a start above it may stay.
   for (int guess : {kMinModuli, 5, kMaxModuli}) {
     CHECK(element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess) ==
+          verdict.need);
+    CHECK(element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess, true, true) ==
           verdict.need);
     const int need =
         element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, guess, false);

@@ -215,11 +215,14 @@ FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, co
 
 // A count that certifies element (i, j) before any product, from the product of the codes of x and y
 // (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and
-// C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need) and goes up
-// until a count certifies; it goes down from a certifying guess only where `descend` (the fewest that certify),
-// so that most elements take one evaluation and the needs still follow the operands.
+// C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need); from a
+// certifying guess it goes down only where `descend` (the fewest that certify), so that most elements take one
+// evaluation and the needs still follow the operands. Above a failing guess (or first, where `largest_first`) it
+// tries the largest count, then bisects: certifying is monotone in the count (element_allowance), so an element no
+// count certifies, which inner-scaled operands give by the million, costs two evaluations, not one per count.
 FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
-                                 float c0, const CertificateConstants &constants, int guess, bool descend = true) {
+                                 float c0, const CertificateConstants &constants, int guess, bool descend = true,
+                                 bool largest_first = false) {
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
   // Code exponents lie in [-122, 155]: their sum's power of two is a normal double.
@@ -227,14 +230,23 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   const ElementAllowance allowance =
       element_allowance(x, y, lower, fabs(static_cast<double>(alpha)), beta_c_abs, constants);
+  // Where the neighbour needed FP32 (`largest_first`), so will this element, most likely: one evaluation tells.
+  if (largest_first && !certified_before(x, y, allowance, kMaxModuli, constants)) return kNeedsFp32;
   int count = guess < kMinModuli ? kMinModuli : guess > kMaxModuli ? kMaxModuli : guess;
   if (certified_before(x, y, allowance, count, constants)) {
     while (descend && count > kMinModuli && certified_before(x, y, allowance, count - 1, constants)) --count;
     return count;
   }
-  while (++count <= kMaxModuli)
-    if (certified_before(x, y, allowance, count, constants)) return count;
-  return kNeedsFp32;
+  if (count == kMaxModuli || !certified_before(x, y, allowance, kMaxModuli, constants)) return kNeedsFp32;
+  int high = kMaxModuli;  // certifies; `count` does not
+  while (high - count > 1) {
+    const int middle = (count + high) / 2;
+    if (certified_before(x, y, allowance, middle, constants))
+      high = middle;
+    else
+      count = middle;
+  }
+  return high;
 }
 
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt

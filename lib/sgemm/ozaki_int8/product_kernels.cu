@@ -38,9 +38,10 @@ __host__ __device__ inline int64_t tile_groups(const ProductTile &tile) {
 // Rows of the tile each block of the plan walks.
 constexpr int kPlanRows = 32;
 
-// One thread per column of the tile, walking kPlanRows rows: its column's facts stay in its cache and each row's
-// are the same for the whole block, so that the facts cost nearly no memory traffic; the codes' product, C and
-// the needs are read and written along rows, coalesced.
+// One thread per column of the tile, walking kPlanRows rows: its column's facts are copied once into the thread's
+// own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines of the facts'
+// array apart), and each row's are the same for the whole block, so that the facts cost nearly no memory traffic;
+// the codes' product, C and the needs are read and written along rows, coalesced.
 __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
                             const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
                             CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
@@ -51,24 +52,39 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__re
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
   const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
-  int guess = 7;  // neighbours tend to need the same count: each search starts at the last one's need
+  int guess = 7;            // neighbours tend to need the same count: each search starts at the last one's need
+  bool after_fp32 = false;  // the last element needed FP32: this one starts at the largest count
   for (int64_t block = blockIdx.x; block < tile.batches * column_blocks * row_chunks; block += gridDim.x) {
     const int64_t local_col = block % column_blocks * blockDim.x + threadIdx.x;
     const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
     if (local_col >= tile.cols) continue;
     const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
-    const LineFacts &y = b_facts[batch * p.n + col];
+    const LineFacts y = b_facts[batch * p.n + col];
     const bool y_finite = (y.flags & kLineNonFinite) == 0;
     const int64_t row_end = min((row_chunk + 1) * kPlanRows, tile.rows);
+    // The column's codes' products and C, each read one row ahead: the search on a row hides the next one's load.
+    const int32_t *column_codes = code_products + local_batch * tile.padded_rows * tile.padded_cols + local_col;
+    const float *column_c = p.c + batch * p.stride_c + col;
+    const auto code_at = [&](int64_t local_row) { return __ldg(column_codes + local_row * tile.padded_cols); };
+    const auto c_at = [&](int64_t local_row) {
+      return p.beta != 0.0f ? column_c[(tile.first_row + local_row) * p.ldc] : 0.0f;
+    };
+    int32_t next_code = code_at(row_chunk * kPlanRows);
+    float next_c0 = c_at(row_chunk * kPlanRows);
     for (int64_t local_row = row_chunk * kPlanRows; local_row < row_end; ++local_row) {
       const int64_t row = tile.first_row + local_row;
+      const int32_t code_product = next_code;
+      const float c0 = next_c0;
+      if (local_row + 1 < row_end) {
+        next_code = code_at(local_row + 1);
+        next_c0 = c_at(local_row + 1);
+      }
       const LineFacts &x = a_facts[batch * p.m + row];
       int need = 0;  // NaN or Inf reaches the element: fix_flagged's
       if (y_finite && (x.flags & kLineNonFinite) == 0) {
-        const int32_t code_product =
-            __ldg(code_products + (local_batch * tile.padded_rows + local_row) * tile.padded_cols + local_col);
-        const float c0 = p.beta != 0.0f ? p.c[batch * p.stride_c + row * p.ldc + col] : 0.0f;
-        need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0);
+        need =
+            element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0, after_fp32);
+        after_fp32 = need == kNeedsFp32;
         if (need <= kMaxModuli) guess = need;
         ++counts[need];
       }
