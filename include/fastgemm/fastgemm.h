@@ -234,7 +234,7 @@ typedef enum fg_math_mode_t {
    asynchronous like an FP32 call. The handle keeps the graphs of its last 64 distinct calls (a call is its
    problem, its pointers, alpha, beta and the workspace): one met again launches its graph, for a few
    microseconds of host time, and chooses anew for the operands it finds; the first call of each makes its
-   graph, for about 3 ms of host time at 4096^3 and 14 ms at 16384^3 (H100) before its work starts. A call on
+   graph, for about 3 ms of host time at 4096^3 and 27 ms at 16384^3 (H100) before its work starts. A call on
    a stream being captured into a CUDA graph records the same nodes into the caller's graph. A forced
    algorithm runs whatever the mode; FG_SGEMM_OZAKI_INT8 forced outside a capture waits for the look (it
    synchronizes the handle's stream once), and returns FG_STATUS_NOT_SUPPORTED, having written nothing, for

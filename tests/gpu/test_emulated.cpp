@@ -972,6 +972,40 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     CHECK(guarantee_of(finite, finite_reference, k).beyond == 0);
   }
 
+  SECTION("the preview's sample of lines and the plan of every element: right whichever decides") {
+    // The preview samples every 32nd row of op(A) (32 of them). An outlier in column 3 of A against B's zero row 3
+    // leaves a row's elements to FP32: first in every row the preview does not see (it finds nothing wrong; the
+    // plan declines), then in 8 rows it sees (it declines from a quarter of its rows, where the plan alone would
+    // recompute 8 rows of 1024).
+    const auto sampled = [](int64_t row) { return row % 32 == 0; };
+    for (const bool hard_sampled : {false, true}) {
+      INFO((hard_sampled ? "outliers in 8 sampled rows" : "outliers in every row not sampled"));
+      Operands hard = uniform;
+      for (int64_t j = 0; j < n; ++j) hard.b[3 * n + j] = 0.0f;
+      for (int64_t i = 0; i < m; ++i)
+        if (hard_sampled ? sampled(i) && i < 8 * 32 : !sampled(i))
+          hard.a[i * k + 3] = std::ldexp(hard.a[i * k + 3], 40);
+      const Reference reference = reference_of(hard);
+      DeviceProduct product(hard);
+      product.poison();
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+      REQUIRE_FG_OK(product.run(handle.get()));
+      const fg_sgemm_algo_t ran = last_algo(handle.get());
+      const Emulation e = emulation_of(handle.get());
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      const std::vector<float> c = product.result();
+      std::printf("emulated AUTO, preview: %-36s ran %s, moduli %d, %lld elements in FP32\n",
+                  hard_sampled ? "outliers in 8 sampled rows" : "outliers in every row not sampled",
+                  fg_sgemm_algo_name(ran), e.moduli, static_cast<long long>(e.fp32_elements));
+      CHECK((ran == FG_SGEMM_OZAKI_INT8) == (e.moduli >= 2));
+      if (e.moduli == 0)
+        CHECK(relative_error(c, reference.product) <= gemm_tolerance(k));
+      else
+        CHECK(guarantee_of(c, reference, k).beyond == 0);
+      if (!hard_sampled) CHECK(e.moduli == 0);  // 97% of the elements need FP32: the plan declines
+    }
+  }
+
   SECTION("two handles on two streams at once") {
     EmulatedOnStream other;
     DeviceProduct mine(uniform), theirs(uniform);

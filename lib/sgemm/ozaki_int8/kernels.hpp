@@ -91,4 +91,16 @@ Status fix_flagged_counted(const GemmProblem &p, const int64_t *a_flagged, const
 Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64_t batch, bool reads_c,
               cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream);
 
+// The preview (preview.cu): the certificate's needs of a sample of the elements, from the facts and codes of a
+// sample of the lines (plan.hpp's kPreviewLines), and a choice from them scaled to the whole product, into the
+// conditional node's handle: 0 for FP32 throughout (also left in `choice` where one is given, as moduli 0), where
+// the sample says the plan of every element would choose it too; 1 for that plan. Reads the operands and C only.
+struct PreviewBuffers {
+  LineFacts *facts = nullptr;
+  int8_t *codes = nullptr;
+  int32_t *products = nullptr;
+};
+Status preview_choice(const GemmProblem &p, const CertificateConstants &certificate, const PreviewBuffers &buffers,
+                      int64_t depth, cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream);
+
 }  // namespace fastgemm::detail::ozaki

@@ -9,6 +9,7 @@
 #include "core/launch.cuh"
 #include "cuda/warp_reduce.cuh"
 #include "sgemm/ozaki_int8/kernel_common.cuh"
+#include "sgemm/ozaki_int8/line_sums.cuh"
 #include "sgemm/ozaki_int8/math.hpp"
 
 namespace fastgemm::detail::ozaki {
@@ -45,59 +46,6 @@ constexpr int kRows = kThreads / kLineTile;
 // Elements of a line a residue tile covers: 4 per lane of a warp.
 constexpr int kDepthTile = 128;
 constexpr int kTilePitch = kDepthTile + 4;  // floats; rows stay 16-byte aligned for 128-bit reads
-
-// What one thread has gathered of a line.
-struct LineSums {
-  double squares = 0, absolutes = 0;        // sums of x^2 and |x|
-  float largest = 0, smallest = HUGE_VALF;  // of |x| over the nonzero elements
-  int nonzeros = 0;
-  int integral = kNoIntegralExponent;
-  bool finite = true;
-
-  __device__ void add(float x) {
-    const double value = x;
-    squares = fma(value, value, squares);
-    absolutes += fabs(value);
-    const float magnitude = fabsf(x);
-    finite = finite && isfinite(x);
-    if (x != 0.0f && isfinite(x)) {
-      ++nonzeros;
-      largest = fmaxf(largest, magnitude);
-      smallest = fminf(smallest, magnitude);
-      const int exponent = integral_exponent_of(x);
-      integral = exponent > integral ? exponent : integral;
-    }
-  }
-
-  // Adds another thread's sums (in a fixed order, so that results are the same from run to run).
-  __device__ void merge(const LineSums &other) {
-    squares += other.squares;
-    absolutes += other.absolutes;
-    largest = fmaxf(largest, other.largest);
-    smallest = fminf(smallest, other.smallest);
-    nonzeros += other.nonzeros;
-    integral = other.integral > integral ? other.integral : integral;
-    finite = finite && other.finite;
-  }
-
-  // The sums of the warp's 32 lanes, in every lane.
-  __device__ LineSums warp_total() const {
-    LineSums total = *this;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      LineSums other;
-      other.squares = __shfl_xor_sync(0xffffffffu, total.squares, offset);
-      other.absolutes = __shfl_xor_sync(0xffffffffu, total.absolutes, offset);
-      other.largest = __shfl_xor_sync(0xffffffffu, total.largest, offset);
-      other.smallest = __shfl_xor_sync(0xffffffffu, total.smallest, offset);
-      other.nonzeros = __shfl_xor_sync(0xffffffffu, total.nonzeros, offset);
-      other.integral = __shfl_xor_sync(0xffffffffu, total.integral, offset);
-      other.finite = __shfl_xor_sync(0xffffffffu, static_cast<int>(total.finite), offset) != 0;
-      total.merge(other);
-    }
-    return total;
-  }
-};
 
 // Stores the line's facts, and its id in the list when it holds NaN or Inf.
 __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,

@@ -176,6 +176,11 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   layout.a_flagged = take(a_lines * sizeof(int64_t));
   layout.b_flagged = take(b_lines * sizeof(int64_t));
   layout.needs = take(static_cast<size_t>(batch * m) * static_cast<size_t>(n));
+  const size_t preview_lines =
+      static_cast<size_t>((batch < kPreviewBatches ? batch : kPreviewBatches) * 2 * kPreviewLines);
+  layout.preview_facts = take(preview_lines * sizeof(LineFacts));
+  layout.preview_codes = take(preview_lines * static_cast<size_t>(tiling.depth));
+  layout.preview_products = take(preview_lines / 2 * kPreviewLines * sizeof(int32_t));
   layout.a_residues = take(tiling.a_residue_bytes);
   layout.b_residues = take(tiling.b_residue_bytes);
   layout.products = take(tiling.product_bytes);

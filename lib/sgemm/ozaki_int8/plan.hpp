@@ -104,15 +104,23 @@ struct Tiling {
 };
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 
+// The preview (kernels.hpp's preview_choice) looks at kPreviewLines lines of each operand, spread evenly over it
+// (lines s * count / kPreviewLines), in each of up to kPreviewBatches products spread over the batch.
+constexpr int kPreviewLines = 32;
+constexpr int64_t kPreviewBatches = 2;
+
 // The workspace: the summary the host reads, per-line facts of both operands, the lists of lines holding NaN or
-// Inf, every element's need (one byte each), then the residues (or codes) and products of one tile of `tiling`:
-// the plan's (count 1) and the products' lay theirs over the same memory, one after the other. Offsets are
-// 256-byte aligned.
+// Inf, every element's need (one byte each), the preview's buffers, then the residues (or codes) and products of one
+// tile of `tiling`: the plan's (count 1) and the products' lay theirs over the same memory, one after the other.
+// Offsets are 256-byte aligned.
 struct WorkspaceLayout {
   size_t summary = 0;
   size_t a_lines = 0, b_lines = 0;      // LineFacts per line, over all batches
   size_t a_flagged = 0, b_flagged = 0;  // int64 ids of the lines that hold NaN or Inf
   size_t needs = 0;                     // uint8 per element of C, batch * m * n
+  // The preview's: the facts and codes of its lines ([batch][operand][line], codes of depth bytes) and the INT32
+  // products of their codes ([batch][row][col]).
+  size_t preview_facts = 0, preview_codes = 0, preview_products = 0;
   size_t a_residues = 0, b_residues = 0, products = 0;
   size_t total = 0;
 };

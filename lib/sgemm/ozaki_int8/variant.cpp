@@ -4,8 +4,10 @@
 // residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C; last, the elements no count
 // certifies, and those NaN or Inf reach, in FP32. The choice is made on the device, in a graph (a kernel chooses,
 // and a switch node runs its branch) that the call is captured into: the caller's, on a stream being captured, or,
-// for AUTO, one of the handle's own, kept for the same call. Forced by name outside a capture, the host reads the
-// histogram back (the one synchronization) and chooses, or declines with nothing written.
+// for AUTO, one of the handle's own, kept for the same call. In a graph, a preview of the certificate on a sample
+// of the elements comes first (preview.cu), and sends operands that no count would pay for to FP32 throughout
+// before the scan and the plan of every element. Forced by name outside a capture, the host reads the histogram
+// back (the one synchronization) and chooses, or declines with nothing written.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -181,52 +183,73 @@ class BranchCapture {
   bool bound_ = false;
 };
 
-// On a stream being captured: decide's kernel chooses at each replay, and a switch node runs the chosen branch,
-// each branch captured into its body graph here: FP32 throughout (branch 0), or the products over N moduli (branch
-// N - kMinModuli + 1). decide leaves each replay's choice in `choice` where one is given; *fallback is the FP32
-// algorithm of branch 0.
-Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
-                    const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
-  if (args.fp32_product == nullptr)
-    return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
-  const cudaStream_t stream = args.stream;
+// A conditional handle in the graph that `stream` is being captured into.
+Status new_handle(cudaStream_t stream, cudaGraphConditionalHandle *handle) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
+  if (capture != cudaStreamCaptureStatusActive)
+    return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
+  FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(handle, graph, 0, cudaGraphCondAssignDefault));
+  return Status::success();
+}
+
+// A switch node of `size` branches on `handle` after everything captured on `stream` so far, which goes on after
+// it; *bodies are its branches' graphs, to be captured into (owned by the node).
+Status add_switch(cudaStream_t stream, cudaGraphConditionalHandle handle, unsigned int size, cudaGraph_t **bodies) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   const cudaGraphNode_t *dependencies = nullptr;
   size_t dependency_count = 0;
-  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
-  if (capture != cudaStreamCaptureStatusActive)
-    return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
-  cudaGraphConditionalHandle branch = 0;
-  FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(&branch, graph, 0, cudaGraphCondAssignDefault));
-  FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, choice, stream));
   FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
-  constexpr unsigned int kBranches = 1 + kMaxModuli - kMinModuli + 1;
   cudaGraphNodeParams params = {};
   params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = branch;
+  params.conditional.handle = handle;
   params.conditional.type = cudaGraphCondTypeSwitch;
-  params.conditional.size = kBranches;
+  params.conditional.size = size;
   cudaGraphNode_t node = nullptr;
   FG_CUDA_CHECK(cudaGraphAddNode(&node, graph, dependencies, nullptr, dependency_count, &params));
   FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+  *bodies = params.conditional.phGraph_out;
+  return Status::success();
+}
 
-  BranchCapture bodies(args);
-  FG_RETURN_IF_ERROR(bodies.begin());
+// Captures the branches of a switch node: branch(index, args) enqueues branch `index` on args.stream, a stream of
+// its own (BranchCapture) captured into bodies[index].
+template <typename Branch>
+Status capture_branches(const RunArgs &args, cudaGraph_t *bodies, unsigned int size, const Branch &branch) {
+  BranchCapture capture(args);
+  FG_RETURN_IF_ERROR(capture.begin());
   RunArgs body_args = args;
-  body_args.stream = bodies.stream();
-  for (unsigned int index = 0; index < kBranches; ++index) {
-    FG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(bodies.stream(), params.conditional.phGraph_out[index], nullptr,
-                                                nullptr, 0, cudaStreamCaptureModeRelaxed));
-    const int count = static_cast<int>(index) + kMinModuli - 1;
-    const Status built = index == 0 ? args.fp32_product(p, body_args, fallback)
-                                    : products_at(p, count, body_args, plan, certificate, true, 0, 0);
+  body_args.stream = capture.stream();
+  for (unsigned int index = 0; index < size; ++index) {
+    FG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture.stream(), bodies[index], nullptr, nullptr, 0,
+                                                cudaStreamCaptureModeRelaxed));
+    const Status built = branch(index, body_args);
     cudaGraph_t body = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(bodies.stream(), &body);
+    const cudaError_t ended = cudaStreamEndCapture(capture.stream(), &body);
     FG_RETURN_IF_ERROR(built);
     FG_CUDA_CHECK(ended);
   }
   return Status::success();
+}
+
+// After the plan, on a stream being captured: decide's kernel chooses at each replay, and a switch node runs the
+// chosen branch: FP32 throughout (branch 0), or the products over N moduli (branch N - kMinModuli + 1). decide
+// leaves each replay's choice in `choice` where one is given; *fallback is the FP32 algorithm of branch 0.
+Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
+                    const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
+  cudaGraphConditionalHandle branch = 0;
+  FG_RETURN_IF_ERROR(new_handle(args.stream, &branch));
+  FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, choice, args.stream));
+  constexpr unsigned int kBranches = 1 + kMaxModuli - kMinModuli + 1;
+  cudaGraph_t *bodies = nullptr;
+  FG_RETURN_IF_ERROR(add_switch(args.stream, branch, kBranches, &bodies));
+  return capture_branches(args, bodies, kBranches, [&](unsigned int index, const RunArgs &body_args) {
+    const int count = static_cast<int>(index) + kMinModuli - 1;
+    return index == 0 ? args.fp32_product(p, body_args, fallback)
+                      : products_at(p, count, body_args, plan, certificate, true, 0, 0);
+  });
 }
 
 // The scan, then the plan: the codes' product and every element's need, enqueued on args.stream. Nothing of C is
@@ -253,6 +276,34 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   steps.needs = plan->needs;
   steps.summary = plan->summary;
   return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
+}
+
+// The whole emulation on a stream being captured: the preview's choice, and a switch node whose branch 0 runs FP32
+// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice` and *fallback as in
+// run_captured.
+Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
+  if (args.fp32_product == nullptr)
+    return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
+  const CertificateConstants certificate = certificate_constants(p.k);
+  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
+  char *workspace = static_cast<char *>(args.workspace);
+  PreviewBuffers preview;
+  preview.facts = reinterpret_cast<LineFacts *>(workspace + layout.preview_facts);
+  preview.codes = reinterpret_cast<int8_t *>(workspace + layout.preview_codes);
+  preview.products = reinterpret_cast<int32_t *>(workspace + layout.preview_products);
+  cudaGraphConditionalHandle handle = 0;
+  FG_RETURN_IF_ERROR(new_handle(args.stream, &handle));
+  FG_RETURN_IF_ERROR(preview_choice(p, certificate, preview, plan_tiling.depth, handle, choice, args.stream));
+  cudaGraph_t *bodies = nullptr;
+  FG_RETURN_IF_ERROR(add_switch(args.stream, handle, 2, &bodies));
+  return capture_branches(args, bodies, 2, [&](unsigned int index, const RunArgs &body_args) {
+    if (index == 0) return args.fp32_product(p, body_args, fallback);
+    PlanBuffers plan;
+    FG_RETURN_IF_ERROR(enqueue_plan(p, body_args, certificate, &plan));
+    fg_sgemm_algo_t same_fallback = FG_SGEMM_AUTO;
+    return run_captured(p, body_args, plan, certificate, choice, &same_fallback);
+  });
 }
 
 // Everything the graph of a call outside a capture holds by value: its problem, with the operands' addresses and
@@ -285,10 +336,7 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, DeviceChoice *cho
   inner.captured = true;
   inner.emulation = nullptr;
   FG_CUDA_CHECK(cudaStreamBeginCapture(call.stream(), cudaStreamCaptureModeRelaxed));
-  const CertificateConstants certificate = certificate_constants(p.k);
-  PlanBuffers plan;
-  Status built = enqueue_plan(p, inner, certificate, &plan);
-  if (built.ok()) built = run_captured(p, inner, plan, certificate, choice, fallback);
+  const Status built = enqueue_captured(p, inner, choice, fallback);
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(call.stream(), &graph);
   if (!built.ok() || ended != cudaSuccess) {
@@ -334,17 +382,17 @@ Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
 // workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none.
 Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
   if (!args.captured && args.auto_selected && args.graphs != nullptr) return run_as_graph(p, args);
-  const cudaStream_t stream = args.stream;
-  const CertificateConstants certificate = certificate_constants(p.k);
-  PlanBuffers plan;
-  FG_RETURN_IF_ERROR(enqueue_plan(p, args, certificate, &plan));
   if (args.captured) {
     fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(run_captured(p, args, plan, certificate, nullptr, &fallback));
+    FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback));
     // The report cannot tell a replay's choice: it says no emulation ran at capture.
     if (args.emulation != nullptr) *args.emulation = EmulationReport{};
     return Status::success();
   }
+  const cudaStream_t stream = args.stream;
+  const CertificateConstants certificate = certificate_constants(p.k);
+  PlanBuffers plan;
+  FG_RETURN_IF_ERROR(enqueue_plan(p, args, certificate, &plan));
 
   ScanSummary found;
   FG_CUDA_CHECK(cudaMemcpyAsync(&found, plan.summary, sizeof found, cudaMemcpyDeviceToHost, stream));

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// FG_SGEMM_OZAKI_INT8's preview: before the scan and the plan of every element, the same certificate on a sample
+// of the elements (every row of a sample of op(A)'s rows against every column of a sample of op(B)'s), so that
+// operands no count certifies are sent to FP32 throughout for a few microseconds instead of the whole plan. The
+// preview only ever chooses FP32: where it sees no reason to, the plan of every element decides, as without it.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/launch.cuh"
+#include "sgemm/ozaki_int8/choice.hpp"
+#include "sgemm/ozaki_int8/kernel_common.cuh"
+#include "sgemm/ozaki_int8/kernels.hpp"
+#include "sgemm/ozaki_int8/line_sums.cuh"
+#include "sgemm/ozaki_int8/math.hpp"
+
+namespace fastgemm::detail::ozaki {
+namespace {
+
+// One block per sampled line, its threads along it.
+constexpr int kLineThreads = 1024;
+// Depth of the codes one block of the preview's products sums (more blocks for deeper products, up to
+// kMostSlices, each then summing more).
+constexpr int64_t kProductDepth = 64;
+constexpr int64_t kMostSlices = 256;
+constexpr int kDecideThreads = 1024;
+
+// Sample line s (0 .. kPreviewLines - 1) of an operand with `count` lines: spread evenly; an operand of fewer than
+// kPreviewLines lines is taken whole (-1 past its lines).
+__host__ __device__ inline int64_t sample_line(int s, int64_t count) {
+  if (count < kPreviewLines) return s < count ? s : -1;
+  return s * count / kPreviewLines;
+}
+
+// The sampled products: up to kPreviewBatches, spread over the batch.
+__host__ __device__ inline int64_t sample_batches(int64_t batch) {
+  return batch < kPreviewBatches ? batch : kPreviewBatches;
+}
+__host__ __device__ inline int64_t sample_batch(int64_t t, int64_t batch) { return t * batch / sample_batches(batch); }
+
+// One block per sampled line of one operand of one sampled product (blockIdx.x = (t * 2 + operand) *
+// kPreviewLines + s): its facts, as the scan finds them (only the preview's choice depends on the order of the
+// sums), then its codes floor(|x| 2^g), zero past k and for a line holding NaN or Inf or past the operand. Block 0
+// also zeroes the products the next kernel adds to.
+__global__ void __launch_bounds__(kLineThreads)
+    preview_lines_kernel(Lines a, Lines b, int64_t batch, int64_t depth, CertificateConstants certificate,
+                         LineFacts *facts, int8_t *codes, int32_t *products) {
+  __shared__ LineSums partial[kLineThreads / 32];
+  __shared__ double scale;
+  const int64_t id = blockIdx.x;
+  const int operand = static_cast<int>(id / kPreviewLines % 2);
+  const int64_t t = id / kPreviewLines / 2;
+  const Lines &lines = operand == 0 ? a : b;
+  const int64_t line = sample_line(static_cast<int>(id % kPreviewLines), lines.count);
+  if (id == 0)
+    for (int64_t e = threadIdx.x; e < sample_batches(batch) * kPreviewLines * kPreviewLines; e += blockDim.x)
+      products[e] = 0;
+  const float *x = lines.data + sample_batch(t, batch) * lines.batch_stride + (line < 0 ? 0 : line) * lines.line_stride;
+  LineSums sums;
+  if (line >= 0) {
+#pragma unroll 4
+    for (int64_t l = threadIdx.x; l < lines.length; l += kLineThreads) sums.add(__ldg(x + l * lines.element_stride));
+  }
+  const LineSums warp = sums.warp_total();
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = warp;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    LineSums total = partial[0];
+    for (int w = 1; w < kLineThreads / 32; ++w) total.merge(partial[w]);
+    const LineFacts found = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
+                                       total.integral, total.finite, certificate);
+    facts[id] = found;
+    scale = line >= 0 && (found.flags & kLineNonFinite) == 0 ? ldexp(1.0, found.code_exponent) : 0.0;
+  }
+  __syncthreads();
+  int8_t *out = codes + id * depth;
+#pragma unroll 4
+  for (int64_t l = threadIdx.x; l < depth; l += kLineThreads) {
+    const float value = scale != 0.0 && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
+    out[l] = static_cast<int8_t>(floor(fabs(value * scale)));
+  }
+}
+
+// products[t][i][j] += the codes' product of sampled row i and column j of sampled product t over one slice of
+// `slice` (a multiple of 16): blockIdx.x the slice, blockIdx.y the product; each thread 4 columns of one row. INT32
+// sums stay exact (depth <= kMaxDepth).
+__global__ void preview_products_kernel(const int8_t *codes, int64_t depth, int64_t slice, int32_t *products) {
+  const int64_t t = blockIdx.y;
+  const int row = threadIdx.x / (kPreviewLines / 4), col0 = threadIdx.x % (kPreviewLines / 4) * 4;
+  const int8_t *x = codes + ((t * 2) * kPreviewLines + row) * depth;
+  const int8_t *y = codes + ((t * 2 + 1) * kPreviewLines + col0) * depth;
+  const int64_t begin = blockIdx.x * slice;
+  const int64_t end = begin + slice < depth ? begin + slice : depth;
+  int sums[4] = {};
+#pragma unroll 4
+  for (int64_t l = begin; l < end; l += 4) {  // depth is a multiple of 16: whole words
+    const int word = *reinterpret_cast<const int *>(x + l);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) sums[c] = __dp4a(word, *reinterpret_cast<const int *>(y + c * depth + l), sums[c]);
+  }
+#pragma unroll
+  for (int c = 0; c < 4; ++c) atomicAdd(&products[(t * kPreviewLines + row) * kPreviewLines + col0 + c], sums[c]);
+}
+
+// One block: every sampled element's need (the fewest counts that certify it, as the plan finds them from its
+// codes' product), the histogram, then one thread's choice from it scaled to the whole product: FP32 throughout
+// (branch 0, left in `choice` as moduli 0) where the plan's choice would be too, by the sample; else branch 1, the
+// scan and the plan of every element. Lines holding NaN or Inf are left to the scan, which counts them all.
+__global__ void __launch_bounds__(kDecideThreads)
+    preview_decide_kernel(GemmProblem p, const LineFacts *facts, const int32_t *products,
+                          CertificateConstants certificate, cudaGraphConditionalHandle handle, DeviceChoice *choice) {
+  __shared__ unsigned int histogram[kNeedsFp32 + 1];
+  __shared__ LineFacts lines[kPreviewBatches * 2 * kPreviewLines];
+  const int64_t batches = sample_batches(p.batch);
+  for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
+  for (int64_t line = threadIdx.x; line < batches * 2 * kPreviewLines; line += blockDim.x) lines[line] = facts[line];
+  __syncthreads();
+  for (int64_t index = threadIdx.x; index < batches * kPreviewLines * kPreviewLines; index += blockDim.x) {
+    const int64_t t = index / (kPreviewLines * kPreviewLines);
+    const int i = static_cast<int>(index / kPreviewLines % kPreviewLines), j = static_cast<int>(index % kPreviewLines);
+    const int64_t row = sample_line(i, p.m), col = sample_line(j, p.n);
+    if (row < 0 || col < 0) continue;
+    const LineFacts &x = lines[(t * 2) * kPreviewLines + i];
+    const LineFacts &y = lines[(t * 2 + 1) * kPreviewLines + j];
+    if ((x.flags & kLineNonFinite) != 0 || (y.flags & kLineNonFinite) != 0) continue;
+    const float c0 = p.beta != 0.0f ? p.c[sample_batch(t, p.batch) * p.stride_c + row * p.ldc + col] : 0.0f;
+    // From 7 moduli (uniform operands' need) down to the fewest that certify, or up by bisection: monotone.
+    const int need = element_need(x, y, products[index], p.alpha, p.beta, c0, certificate, 7);
+    atomicAdd(&histogram[need], 1u);
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned long long counted = 0;
+  for (int bin = 0; bin <= kNeedsFp32; ++bin) counted += histogram[bin];
+  // The sample's histogram and flagged lines, scaled to the whole product.
+  const double elements = static_cast<double>(p.batch) * static_cast<double>(p.m) * static_cast<double>(p.n);
+  ScanSummary scaled = {};
+  for (int bin = 0; bin <= kNeedsFp32; ++bin)
+    scaled.needs[bin] =
+        counted == 0 ? 0ull : static_cast<unsigned long long>(histogram[bin] * (elements / counted) + 0.5);
+  const bool fp32 = counted != 0 && choose_moduli(scaled.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f).declined;
+  cudaGraphSetConditional(handle, fp32 ? 0u : 1u);
+  if (fp32 && choice != nullptr) *choice = DeviceChoice{};
+}
+
+}  // namespace
+
+Status preview_choice(const GemmProblem &p, const CertificateConstants &certificate, const PreviewBuffers &buffers,
+                      int64_t depth, cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream) {
+  const int64_t batches = sample_batches(p.batch);
+  FG_RETURN_IF_ERROR(launch(preview_lines_kernel, dim3(static_cast<unsigned int>(batches * 2 * kPreviewLines)),
+                            dim3(kLineThreads), 0, stream, rows_of_a(p), columns_of_b(p), p.batch, depth, certificate,
+                            buffers.facts, buffers.codes, buffers.products));
+  int64_t slices = divide_up(depth, kProductDepth);
+  slices = slices < 1 ? 1 : slices > kMostSlices ? kMostSlices : slices;
+  const int64_t slice = divide_up(divide_up(depth, slices), 16) * 16 + (depth == 0 ? 16 : 0);
+  FG_RETURN_IF_ERROR(
+      launch(preview_products_kernel,
+             dim3(static_cast<unsigned int>(divide_up(depth, slice)), static_cast<unsigned int>(batches)),
+             dim3(kPreviewLines * kPreviewLines / 4), 0, stream, buffers.codes, depth, slice, buffers.products));
+  return launch(preview_decide_kernel, dim3(1), dim3(kDecideThreads), 0, stream, p, buffers.facts, buffers.products,
+                certificate, handle, choice);
+}
+
+}  // namespace fastgemm::detail::ozaki
