@@ -17,6 +17,7 @@
 #include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "sgemm/ozaki_int8/wgmma_products.hpp"
 #include "sgemm/variant.hpp"
 
 namespace fastgemm::detail {
@@ -46,13 +47,22 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
-// ones for smaller products (bench/NOTES-emulated.md).
-Status int8_products(cublasHandle_t handle, const int8_t *residues_a, const int8_t *residues_b, int32_t *products,
-                     int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth, int64_t count) {
+// ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them
+// (wgmma_products.hpp).
+Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
+                     int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
+                     int64_t count) {
   constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
   const int32_t one = 1, zero = 0;
   const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
   if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
+    if (own_products_take(padded_rows, padded_cols, depth) && own_products_ready()) {
+      for (int64_t pair = 0; pair < count; ++pair)
+        FG_RETURN_IF_ERROR(own_int8_product(residues_a + pair * a_stride, residues_b + pair * b_stride,
+                                            products + pair * product_stride, padded_rows, padded_cols, pitch, depth,
+                                            stream));
+      return Status::success();
+    }
     for (int64_t pair = 0; pair < count; ++pair)
       FG_CUBLAS_CHECK(cublasGemmEx(
           handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
@@ -105,7 +115,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
           a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
           FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
         }
-        FG_RETURN_IF_ERROR(int8_products(handle, a_residues, b_residues, products, a_tile.padded_lines,
+        FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
                                          b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count));
         const ProductTile tile{first_batch,         batches,   first_row, rows,
                                a_tile.padded_lines, first_col, cols,      tiling.padded_cols};

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// FG_SGEMM_OZAKI_INT8's own INT8 product on Hopper (wgmma_products.hpp). Built for sm_90a only (CMakeLists.txt).
+// Each block is persistent over 128 x 256 tiles of the product, walked 16 tile rows at a time down each column of
+// tiles (so that a column's residues_b tile stays in L2 for 16 of them). Its first warpgroup is the producer: one
+// thread copies each 128-deep step of the tile's residues_a (128 rows) and residues_b (256 rows) into one of 4
+// stages of shared memory with the tensor copy (128-byte swizzle; rows and depth past the operands come as zeros),
+// and the stage's full barrier completes on their bytes. The two consumer warpgroups each multiply 64 rows by the
+// 256 columns with wgmma (4 of k 32 per step) into 128 INT32 registers a thread, and free a stage (its empty
+// barrier) once the products reading it are done. Then each warp writes its 16 x 256 slab through shared memory,
+// 16 bytes a lane along rows, skipping rows and columns past the product.
+#include "sgemm/ozaki_int8/wgmma_products.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "core/check.hpp"
+#include "core/launch.cuh"
+#include "cuda/hopper.cuh"
+
+namespace fastgemm::detail::ozaki {
+namespace {
+
+constexpr int kTileRows = 128, kTileCols = 256, kStepDepth = 128, kStages = 4;
+constexpr int kWgmmaDepth = 32;
+constexpr int kGroupRows = 16;  // tile rows walked before the next column of tiles
+constexpr int kAStageBytes = kTileRows * kStepDepth, kBStageBytes = kTileCols * kStepDepth;
+constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+constexpr int kConsumerWarps = 8;
+constexpr int kSlabBytes = 16 * 256;  // a warp's 16 rows x 64 INT32, staged for the store
+constexpr int kEpilogueBytes = kConsumerWarps * kSlabBytes;
+constexpr int kThreads = 384;
+// The stages, the slabs, the barriers, and room to align the stages to 1024 bytes (the swizzle's period).
+constexpr int kSharedBytes = kStages * kStageBytes + kEpilogueBytes + 2 * kStages * 8 + 1024;
+// setmaxnreg's plan: the producer's warpgroup down to 40 registers, the consumers' up to 232, out of the
+// registers the block is launched with (its pool): at least this many a thread.
+constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
+constexpr int kLaunchRegisters = (128 * kProducerRegisters + 256 * kConsumerRegisters + kThreads - 1) / kThreads;
+
+struct Shape {
+  int rows, cols, pitch, depth;
+};
+
+__device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_cols, int *row0, int *col0) {
+  const int per_group = kGroupRows * tile_cols;
+  const int group = tile / per_group, first = group * kGroupRows;
+  const int height = min(tile_rows - first, kGroupRows);
+  const int within = tile - group * per_group;
+  *row0 = (first + within % height) * kTileRows;
+  *col0 = within / height * kTileCols;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    own_product_kernel(const __grid_constant__ CUtensorMap residues_a, const __grid_constant__ CUtensorMap residues_b,
+                       int32_t *__restrict__ products, Shape shape) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace hopper;
+  extern __shared__ uint8_t shared[];
+  const uint32_t base = (shared_address(shared) + 1023u) & ~1023u;
+  const uint32_t slabs = base + kStages * kStageBytes;
+  const uint32_t full = slabs + kEpilogueBytes, empty = full + kStages * 8;  // barrier s at + 8 s
+  const int thread = threadIdx.x, warpgroup = thread / 128;
+  if (thread == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(full + 8 * s, 1);
+      barrier_init(empty + 8 * s, kConsumerWarps);
+    }
+    barrier_init_fence();
+    prefetch_map(&residues_a);
+    prefetch_map(&residues_b);
+  }
+  __syncthreads();
+  const int tile_rows = (shape.rows + kTileRows - 1) / kTileRows;
+  const int tile_cols = (shape.cols + kTileCols - 1) / kTileCols;
+  const int tiles = tile_rows * tile_cols, steps = (shape.depth + kStepDepth - 1) / kStepDepth;
+
+  if (warpgroup == 0) {
+    lower_registers<kProducerRegisters>();
+    if (thread != 0) return;
+    uint32_t step_count = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int row0 = 0, col0 = 0;
+      tile_origin(tile, tile_rows, tile_cols, &row0, &col0);
+      for (int step = 0; step < steps; ++step, ++step_count) {
+        const uint32_t s = step_count % kStages, parity = step_count / kStages & 1;
+        barrier_wait(empty + 8 * s, parity ^ 1);
+        barrier_arrive_expecting(full + 8 * s, kStageBytes);
+        const uint32_t stage = base + s * kStageBytes;
+        copy_box(stage, &residues_a, full + 8 * s, step * kStepDepth, row0);
+        copy_box(stage + kAStageBytes, &residues_b, full + 8 * s, step * kStepDepth, col0);
+      }
+    }
+    return;
+  }
+
+  raise_registers<kConsumerRegisters>();
+  const int half = warpgroup - 1;                        // the 64 rows of the tile this warpgroup multiplies
+  const int warp = thread / 32 % 4, lane = thread % 32;  // the warp's 16 of them
+  int sums[128];
+  uint32_t step_count = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int row0 = 0, col0 = 0;
+    tile_origin(tile, tile_rows, tile_cols, &row0, &col0);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) sums[i] = 0;
+    uint32_t previous = 0;
+    for (int step = 0; step < steps; ++step, ++step_count) {
+      const uint32_t s = step_count % kStages, parity = step_count / kStages & 1;
+      barrier_wait(full + 8 * s, parity);
+      const uint64_t a = swizzled_tile(base + s * kStageBytes + half * 64 * kStepDepth);
+      const uint64_t b = swizzled_tile(base + s * kStageBytes + kAStageBytes);
+      pin(sums);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kStepDepth / kWgmmaDepth; ++k) wgmma_64x256x32(sums, a + 2 * k, b + 2 * k, step | k);
+      wgmma_commit();
+      pin(sums);
+      if (step > 0) {  // the step before is done: its stage may be refilled
+        wgmma_wait<1>();
+        pin(sums);
+        if (lane == 0) barrier_arrive(empty + 8 * previous);
+      }
+      previous = s;
+    }
+    wgmma_wait<0>();
+    pin(sums);
+    if (lane == 0 && steps > 0) barrier_arrive(empty + 8 * previous);
+
+    // The slab: rows row0 + 64 half + 16 warp .. + 15, in 4 passes of 64 columns (256 bytes a row), each staged
+    // with its 16-byte chunks swizzled by the row (no bank conflicts either way), then stored 16 bytes a lane.
+    const uint32_t slab = slabs + (half * 4 + warp) * kSlabBytes;
+    const int slab_row = row0 + half * 64 + warp * 16;
+#pragma unroll
+    for (int pass = 0; pass < 4; ++pass) {
+#pragma unroll
+      for (int j8 = 0; j8 < 8; ++j8) {
+        const int j = pass * 8 + j8;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int r = lane / 4 + 8 * i, byte = (8 * j8 + 2 * (lane % 4)) * 4;
+          store_shared_pair(slab + r * 256 + ((byte / 16 ^ (r & 7)) << 4) + byte % 16, sums[4 * j + 2 * i],
+                            sums[4 * j + 2 * i + 1]);
+        }
+      }
+      __syncwarp();
+#pragma unroll
+      for (int p = 0; p < 8; ++p) {
+        const int index = p * 32 + lane, r = index / 16, chunk = index % 16;
+        const int row = slab_row + r, col = col0 + pass * 64 + chunk * 4;
+        const uint4 v = load_shared_quad(slab + r * 256 + ((chunk ^ (r & 7)) << 4));
+        if (row < shape.rows && col < shape.cols)  // cols is a multiple of 4: a chunk is wholly in or out
+          *reinterpret_cast<uint4 *>(products + static_cast<int64_t>(row) * shape.pitch + col) = v;
+      }
+      __syncwarp();
+    }
+  }
+#else
+  __trap();  // never launched: own_products_ready() is false without sm_90a code
+#endif
+}
+
+// The driver's tensor-map encoder (no link against libcuda: through the runtime's entry point).
+PFN_cuTensorMapEncodeTiled_v12000 encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 found = [] {
+    void *function = nullptr;
+    cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &result) !=
+            cudaSuccess ||
+        result != cudaDriverEntryPointSuccess)
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+  }();
+  return found;
+}
+
+// Lines x depth int8, depth-contiguous, in boxes of kStepDepth x box_lines with the 128-byte swizzle.
+Status tensor_map(const int8_t *data, int64_t lines, int64_t depth, int box_lines, CUtensorMap *map) {
+  std::memset(map, 0, sizeof *map);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(depth), static_cast<cuuint64_t>(lines)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(depth)};
+  const cuuint32_t box[2] = {kStepDepth, static_cast<cuuint32_t>(box_lines)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult made = encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<int8_t *>(data), dims, strides, box,
+                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (made != CUDA_SUCCESS)
+    return Status::failure(StatusCode::internal_error,
+                           "cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(made)) + ")");
+  return Status::success();
+}
+
+constexpr int kMaxDevices = 64;
+std::atomic<int> readiness[kMaxDevices];  // 0 not asked yet, 1 ready, 2 not
+std::atomic<int> processors[kMaxDevices];
+
+bool ask_readiness(int device) {
+  int major = 0, minor = 0, optin = 0, count = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return false;
+  if (major != 9 || minor != 0 || optin < kSharedBytes || encoder() == nullptr) return false;
+  cudaFuncAttributes attributes = {};
+  if (cudaFuncGetAttributes(&attributes, own_product_kernel) != cudaSuccess) return false;  // no sm_90a code
+  if (attributes.numRegs < kLaunchRegisters) return false;  // setmaxnreg would wait for registers forever
+  if (cudaFuncSetAttribute(own_product_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes) !=
+      cudaSuccess)
+    return false;
+  processors[device].store(count);
+  return true;
+}
+
+}  // namespace
+
+bool own_products_ready() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
+  int state = readiness[device].load();
+  if (state == 0) {
+    state = ask_readiness(device) ? 1 : 2;
+    (void)cudaGetLastError();  // a failed attribute query is an answer, not an error of the caller's
+    readiness[device].store(state);
+  }
+  return state == 1;
+}
+
+bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth) {
+  return padded_rows >= kTileRows && padded_cols >= kTileCols && depth >= kStepDepth && padded_rows < (1 << 30) &&
+         padded_cols < (1 << 30) && depth < (1 << 30);
+}
+
+Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
+                        int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream) {
+  CUtensorMap a = {}, b = {};
+  FG_RETURN_IF_ERROR(tensor_map(residues_a, padded_rows, depth, kTileRows, &a));
+  FG_RETURN_IF_ERROR(tensor_map(residues_b, padded_cols, depth, kTileCols, &b));
+  int device = 0;
+  FG_CUDA_CHECK(cudaGetDevice(&device));
+  const int64_t tiles = ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
+  const int64_t blocks = tiles < processors[device].load() ? tiles : processors[device].load();
+  const Shape shape{static_cast<int>(padded_rows), static_cast<int>(padded_cols), static_cast<int>(pitch),
+                    static_cast<int>(depth)};
+  return launch(own_product_kernel, dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads),
+                kSharedBytes, stream, a, b, products, shape);
+}
+
+}  // namespace fastgemm::detail::ozaki

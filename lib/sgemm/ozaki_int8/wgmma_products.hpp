@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// FG_SGEMM_OZAKI_INT8's own INT8 tensor-core product on Hopper (wgmma_products.cu, built for sm_90a only): one
+// pair of residues' product, what one cublasGemmEx call of variant.cpp's int8_products computes, in a kernel of
+// the project's own (TMA copies into a 4-stage pipeline of 128 x 256 x 128 tiles, one producer warpgroup and two
+// consumer warpgroups of wgmma, INT32 sums exact). Elsewhere (other devices, or a build without sm_90a code),
+// cuBLAS's product runs.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/status.hpp"
+
+namespace fastgemm::detail::ozaki {
+
+// Whether the own product runs on the current device: compute capability 9.0, the kernel's sm_90a code and its
+// register budget present, the driver's tensor-map encoder found, and its shared memory granted. Asked once per
+// device; false where this build has no sm_90a code.
+bool own_products_ready();
+
+// Whether the own product takes a product of these padded sizes (at least one tile each way).
+bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth);
+
+// products[row][col] (row < padded_rows, col < padded_cols, pitch elements apart) = sum over l < depth of
+// residues_a[row][l] residues_b[col][l], both int8 and depth-contiguous (depth a multiple of 16, the rows 16-byte
+// aligned), enqueued on `stream`. Only where own_products_ready().
+Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
+                        int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream);
+
+}  // namespace fastgemm::detail::ozaki

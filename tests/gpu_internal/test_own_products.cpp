@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The emulated mode's own INT8 product on Hopper (lib/sgemm/ozaki_int8/wgmma_products.hpp), an internal function:
+// on products whose sizes are no multiples of its tiles, with a pitch wider than the product, every element equal
+// to cuBLAS's INT32 product and, on a sample, to exact integer sums; nothing written past the product's columns.
+// It runs on devices of compute capability 9.0, and only there (elsewhere cuBLAS's product runs). Skipped (exit
+// 77) without a CUDA device.
+#define CATCH_CONFIG_RUNNER
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "sgemm/ozaki_int8/wgmma_products.hpp"
+
+using fastgemm::detail::ozaki::own_int8_product;
+
+namespace {
+
+#define REQUIRE_CUDA(call) REQUIRE((call) == cudaSuccess)
+
+template <typename T>
+struct Device {
+  T *data = nullptr;
+  explicit Device(size_t count) { REQUIRE_CUDA(cudaMalloc(reinterpret_cast<void **>(&data), count * sizeof(T))); }
+  ~Device() { (void)cudaFree(data); }
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("own INT8 product: ready exactly on devices of compute capability 9.0", "[own-int8]") {
+  int device = 0, major = 0, minor = 0;
+  REQUIRE_CUDA(cudaGetDevice(&device));
+  REQUIRE_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  REQUIRE_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  INFO("compute capability " << major << "." << minor);
+  CHECK(fastgemm::detail::ozaki::own_products_ready() == (major == 9 && minor == 0));
+}
+
+TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exact sums; nothing past the columns",
+          "[own-int8]") {
+  if (!fastgemm::detail::ozaki::own_products_ready()) {
+    WARN("not a device of compute capability 9.0: cuBLAS's product runs here (the test above checks that)");
+    return;
+  }
+  struct Shape {
+    int64_t rows, cols, pitch, depth;
+  };
+  cublasHandle_t cublas = nullptr;
+  REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
+  for (const Shape s : {Shape{128, 256, 256, 128}, Shape{132, 260, 272, 144}, Shape{1000, 4100, 4100, 4112},
+                        Shape{2052, 1028, 1040, 16400}, Shape{3000, 300, 300, 1040}, Shape{4096, 4096, 4096, 4096}}) {
+    INFO(s.rows << " x " << s.cols << " (pitch " << s.pitch << ") x " << s.depth);
+    std::vector<int8_t> a(s.rows * s.depth), b(s.cols * s.depth);
+    std::mt19937_64 random(static_cast<uint64_t>(s.rows * 31 + s.cols * 7 + s.depth));
+    for (int8_t &x : a) x = static_cast<int8_t>(static_cast<int>(random() % 256) - 128);  // -128 included
+    for (int8_t &x : b) x = static_cast<int8_t>(static_cast<int>(random() % 256) - 128);
+    Device<int8_t> da(a.size()), db(b.size());
+    Device<int32_t> own(s.rows * s.pitch), reference(s.rows * s.pitch);
+    REQUIRE_CUDA(cudaMemcpy(da.data, a.data(), a.size(), cudaMemcpyHostToDevice));
+    REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
+    REQUIRE_CUDA(cudaMemset(own.data, 0x7f, s.rows * s.pitch * 4));  // poison: 0x7f7f7f7f is no possible sum
+    const int32_t one = 1, zero = 0;
+    REQUIRE(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows),
+                         static_cast<int>(s.depth), &one, db.data, CUDA_R_8I, static_cast<int>(s.depth), da.data,
+                         CUDA_R_8I, static_cast<int>(s.depth), &zero, reference.data, CUDA_R_32I,
+                         static_cast<int>(s.pitch), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    const auto status = own_int8_product(da.data, db.data, own.data, s.rows, s.cols, s.pitch, s.depth, stream);
+    REQUIRE(status.ok());
+    REQUIRE_CUDA(cudaStreamSynchronize(stream));
+    std::vector<int32_t> mine(s.rows * s.pitch), theirs(s.rows * s.pitch);
+    REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
+    REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
+    int64_t differ = 0, written_past = 0;
+    for (int64_t row = 0; row < s.rows; ++row)
+      for (int64_t col = 0; col < s.pitch; ++col) {
+        const int64_t at = row * s.pitch + col;
+        if (col < s.cols)
+          differ += mine[at] != theirs[at];
+        else
+          written_past += mine[at] != 0x7f7f7f7f;
+      }
+    CHECK(differ == 0);
+    CHECK(written_past == 0);
+    // Exact sums on a sample (the corners included).
+    int64_t inexact = 0;
+    for (int i = 0; i < 400; ++i) {
+      const int64_t row = i == 0 ? 0 : i == 1 ? s.rows - 1 : static_cast<int64_t>(random() % s.rows);
+      const int64_t col = i == 0 ? 0 : i == 1 ? s.cols - 1 : static_cast<int64_t>(random() % s.cols);
+      int64_t sum = 0;
+      for (int64_t l = 0; l < s.depth; ++l) sum += int64_t{a[row * s.depth + l]} * b[col * s.depth + l];
+      inexact += mine[row * s.pitch + col] != sum;
+    }
+    CHECK(inexact == 0);
+  }
+  (void)cublasDestroy(cublas);
+  (void)cudaStreamDestroy(stream);
+}
+
+int main(int argc, char **argv) {
+  int devices = 0;
+  const cudaError_t error = cudaGetDeviceCount(&devices);
+  if (error != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device; GPU tests need one\n");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}
