@@ -40,6 +40,9 @@ for tool in ${FASTGEMM_SANITIZER_TOOLS:-memcheck initcheck racecheck synccheck};
   case "$tool" in memcheck | initcheck) filter="~[huge]~[pressure]~[fault]~[tall]" ;; esac
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
     "$build_dir/tests/test_gpu" $filter
+  # The internal kernels' own test (the emulated mode's INT8 product on Hopper).
+  step "sanitizer-$tool-internal" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
+    "$build_dir/tests/test_gpu_internal"
 done
 if [ "${FASTGEMM_SKIP_BENCH:-0}" != 1 ] && [ -x "$build_dir/bench/fastgemm-bench" ]; then
   step bench-sgemm "$build_dir/bench/fastgemm-bench" sgemm ${FASTGEMM_BENCH_ARGS:-} --csv "$log_dir/sgemm.csv" --json "$log_dir/sgemm.json"
