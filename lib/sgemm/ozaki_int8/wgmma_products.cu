@@ -229,12 +229,19 @@ bool own_products_ready() {
 }
 
 bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth) {
-  return padded_rows >= kTileRows && padded_cols >= kTileCols && depth >= kStepDepth && padded_rows < (1 << 30) &&
-         padded_cols < (1 << 30) && depth < (1 << 30);
+  // Whole tiles at least; the tensor copies' strides in multiples of 16 bytes, the stores' chunks of 4 columns
+  // wholly in or out; the tiles' count and every index in an int.
+  return padded_rows >= kTileRows && padded_cols >= kTileCols && depth >= kStepDepth && depth % 16 == 0 &&
+         padded_cols % 4 == 0 && padded_rows < (1 << 30) && padded_cols < (1 << 30) && depth < (1 << 30) &&
+         padded_rows / kTileRows * (padded_cols / kTileCols) < (1 << 28);
 }
 
 Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
                         int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream) {
+  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < padded_cols || pitch % 4 != 0 ||
+      pitch >= (1 << 30) || reinterpret_cast<uintptr_t>(residues_a) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(residues_b) % 16 != 0 || reinterpret_cast<uintptr_t>(products) % 16 != 0)
+    return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
   CUtensorMap a = {}, b = {};
   FG_RETURN_IF_ERROR(tensor_map(residues_a, padded_rows, depth, kTileRows, &a));
   FG_RETURN_IF_ERROR(tensor_map(residues_b, padded_cols, depth, kTileCols, &b));

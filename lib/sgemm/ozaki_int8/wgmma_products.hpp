@@ -19,12 +19,14 @@ namespace fastgemm::detail::ozaki {
 // device; false where this build has no sm_90a code.
 bool own_products_ready();
 
-// Whether the own product takes a product of these padded sizes (at least one tile each way).
+// Whether the own product takes a product of these padded sizes (at least one tile each way, depth a multiple of
+// 16, padded_cols of 4).
 bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth);
 
 // products[row][col] (row < padded_rows, col < padded_cols, pitch elements apart) = sum over l < depth of
 // residues_a[row][l] residues_b[col][l], both int8 and depth-contiguous (depth a multiple of 16, the rows 16-byte
-// aligned), enqueued on `stream`. Only where own_products_ready().
+// aligned, products too, pitch a multiple of 4), enqueued on `stream`. Only where own_products_ready(); an
+// internal error for a layout it cannot take.
 Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
                         int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream);
 
