@@ -134,6 +134,9 @@ __device__ __forceinline__ void wgmma_64x256x32(int (&d)[128], uint64_t a, uint6
 __device__ __forceinline__ void store_shared_pair(uint32_t address, int x, int y) {
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(address), "r"(x), "r"(y) : "memory");
 }
+__device__ __forceinline__ void store_shared_half(uint32_t address, uint32_t value) {
+  asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(static_cast<unsigned short>(value)) : "memory");
+}
 __device__ __forceinline__ uint4 load_shared_quad(uint32_t address) {
   uint4 v;
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"

@@ -645,9 +645,10 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
   for (const HardCase &hc : {HardCase{Hard::binary, 0, "0/1"}, HardCase{Hard::inner, 20, "inner 2^+-20"}}) {
     INFO(hc.name);
-    // 0/1 at 2048 rows: products of 2048 x 2048 x 8192 per modulus, which the own INT8 product takes on Hopper.
-    const int64_t rows = hc.family == Hard::binary ? 2048 : 1024;
-    const Operands o = make_hard(hc, rows, 2048, 8192, 9500);
+    // 0/1 at 2048 x 2048 x 16384: products the own INT8 product takes on Hopper, deep enough for its residues in
+    // bytes.
+    const int64_t rows = hc.family == Hard::binary ? 2048 : 1024, depth = hc.family == Hard::binary ? 16384 : 8192;
+    const Operands o = make_hard(hc, rows, 2048, depth, 9500);
     const Reference reference = reference_of(o);
     DeviceProduct product(o);
     product.poison();
@@ -665,9 +666,10 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
       CHECK(relative_error(c, reference.product) <= gemm_tolerance(o.k));
     }
     const Emulation e = emulation_of(handle.get());
-    std::printf("emulated certificate, AUTO: %-14s %lld x 2048 x 8192  ran %s, moduli %d, FP32 %lld; worst %.3f\n",
-                hc.name, static_cast<long long>(rows), fg_sgemm_algo_name(last_algo(handle.get())), e.moduli,
-                static_cast<long long>(e.fp32_elements), got.worst);
+    std::printf("emulated certificate, AUTO: %-14s %lld x 2048 x %lld  ran %s, moduli %d, FP32 %lld; worst %.3f\n",
+                hc.name, static_cast<long long>(rows), static_cast<long long>(depth),
+                fg_sgemm_algo_name(last_algo(handle.get())), e.moduli, static_cast<long long>(e.fp32_elements),
+                got.worst);
   }
 }
 

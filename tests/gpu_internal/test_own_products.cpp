@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The emulated mode's own INT8 product on Hopper (lib/sgemm/ozaki_int8/wgmma_products.hpp), an internal function:
 // on products whose sizes are no multiples of its tiles, with a pitch wider than the product, every element equal
-// to cuBLAS's INT32 product and, on a sample, to exact integer sums; nothing written past the product's columns.
+// to cuBLAS's INT32 product and, on a sample, to exact integer sums, and each residue byte to the residue of
+// cuBLAS's sum; nothing written past the product's columns.
 // It runs on devices of compute capability 9.0, and only there (elsewhere cuBLAS's product runs). Skipped (exit
 // 77) without a CUDA device.
 #define CATCH_CONFIG_RUNNER
@@ -11,6 +12,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -19,6 +21,8 @@
 #include "sgemm/ozaki_int8/wgmma_products.hpp"
 
 using fastgemm::detail::ozaki::own_int8_product;
+using fastgemm::detail::ozaki::own_int8_residues;
+using fastgemm::detail::ozaki::residue_pitch;
 
 namespace {
 
@@ -102,6 +106,29 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
       inexact += mine[row * s.pitch + col] != sum;
     }
     CHECK(inexact == 0);
+
+    // Each sum's residue, one byte, as the reconstruction reduces it: s - p rint(s / p), 128 written as -128.
+    for (const double modulus : {256.0, 251.0, 211.0}) {
+      INFO("residues modulo " << modulus);
+      const int64_t pitch = residue_pitch(s.cols) + 16;  // 16 bytes a row that nothing may write
+      Device<int8_t> bytes(s.rows * pitch);
+      REQUIRE_CUDA(cudaMemset(bytes.data, 0x7f, s.rows * pitch));
+      REQUIRE(own_int8_residues(da.data, db.data, bytes.data, s.rows, s.cols, pitch, s.depth, modulus, stream).ok());
+      REQUIRE_CUDA(cudaStreamSynchronize(stream));
+      std::vector<int8_t> got(s.rows * pitch);
+      REQUIRE_CUDA(cudaMemcpy(got.data(), bytes.data, got.size(), cudaMemcpyDeviceToHost));
+      int64_t wrong = 0, past = 0;
+      for (int64_t row = 0; row < s.rows; ++row) {
+        for (int64_t col = 0; col < s.cols; ++col) {
+          const double v = theirs[row * s.pitch + col];
+          const int residue = static_cast<int>(std::fma(-std::rint(v * (1.0 / modulus)), modulus, v));
+          wrong += got[row * pitch + col] != static_cast<int8_t>(residue);
+        }
+        for (int64_t col = residue_pitch(s.cols); col < pitch; ++col) past += got[row * pitch + col] != 0x7f;
+      }
+      CHECK(wrong == 0);
+      CHECK(past == 0);
+    }
   }
   (void)cublasDestroy(cublas);
   (void)cudaStreamDestroy(stream);

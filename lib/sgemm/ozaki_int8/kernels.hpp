@@ -54,11 +54,13 @@ Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTi
                      int8_t *out, cudaStream_t stream);
 
 // A tile of C: rows first_row.. x cols first_col.. of products first_batch.., and the layout of its INT32
-// products, products[batch][modulus][row][padded_cols].
+// products, products[batch][modulus][row][padded_cols], or, where residue_pitch is not 0, of their residues modulo
+// each modulus, one byte each, rows residue_pitch bytes apart (the own INT8 product's, wgmma_products.hpp).
 struct ProductTile {
   int64_t first_batch = 0, batches = 1;
   int64_t first_row = 0, rows = 0, padded_rows = 0;
   int64_t first_col = 0, cols = 0, padded_cols = 0;
+  int64_t residue_pitch = 0;
 };
 
 // From the product of the codes (one "modulus"), every element's need into needs[batch][row][n] (0 for elements

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/launch.cuh"
 #include "sgemm/ozaki_int8/choice.hpp"
@@ -102,22 +103,35 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__re
     if (histogram[bin] != 0) atomicAdd(&summary->needs[bin], static_cast<unsigned long long>(histogram[bin]));
 }
 
+// The 4 sums (or residues) of consecutive columns at `at`, INT32 or one byte each (kBytes).
+template <bool kBytes>
+__device__ __forceinline__ int4 load_words(const void *at) {
+  if (kBytes) {
+    const char4 w = __ldg(static_cast<const char4 *>(at));
+    return make_int4(w.x, w.y, w.z, w.w);
+  }
+  return __ldg(static_cast<const int4 *>(at));
+}
+
+template <bool kBytes>
 __global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
                                    const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
                                    uint8_t *needs) {
   const int64_t total = tile_groups(tile);
-  const int64_t modulus_stride = tile.padded_rows * tile.padded_cols;
+  // In elements of the products (INT32 sums, or bytes).
+  const int64_t pitch = kBytes ? tile.residue_pitch : tile.padded_cols, modulus_stride = tile.padded_rows * pitch;
+  using Word = typename std::conditional<kBytes, int8_t, int32_t>::type;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const TileGroup g = tile_group(tile, index);
     const LineFacts &x = a_facts[g.batch * p.m + g.row];
     if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
-    const int32_t *in =
-        products + g.local_batch * constants.count * modulus_stride + g.local_row * tile.padded_cols + g.col0;
+    const Word *in = reinterpret_cast<const Word *>(products) + g.local_batch * constants.count * modulus_stride +
+                     g.local_row * pitch + g.col0;
     int4 words[kMaxModuli];
 #pragma unroll
     for (int l = 0; l < kMaxModuli; ++l)
-      words[l] = l < constants.count ? __ldg(reinterpret_cast<const int4 *>(in + l * modulus_stride)) : int4{};
+      words[l] = l < constants.count ? load_words<kBytes>(in + l * modulus_stride) : int4{};
     CrtSums sums[4];
 #pragma unroll
     for (int l = 0; l < kMaxModuli; ++l) {
@@ -241,8 +255,9 @@ Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
                    const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
                    uint8_t *needs, cudaStream_t stream) {
-  return launch(reconstruct_kernel, dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)),
-                dim3(kThreads), 0, stream, p, tile, products, a_facts, b_facts, constants, certificate, needs);
+  return launch(tile.residue_pitch != 0 ? reconstruct_kernel<true> : reconstruct_kernel<false>,
+                dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)), dim3(kThreads), 0, stream, p,
+                tile, products, a_facts, b_facts, constants, certificate, needs);
 }
 
 Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream) {

@@ -48,15 +48,32 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them
-// (wgmma_products.hpp).
+// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on the deepest products,
+// writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols) bytes a row:
+// then *residue_bytes is that pitch (0 for INT32 sums).
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
                      int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
-                     int64_t count) {
+                     int64_t count, const CrtConstants *constants, int64_t *residue_bytes) {
   constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
   const int32_t one = 1, zero = 0;
   const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
+  *residue_bytes = 0;
   if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
     if (own_products_take(padded_rows, padded_cols, depth) && own_products_ready()) {
+      // Residues in bytes pay on deep products (measured: 16384^3, whose bands are 16384 deep), where the
+      // reduction in the product's epilogue, once per sum, is small beside the sum's depth; at 8192^3 and below it
+      // costs about what the reconstruction saves.
+      constexpr int64_t kResidueBytesDepth = 16384;
+      if (constants != nullptr && depth >= kResidueBytesDepth) {
+        const int64_t byte_pitch = residue_pitch(padded_cols);
+        auto *bytes = reinterpret_cast<int8_t *>(products);
+        for (int64_t pair = 0; pair < count; ++pair)
+          FG_RETURN_IF_ERROR(own_int8_residues(residues_a + pair * a_stride, residues_b + pair * b_stride,
+                                               bytes + pair * padded_rows * byte_pitch, padded_rows, padded_cols,
+                                               byte_pitch, depth, constants->modulus[pair % constants->count], stream));
+        *residue_bytes = byte_pitch;
+        return Status::success();
+      }
       for (int64_t pair = 0; pair < count; ++pair)
         FG_RETURN_IF_ERROR(own_int8_product(residues_a + pair * a_stride, residues_b + pair * b_stride,
                                             products + pair * product_stride, padded_rows, padded_cols, pitch, depth,
@@ -115,10 +132,13 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
           a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
           FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
         }
+        int64_t residue_bytes = 0;
         FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
-                                         b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count));
-        const ProductTile tile{first_batch,         batches,   first_row, rows,
-                               a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
+                                         b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count,
+                                         steps.constants, &residue_bytes));
+        ProductTile tile{first_batch,         batches,   first_row, rows,
+                         a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
+        tile.residue_pitch = residue_bytes;
         if (steps.constants == nullptr)
           FG_RETURN_IF_ERROR(
               plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs, steps.summary, stream));

@@ -41,7 +41,8 @@ constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 constexpr int kLaunchRegisters = (128 * kProducerRegisters + 256 * kConsumerRegisters + kThreads - 1) / kThreads;
 
 struct Shape {
-  int rows, cols, pitch, depth;
+  int rows, cols, pitch, depth;     // pitch in elements of the output
+  double modulus, inverse_modulus;  // for residues: each sum s written as s - p rint(s / p), one byte
 };
 
 __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_cols, int *row0, int *col0) {
@@ -53,9 +54,13 @@ __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_co
   *col0 = within / height * kTileCols;
 }
 
+// kResidues: the output is one byte an element, the sum's residue modulo shape.modulus as the Chinese remainder
+// reconstruction reduces it (CrtSums::add: in [-p / 2, p / 2], 128 for p = 256 written as -128, the same class);
+// otherwise the INT32 sums.
+template <bool kResidues>
 __global__ void __launch_bounds__(kThreads, 1)
     own_product_kernel(const __grid_constant__ CUtensorMap residues_a, const __grid_constant__ CUtensorMap residues_b,
-                       int32_t *__restrict__ products, Shape shape) {
+                       void *__restrict__ output, Shape shape) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace hopper;
   extern __shared__ uint8_t shared[];
@@ -129,32 +134,62 @@ __global__ void __launch_bounds__(kThreads, 1)
     pin(sums);
     if (lane == 0 && steps > 0) barrier_arrive(empty + 8 * previous);
 
-    // The slab: rows row0 + 64 half + 16 warp .. + 15, in 4 passes of 64 columns (256 bytes a row), each staged
-    // with its 16-byte chunks swizzled by the row (no bank conflicts either way), then stored 16 bytes a lane.
+    // The slab: rows row0 + 64 half + 16 warp .. + 15, staged in shared memory 256 bytes a row with its 16-byte
+    // chunks swizzled by the row (no bank conflicts either way), then stored 16 bytes a lane along rows: INT32
+    // sums in 4 passes of 64 columns, residues in one of 256.
     const uint32_t slab = slabs + (half * 4 + warp) * kSlabBytes;
     const int slab_row = row0 + half * 64 + warp * 16;
+    if constexpr (kResidues) {
+      const auto residue = [&](int sum) {
+        const double v = sum;
+        return static_cast<uint32_t>(static_cast<int>(fma(-rint(v * shape.inverse_modulus), shape.modulus, v))) & 0xffu;
+      };
 #pragma unroll
-    for (int pass = 0; pass < 4; ++pass) {
-#pragma unroll
-      for (int j8 = 0; j8 < 8; ++j8) {
-        const int j = pass * 8 + j8;
+      for (int j = 0; j < 32; ++j) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-          const int r = lane / 4 + 8 * i, byte = (8 * j8 + 2 * (lane % 4)) * 4;
-          store_shared_pair(slab + r * 256 + ((byte / 16 ^ (r & 7)) << 4) + byte % 16, sums[4 * j + 2 * i],
-                            sums[4 * j + 2 * i + 1]);
+          const int r = lane / 4 + 8 * i, byte = 8 * j + 2 * (lane % 4);
+          const uint32_t pair = residue(sums[4 * j + 2 * i]) | residue(sums[4 * j + 2 * i + 1]) << 8;
+          store_shared_half(slab + r * 256 + ((byte / 16 ^ (r & 7)) << 4) + byte % 16, pair);
         }
       }
       __syncwarp();
+      auto *bytes = static_cast<uint8_t *>(output);
 #pragma unroll
       for (int p = 0; p < 8; ++p) {
         const int index = p * 32 + lane, r = index / 16, chunk = index % 16;
-        const int row = slab_row + r, col = col0 + pass * 64 + chunk * 4;
+        const int row = slab_row + r, col = col0 + chunk * 16;
         const uint4 v = load_shared_quad(slab + r * 256 + ((chunk ^ (r & 7)) << 4));
-        if (row < shape.rows && col < shape.cols)  // cols is a multiple of 4: a chunk is wholly in or out
-          *reinterpret_cast<uint4 *>(products + static_cast<int64_t>(row) * shape.pitch + col) = v;
+        // The pitch is a multiple of 16 bytes at least cols rounded up to 16: a chunk past cols lands in the padding.
+        if (row < shape.rows && col < shape.cols)
+          *reinterpret_cast<uint4 *>(bytes + static_cast<int64_t>(row) * shape.pitch + col) = v;
       }
       __syncwarp();
+    } else {
+      auto *products = static_cast<int32_t *>(output);
+#pragma unroll
+      for (int pass = 0; pass < 4; ++pass) {
+#pragma unroll
+        for (int j8 = 0; j8 < 8; ++j8) {
+          const int j = pass * 8 + j8;
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int r = lane / 4 + 8 * i, byte = (8 * j8 + 2 * (lane % 4)) * 4;
+            store_shared_pair(slab + r * 256 + ((byte / 16 ^ (r & 7)) << 4) + byte % 16, sums[4 * j + 2 * i],
+                              sums[4 * j + 2 * i + 1]);
+          }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int p = 0; p < 8; ++p) {
+          const int index = p * 32 + lane, r = index / 16, chunk = index % 16;
+          const int row = slab_row + r, col = col0 + pass * 64 + chunk * 4;
+          const uint4 v = load_shared_quad(slab + r * 256 + ((chunk ^ (r & 7)) << 4));
+          if (row < shape.rows && col < shape.cols)  // cols is a multiple of 4: a chunk is wholly in or out
+            *reinterpret_cast<uint4 *>(products + static_cast<int64_t>(row) * shape.pitch + col) = v;
+        }
+        __syncwarp();
+      }
     }
   }
 #else
@@ -204,12 +239,13 @@ bool ask_readiness(int device) {
       cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return false;
   if (major != 9 || minor != 0 || optin < kSharedBytes || encoder() == nullptr) return false;
-  cudaFuncAttributes attributes = {};
-  if (cudaFuncGetAttributes(&attributes, own_product_kernel) != cudaSuccess) return false;  // no sm_90a code
-  if (attributes.numRegs < kLaunchRegisters) return false;  // setmaxnreg would wait for registers forever
-  if (cudaFuncSetAttribute(own_product_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes) !=
-      cudaSuccess)
-    return false;
+  for (const auto kernel : {own_product_kernel<false>, own_product_kernel<true>}) {
+    cudaFuncAttributes attributes = {};
+    if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) return false;  // no sm_90a code
+    if (attributes.numRegs < kLaunchRegisters) return false;  // setmaxnreg would wait for registers forever
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes) != cudaSuccess)
+      return false;
+  }
   processors[device].store(count);
   return true;
 }
@@ -236,12 +272,10 @@ bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth) 
          padded_rows / kTileRows * (padded_cols / kTileCols) < (1 << 28);
 }
 
-Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
-                        int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream) {
-  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < padded_cols || pitch % 4 != 0 ||
-      pitch >= (1 << 30) || reinterpret_cast<uintptr_t>(residues_a) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(residues_b) % 16 != 0 || reinterpret_cast<uintptr_t>(products) % 16 != 0)
-    return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
+namespace {
+
+Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *output, bool residues, int64_t padded_rows,
+                   int64_t padded_cols, int64_t pitch, int64_t depth, double modulus, cudaStream_t stream) {
   CUtensorMap a = {}, b = {};
   FG_RETURN_IF_ERROR(tensor_map(residues_a, padded_rows, depth, kTileRows, &a));
   FG_RETURN_IF_ERROR(tensor_map(residues_b, padded_cols, depth, kTileCols, &b));
@@ -249,10 +283,36 @@ Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int3
   FG_CUDA_CHECK(cudaGetDevice(&device));
   const int64_t tiles = ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
   const int64_t blocks = tiles < processors[device].load() ? tiles : processors[device].load();
-  const Shape shape{static_cast<int>(padded_rows), static_cast<int>(padded_cols), static_cast<int>(pitch),
-                    static_cast<int>(depth)};
-  return launch(own_product_kernel, dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads),
-                kSharedBytes, stream, a, b, products, shape);
+  const Shape shape{static_cast<int>(padded_rows),
+                    static_cast<int>(padded_cols),
+                    static_cast<int>(pitch),
+                    static_cast<int>(depth),
+                    modulus,
+                    modulus != 0.0 ? 1.0 / modulus : 0.0};
+  return launch(residues ? own_product_kernel<true> : own_product_kernel<false>,
+                dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads), kSharedBytes, stream, a, b,
+                output, shape);
+}
+
+bool aligned(const void *pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+}  // namespace
+
+Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
+                        int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream) {
+  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < padded_cols || pitch % 4 != 0 ||
+      pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(products))
+    return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
+  return own_product(residues_a, residues_b, products, false, padded_rows, padded_cols, pitch, depth, 0.0, stream);
+}
+
+Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int8_t *residues, int64_t padded_rows,
+                         int64_t padded_cols, int64_t pitch, int64_t depth, double modulus, cudaStream_t stream) {
+  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < residue_pitch(padded_cols) || pitch % 16 != 0 ||
+      pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(residues) || modulus < 2.0 ||
+      modulus > 256.0)
+    return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
+  return own_product(residues_a, residues_b, residues, true, padded_rows, padded_cols, pitch, depth, modulus, stream);
 }
 
 }  // namespace fastgemm::detail::ozaki

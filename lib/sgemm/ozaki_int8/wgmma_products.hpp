@@ -30,4 +30,11 @@ bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth);
 Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
                         int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream);
 
+// The same product, each sum written as one byte: its residue modulo `modulus` (2..256) as the Chinese remainder
+// reconstruction reduces it, s - p rint(s / p) (CrtSums::add), 128 written as -128 (the same class modulo 256);
+// rows pitch bytes apart, pitch a multiple of 16 of at least residue_pitch(padded_cols).
+Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int8_t *residues, int64_t padded_rows,
+                         int64_t padded_cols, int64_t pitch, int64_t depth, double modulus, cudaStream_t stream);
+inline int64_t residue_pitch(int64_t padded_cols) { return (padded_cols + 15) / 16 * 16; }
+
 }  // namespace fastgemm::detail::ozaki
