@@ -36,7 +36,8 @@ struct DeviceInfo {
   int sm_count = 0;
   double clock_mhz = 0;
   int fp32_lanes_per_sm = 0;
-  double peak_gflops = 0;  // sm_count x lanes x clock x 2 (one FFMA is two flops)
+  double peak_gflops = 0;     // sm_count x lanes x clock x 2 (one FFMA is two flops)
+  double peak_int8_tops = 0;  // dense INT8 tensor-core operations: sm_count x per SM per clock x clock; 0: unknown
   size_t l2_bytes = 0;
   int driver_version = 0;   // CUDA version the driver supports, e.g. 13000
   int runtime_version = 0;  // CUDA runtime the bench runs on

@@ -41,6 +41,8 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
       number_field("rel_error", row.rel_error),
       number_field("tolerance", row.tolerance),
       text_field("message", row.message),
+      integer_field("moduli", row.moduli),
+      number_field("int8_tops", row.int8_tops),
   };
   fields.insert(fields.end(), measured.begin(), measured.end());
   return fields;
@@ -91,6 +93,7 @@ std::vector<Field> run_fields(const RunInfo &run) {
       number_field("clock_mhz", device.clock_mhz),
       integer_field("fp32_lanes_per_sm", device.fp32_lanes_per_sm),
       number_field("peak_gflops", device.peak_gflops),
+      number_field("peak_int8_tops", device.peak_int8_tops),
       integer_field("l2_bytes", static_cast<int64_t>(device.l2_bytes)),
       number_field("read_bandwidth_gb_per_s", run.read_bandwidth_gb_per_s),
       text_field("cuda_driver", cuda_version_string(device.driver_version)),
@@ -110,9 +113,10 @@ Field integer_field(const std::string &key, int64_t value) { return {key, std::t
 std::vector<std::string> heading(const RunInfo &run) {
   const DeviceInfo &device = run.device;
   std::vector<std::string> lines = {
-      format("fastgemm-bench %s on %s: sm_%d%d, %d SMs at %.0f MHz, %d FP32 lanes/SM, FP32 peak %.0f GFLOPS, L2 %s",
+      format("fastgemm-bench %s on %s: sm_%d%d, %d SMs at %.0f MHz, %d FP32 lanes/SM, FP32 peak %.0f GFLOPS, L2 %s%s",
              run.metric.op, device.name.c_str(), device.cc_major, device.cc_minor, device.sm_count, device.clock_mhz,
-             device.fp32_lanes_per_sm, device.peak_gflops, byte_size(static_cast<double>(device.l2_bytes)).c_str()),
+             device.fp32_lanes_per_sm, device.peak_gflops, byte_size(static_cast<double>(device.l2_bytes)).c_str(),
+             device.peak_int8_tops > 0 ? format(", INT8 peak %.0f TOPS", device.peak_int8_tops).c_str() : ""),
       format("CUDA driver %s, runtime %s; fastgemm %s", cuda_version_string(device.driver_version).c_str(),
              cuda_version_string(device.runtime_version).c_str(), run.fastgemm_version.c_str()),
       "Timing: " + run.timing,
@@ -151,6 +155,7 @@ std::string table_line(const Row &row, const Metric &metric, size_t algo_width) 
                  metric.ceiling_label, metric.error_label, row.rel_error);
   if (!row.ran.empty() && row.ran != row.algo) line += " (ran " + row.ran + ")";
   if (!row.math.empty() && row.math != "fp32") line += " [" + row.math + "]";
+  if (row.moduli >= 2) line += format(" %d moduli, INT8 %.0f TOPS over the call", row.moduli, row.int8_tops);
   return line;
 }
 

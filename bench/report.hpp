@@ -58,6 +58,10 @@ struct Row {
   double percent_of_ceiling = kNoValue;
   double rel_error = kNoValue;
   double tolerance = kNoValue;
+  // In the emulated math mode: the moduli count the call ran (0: FP32 throughout), and its INT8 tensor-core
+  // work (the moduli's products and the codes' product, 2 m n k operations each) per second of the whole call.
+  int moduli = 0;
+  double int8_tops = kNoValue;
 };
 
 struct RunInfo {

@@ -142,6 +142,8 @@ std::vector<Row> Runner::measure(Row row, Workload &workload, int algo) {
     }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the checked call");
     if (!direct) row.ran = ran_algo();
+    if (!direct && row.math == "fp32_emulated" && plan_.family.last_moduli != nullptr)
+      check_fastgemm(plan_.family.last_moduli(handle_, &row.moduli), "fg_get_last_sgemm_emulation");
     row.rel_error = workload.relative_error();
     // Written so that a NaN error fails too.
     if (!(row.rel_error <= row.tolerance)) {
@@ -188,6 +190,7 @@ void Runner::record(Row row, double work_per_call) {
     }
     row.ratio_to_cublas = row.baseline_median_ms / row.timing.median_ms;
     row.percent_of_ceiling = 100 * row.rate / run_.ceiling();
+    if (row.moduli >= 2) row.int8_tops = (row.moduli + 1) * work_per_call / (row.timing.median_ms * 1e-3) / 1e12;
   }
   if (row.outcome == Outcome::check_failed || row.outcome == Outcome::error) ++failures_;
   progress_.clear();

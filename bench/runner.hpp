@@ -65,6 +65,9 @@ struct AlgoFamily {
   const char *(*math_mode_name)(fg_handle_t handle) = nullptr;
   // The id's former name, which --algo still accepts (a renamed algorithm keeps its value); null for none.
   const char *(*former_name)(int id) = nullptr;
+  // The moduli count of the handle's last call in the emulated math mode (0 where it ran FP32 throughout); null
+  // for ops without one.
+  fg_status_t (*last_moduli)(fg_handle_t handle, int *moduli) = nullptr;
 };
 
 constexpr int kDirectVendorId = -1;

@@ -437,6 +437,11 @@ const AlgoFamily &sgemm_algos() {
         check_fastgemm(fg_get_math_mode(handle, &mode), "fg_get_math_mode");
         return fg_math_mode_name(mode);
       },
+      nullptr,
+      [](fg_handle_t handle, int *moduli) {
+        int64_t fp32_elements = 0;
+        return fg_get_last_sgemm_emulation(handle, moduli, &fp32_elements);
+      },
   };
   return family;
 }
