@@ -57,6 +57,46 @@ TEST_CASE("ozaki: residues lie in [-128, 127] and are congruent to the integer",
   }
 }
 
+TEST_CASE("ozaki: residues in integer arithmetic are the representatives in [-p / 2, p / 2)", "[ozaki]") {
+  const CrtConstants constants = crt_constants(kMaxModuli, 64);
+  std::mt19937_64 random(11);
+  const auto expected = [](int64_t x, int64_t p) {
+    const int64_t r = (x % p + p) % p;
+    return static_cast<int>(2 * r >= p ? r - p : r);
+  };
+  for (int l = 0; l < constants.count; ++l) {
+    const int64_t p = kModuli[l];
+    REQUIRE(constants.integer_modulus[l] == static_cast<uint32_t>(p));
+    const auto check = [&](int64_t x, bool narrow) {
+      const int got = narrow ? integer_residue<true>(x, constants.integer_modulus[l], constants.reciprocal[l],
+                                                     constants.power24_residue[l])
+                             : integer_residue<false>(x, constants.integer_modulus[l], constants.reciprocal[l],
+                                                      constants.power24_residue[l]);
+      INFO("x = " << x << ", p = " << p << (narrow ? " (narrow)" : " (wide)"));
+      REQUIRE(got == expected(x, p));
+    };
+    const int64_t narrow_edge = (int64_t{1} << 28) - 1, wide_edge = (int64_t{1} << 52) - 1;
+    for (int64_t edge : {int64_t{0}, int64_t{1}, p / 2, p / 2 + 1, p - 1, p, narrow_edge, narrow_edge - p / 2}) {
+      check(edge, true), check(-edge, true), check(edge, false), check(-edge, false);
+    }
+    for (int64_t edge : {wide_edge, wide_edge - p / 2, (int64_t{1} << 51) + p / 2, (int64_t{1} << 24) * p - 1})
+      check(edge, false), check(-edge, false);
+    for (int trial = 0; trial < 20000; ++trial) {
+      const int64_t narrow = static_cast<int64_t>(random() >> (36 + trial % 28));  // below 2^28
+      const int64_t wide = static_cast<int64_t>(random() >> (12 + trial % 52));    // below 2^52
+      const int64_t sign = trial % 2 ? -1 : 1;
+      // Near multiples of p, and halfway between them, too.
+      check(sign * narrow, true), check(sign * (narrow - narrow % p + p / 2), true);
+      check(sign * wide, false), check(sign * (wide - wide % p + p / 2), false);
+      // Where symmetric_residue's rint is the nearest integer (narrow values), the two agree.
+      REQUIRE(
+          integer_residue<true>(sign * narrow, constants.integer_modulus[l], constants.reciprocal[l],
+                                constants.power24_residue[l]) ==
+          symmetric_residue(static_cast<double>(sign * narrow), constants.modulus[l], constants.inverse_modulus[l]));
+    }
+  }
+}
+
 TEST_CASE("ozaki: the reconstruction from residue products gives the exact integer product", "[ozaki]") {
   std::mt19937_64 random(7);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {

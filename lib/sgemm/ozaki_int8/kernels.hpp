@@ -30,10 +30,11 @@ Lines columns_of_b(const GemmProblem &p);
 
 // What the device leaves for the host: per operand (0: A, 1: B) the lines holding NaN or Inf, and the histogram
 // of the elements' needs (needs[N]: elements that N moduli certify and N - 1 do not; needs[kNeedsFp32]: elements
-// no count certifies). Zeroed before the scan.
+// no count certifies), and the elements whose float overflowed in the reconstruction. Zeroed before the scan.
 struct ScanSummary {
   unsigned long long flagged_lines[2];
   unsigned long long needs[kNeedsFp32 + 1];
+  unsigned long long overflowed;
 };
 
 // For each line of every product (ids b * count + i): its LineFacts; the ids of lines holding NaN or Inf are
@@ -71,14 +72,16 @@ Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *
 
 // C's elements of the tile whose need is at most constants.count, and those certified from their value:
 // alpha V 2^-(e+f) + beta C, V rebuilt by the Chinese remainder theorem, rounded to float once. An element
-// certified from its value gets the need kMinModuli; one whose float overflows gets kNeedsFp32.
+// certified from its value gets the need kMinModuli; one whose float overflows gets kNeedsFp32, and is counted in
+// the summary.
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
                    const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
-                   uint8_t *needs, cudaStream_t stream);
+                   uint8_t *needs, ScanSummary *summary, cudaStream_t stream);
 
 // The elements whose need is more than `count`, as FP32 arithmetic gives them: the sum of products in k order
-// with FMA, then alpha and beta.
-Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream);
+// with FMA, then alpha and beta. Nothing to do, read on the device, where the summary counts none above `count`.
+Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
+                             cudaStream_t stream);
 
 // The elements that the flagged rows of op(A) and columns of op(B) reach, as FP32 arithmetic gives them.
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,

@@ -30,6 +30,39 @@ FG_OZAKI_INLINE int symmetric_residue(double v, double p, double inverse_p) {
   return r;
 }
 
+// u mod p for 0 <= u < 2^30 and a modulus 128 < p <= 256 (every one of kModuli), with reciprocal = floor(2^39 / p)
+// + 1 (below 2^32): reciprocal p = 2^39 + e with 0 < e <= p, so u reciprocal / 2^39 = u / p + u e / (p 2^39) is
+// below u / p + 2^-9, while the fraction of u / p is at most 1 - 1 / p <= 1 - 2^-8: the floors are equal.
+FG_OZAKI_INLINE uint32_t reduce_below_2_30(uint32_t u, uint32_t p, uint32_t reciprocal) {
+#if defined(__CUDA_ARCH__)
+  const uint32_t high = __umulhi(u, reciprocal);
+#else
+  const uint32_t high = static_cast<uint32_t>((static_cast<uint64_t>(u) * reciprocal) >> 32);
+#endif
+  return u - (high >> 7) * p;
+}
+
+// The residue of the integer v modulo p (constants' modulus l) in integer arithmetic, where |v| < 2^28 (kNarrow) or
+// |v| < 2^52: the representative in [-p / 2, p / 2), as symmetric_residue gives it wherever its rint is the nearest
+// integer. Adding p 2^21 (in [2^28.7, 2^29]) makes
+// v, or the high part v >> 24 (|v >> 24| < 2^28), a nonnegative u < 2^30 of the same residue; the low 24 bits come
+// back in as (high residue) (2^24 mod p) + low < 2^16 + 2^24.
+template <bool kNarrow>
+FG_OZAKI_INLINE int integer_residue(int64_t v, uint32_t p, uint32_t reciprocal, uint32_t power24_residue) {
+  uint32_t r = 0;
+  if (kNarrow) {
+    r = reduce_below_2_30(static_cast<uint32_t>(static_cast<int32_t>(v) + static_cast<int32_t>(p << 21)), p,
+                          reciprocal);
+  } else {
+    const auto high = static_cast<int32_t>(v >> 24);
+    const auto low = static_cast<uint32_t>(v & 0xffffff);
+    const uint32_t high_residue =
+        reduce_below_2_30(static_cast<uint32_t>(high + static_cast<int32_t>(p << 21)), p, reciprocal);
+    r = reduce_below_2_30(high_residue * power24_residue + low, p, reciprocal);
+  }
+  return r >= (p + 1) / 2 ? static_cast<int>(r) - static_cast<int>(p) : static_cast<int>(r);
+}
+
 // The sums of CrtConstants over the moduli, from the INT32 product modulo each.
 struct CrtSums {
   double fraction = 0, high = 0, low = 0;

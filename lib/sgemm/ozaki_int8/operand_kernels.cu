@@ -94,55 +94,62 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
   }
 }
 
-// Lines that lie side by side (element l of consecutive lines adjacent): kLineTile lines across a block's columns,
-// its kRows rows taking every kRows-th element, then summed in a fixed order.
+// Lines that lie side by side (element l of consecutive lines adjacent): kScanLines lines across a block's columns,
+// its kScanRows rows taking every kScanRows-th element (a warp reads 32 bytes of each of 4 rows), then summed in a
+// fixed order. Few lines a block, so that a product of 4096 columns fills the device.
+constexpr int kScanLines = 8;
+constexpr int kScanRows = kThreads / kScanLines;
 __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
                                     ScanSummary *summary, CertificateConstants constants) {
-  __shared__ LineSums partial[kRows][kLineTile];
-  const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
-  const int64_t tiles_per_batch = divide_up(lines.count, kLineTile);
+  __shared__ LineSums partial[kScanRows][kScanLines];
+  const int column = threadIdx.x % kScanLines, row = threadIdx.x / kScanLines;
+  const int64_t tiles_per_batch = divide_up(lines.count, kScanLines);
   const int64_t batches = total_lines / lines.count;
   for (int64_t tile = blockIdx.x; tile < batches * tiles_per_batch; tile += gridDim.x) {
     const int64_t batch = tile / tiles_per_batch;
-    const int64_t line = tile % tiles_per_batch * kLineTile + column;
+    const int64_t line = tile % tiles_per_batch * kScanLines + column;
     LineSums sums;
     if (line < lines.count) {
       const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
-      const int64_t step = kRows * lines.element_stride;
+      const int64_t step = kScanRows * lines.element_stride;
       int64_t l = row;
-      for (; l + 3 * kRows < lines.length; l += 4 * kRows) {  // four loads in flight
+      for (; l + 3 * kScanRows < lines.length; l += 4 * kScanRows) {  // four loads in flight
         const float *at = x + l * lines.element_stride;
         const float x0 = __ldg(at), x1 = __ldg(at + step), x2 = __ldg(at + 2 * step), x3 = __ldg(at + 3 * step);
         sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
       }
-      for (; l < lines.length; l += kRows) sums.add(__ldg(x + l * lines.element_stride));
+      for (; l < lines.length; l += kScanRows) sums.add(__ldg(x + l * lines.element_stride));
     }
     partial[row][column] = sums;
     __syncthreads();
     if (row == 0 && line < lines.count) {
       LineSums total = sums;
-      for (int r = 1; r < kRows; ++r) total.merge(partial[r][column]);
+      for (int r = 1; r < kScanRows; ++r) total.merge(partial[r][column]);
       finish_line(total, batch * lines.count + line, operand, facts, flagged, summary, constants);
     }
     __syncthreads();
   }
 }
 
+// What the encoding kernels write: the codes, or the residues of scaled integers below 2^28 in magnitude (the
+// moduli counts up to 7) or below 2^52 (math.hpp's integer_residue).
+enum ResidueKind { kCodes, kNarrowResidues, kWideResidues };
+
 // What a line is multiplied by before it is rounded: line_scale's for the residues, 2^g for the codes; 0 for a
 // line that holds NaN or Inf or lies past the tile (its values are then not read).
-template <bool kCodes>
+template <ResidueKind kKind>
 __device__ __forceinline__ double encoding_scale(const LineFacts &facts, const CrtConstants &constants) {
   if ((facts.flags & kLineNonFinite) != 0) return 0.0;
-  return kCodes ? ldexp(1.0, facts.code_exponent) : line_scale(facts, constants.scale_target).scale;
+  return kKind == kCodes ? ldexp(1.0, facts.code_exponent) : line_scale(facts, constants.scale_target).scale;
 }
 
 // Writes 4 consecutive elements of one line, already multiplied by the line's scale: their codes, or their
 // residues for every modulus. The products by the scale are exact (a power of two, or 29 significant bits), and so
-// are rint and floor.
-template <bool kCodes>
+// are floor and the rounding to an integer.
+template <ResidueKind kKind>
 __device__ __forceinline__ void store_encoded(const float4 &x, double scale, const CrtConstants &constants, int8_t *out,
                                               int64_t modulus_stride) {
-  if (kCodes) {
+  if (kKind == kCodes) {
     char4 packed;
     packed.x = static_cast<signed char>(floor(fabs(x.x * scale)));
     packed.y = static_cast<signed char>(floor(fabs(x.y * scale)));
@@ -151,36 +158,37 @@ __device__ __forceinline__ void store_encoded(const float4 &x, double scale, con
     *reinterpret_cast<char4 *>(out) = packed;
     return;
   }
-  const double values[4] = {rint(x.x * scale), rint(x.y * scale), rint(x.z * scale), rint(x.w * scale)};
+  constexpr bool kNarrow = kKind == kNarrowResidues;
+  // Rounded to the nearest, ties to even, as rint.
+  const int64_t values[4] = {__double2ll_rn(x.x * scale), __double2ll_rn(x.y * scale), __double2ll_rn(x.z * scale),
+                             __double2ll_rn(x.w * scale)};
 #pragma unroll 1
   for (int l = 0; l < constants.count; ++l) {
+    const uint32_t p = constants.integer_modulus[l], reciprocal = constants.reciprocal[l],
+                   power24 = constants.power24_residue[l];
     char4 packed;
-    packed.x =
-        static_cast<signed char>(symmetric_residue(values[0], constants.modulus[l], constants.inverse_modulus[l]));
-    packed.y =
-        static_cast<signed char>(symmetric_residue(values[1], constants.modulus[l], constants.inverse_modulus[l]));
-    packed.z =
-        static_cast<signed char>(symmetric_residue(values[2], constants.modulus[l], constants.inverse_modulus[l]));
-    packed.w =
-        static_cast<signed char>(symmetric_residue(values[3], constants.modulus[l], constants.inverse_modulus[l]));
+    packed.x = static_cast<signed char>(integer_residue<kNarrow>(values[0], p, reciprocal, power24));
+    packed.y = static_cast<signed char>(integer_residue<kNarrow>(values[1], p, reciprocal, power24));
+    packed.z = static_cast<signed char>(integer_residue<kNarrow>(values[2], p, reciprocal, power24));
+    packed.w = static_cast<signed char>(integer_residue<kNarrow>(values[3], p, reciprocal, power24));
     *reinterpret_cast<char4 *>(out + l * modulus_stride) = packed;
   }
 }
 
 // Contiguous lines: one warp per line of the tile, each lane 4 consecutive elements at a time.
-template <bool kCodes>
+template <ResidueKind kKind>
 __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
                                            CrtConstants constants, int8_t *residues) {
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
-  const int64_t outputs = kCodes ? 1 : constants.count;
+  const int64_t outputs = kKind == kCodes ? 1 : constants.count;
   const int64_t total = tile.batches * tile.padded_lines;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; index < total;
        index += static_cast<int64_t>(gridDim.x) * kWarps) {
     const int64_t local_batch = index / tile.padded_lines, local_line = index % tile.padded_lines;
     const int64_t batch = tile.first_batch + local_batch, line = tile.first_line + local_line;
     const bool inside = local_line < tile.line_count;
-    const double scale = inside ? encoding_scale<kCodes>(facts[batch * lines.count + line], constants) : 0.0;
+    const double scale = inside ? encoding_scale<kKind>(facts[batch * lines.count + line], constants) : 0.0;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
@@ -194,19 +202,19 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
         v.z = l0 + 2 < lines.length ? __ldg(x + l0 + 2) : 0.0f;
         v.w = l0 + 3 < lines.length ? __ldg(x + l0 + 3) : 0.0f;
       }
-      store_encoded<kCodes>(v, scale, constants, out + l0, modulus_stride);
+      store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride);
     }
   }
 }
 
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
 // shared memory, then written along each line as the contiguous kernel does.
-template <bool kCodes>
+template <ResidueKind kKind>
 __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
                                         int8_t *residues) {
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
-  const int64_t outputs = kCodes ? 1 : constants.count;
+  const int64_t outputs = kKind == kCodes ? 1 : constants.count;
   const int64_t line_tiles = divide_up(tile.padded_lines, kLineTile), depth_tiles = divide_up(tile.depth, kDepthTile);
   const int64_t total = tile.batches * line_tiles * depth_tiles;
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
@@ -232,14 +240,14 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
       if (local_line >= tile.padded_lines) break;
       const double scale =
           local_line < tile.line_count
-              ? encoding_scale<kCodes>(facts[batch * lines.count + tile.first_line + local_line], constants)
+              ? encoding_scale<kKind>(facts[batch * lines.count + tile.first_line + local_line], constants)
               : 0.0;
       const float4 x = *reinterpret_cast<const float4 *>(&values[c][4 * lane]);
       const int64_t l = l0 + 4 * lane;
       if (l < tile.depth)
-        store_encoded<kCodes>(x, scale, constants,
-                              residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
-                              modulus_stride);
+        store_encoded<kKind>(x, scale, constants,
+                             residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
+                             modulus_stride);
     }
     __syncthreads();
   }
@@ -253,26 +261,29 @@ Status scan_lines(const Lines &lines, int64_t batch, int operand, const Certific
   if (lines.element_stride == 1)
     return launch(scan_contiguous_kernel, dim3(capped_grid(divide_up(total, kWarps), kMaxBlocks)), dim3(kThreads), 0,
                   stream, lines, total, operand, facts, flagged, summary, constants);
-  return launch(scan_strided_kernel, dim3(capped_grid(batch * divide_up(lines.count, kLineTile), kMaxBlocks)),
+  return launch(scan_strided_kernel, dim3(capped_grid(batch * divide_up(lines.count, kScanLines), kMaxBlocks)),
                 dim3(kThreads), 0, stream, lines, total, operand, facts, flagged, summary, constants);
 }
 
-template <bool kCodes>
+template <ResidueKind kKind>
 Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants &constants,
                     int8_t *out, cudaStream_t stream) {
   if (lines.element_stride == 1)
-    return launch(residues_contiguous_kernel<kCodes>,
+    return launch(residues_contiguous_kernel<kKind>,
                   dim3(capped_grid(divide_up(tile.batches * tile.padded_lines, kWarps), kMaxBlocks)), dim3(kThreads), 0,
                   stream, lines, facts, tile, constants, out);
   const int64_t tiles = tile.batches * divide_up(tile.padded_lines, kLineTile) * divide_up(tile.depth, kDepthTile);
-  return launch(residues_strided_kernel<kCodes>, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
+  return launch(residues_strided_kernel<kKind>, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
                 facts, tile, constants, out);
 }
 
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
                      int8_t *out, cudaStream_t stream) {
-  if (constants == nullptr) return encode_lines<true>(lines, facts, tile, CrtConstants{}, out, stream);
-  return encode_lines<false>(lines, facts, tile, *constants, out, stream);
+  if (constants == nullptr) return encode_lines<kCodes>(lines, facts, tile, CrtConstants{}, out, stream);
+  // A scaled line's elements are at most its 2-norm, S (1 + 2^-50), and round by at most 1/2.
+  if (constants->scale_target + 1.0 < 0x1p28)
+    return encode_lines<kNarrowResidues>(lines, facts, tile, *constants, out, stream);
+  return encode_lines<kWideResidues>(lines, facts, tile, *constants, out, stream);
 }
 
 }  // namespace fastgemm::detail::ozaki

@@ -89,6 +89,9 @@ CrtConstants crt_constants(int count, int64_t k) {
     const Wide weight = cofactor * static_cast<Wide>(inverse) % product;
     constants.modulus[l] = p;
     constants.inverse_modulus[l] = 1.0 / p;
+    constants.integer_modulus[l] = static_cast<uint32_t>(p);
+    constants.reciprocal[l] = static_cast<uint32_t>((uint64_t{1} << 39) / static_cast<uint64_t>(p) + 1);
+    constants.power24_residue[l] = static_cast<uint32_t>((uint32_t{1} << 24) % static_cast<uint32_t>(p));
     constants.weight_fraction[l] = static_cast<double>(weight) / static_cast<double>(product);
     split(weight, &constants.weight_high[l], &constants.weight_low[l]);
   }

@@ -55,6 +55,11 @@ struct CrtConstants {
   double weight_high[kMaxModuli] = {};
   double weight_low[kMaxModuli] = {};
   double product_high = 0, product_low = 0;
+  // For the residues in integer arithmetic (math.hpp's integer_residue): p_l, floor(2^39 / p_l) + 1 and
+  // 2^24 mod p_l.
+  uint32_t integer_modulus[kMaxModuli] = {};
+  uint32_t reciprocal[kMaxModuli] = {};
+  uint32_t power24_residue[kMaxModuli] = {};
   // S: every line is scaled to a 2-norm of at most S (line_scale), so that, rounded to integers, it is below
   // S + sqrt(k) / 2 <= sqrt((P / 2)(1 - 2^-19)). 0 where no scaling keeps the count exact at this depth.
   double scale_target = 0;

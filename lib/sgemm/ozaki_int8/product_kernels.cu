@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "core/launch.cuh"
 #include "sgemm/ozaki_int8/choice.hpp"
@@ -16,25 +17,6 @@
 
 namespace fastgemm::detail::ozaki {
 namespace {
-
-// The threads of the kernels over C's tiles: one per 4 consecutive columns of a row of the tile.
-struct TileGroup {
-  int64_t local_batch, local_row, col0;
-  int64_t batch, row;
-};
-__device__ __forceinline__ TileGroup tile_group(const ProductTile &tile, int64_t index) {
-  const int64_t groups_per_row = divide_up(tile.cols, 4);
-  TileGroup group;
-  group.col0 = index % groups_per_row * 4;
-  group.local_row = index / groups_per_row % tile.rows;
-  group.local_batch = index / groups_per_row / tile.rows;
-  group.batch = tile.first_batch + group.local_batch;
-  group.row = tile.first_row + group.local_row;
-  return group;
-}
-__host__ __device__ inline int64_t tile_groups(const ProductTile &tile) {
-  return tile.batches * tile.rows * divide_up(tile.cols, 4);
-}
 
 // Rows of the tile each block of the plan walks.
 constexpr int kPlanRows = 32;
@@ -46,10 +28,11 @@ constexpr int kPlanRows = 32;
 __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
                             const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
                             CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
-  // Counted per thread, then per warp and per block: one shared counter that every element adds to would
-  // serialize the block on it.
+  // Counted per thread as runs of equal needs (neighbours mostly need the same count), each run added to the
+  // block's histogram when it ends, and the block's to the summary.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
-  unsigned int counts[kNeedsFp32 + 1] = {};
+  int run_need = 0;
+  unsigned int run_length = 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
   const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
@@ -87,17 +70,17 @@ __global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__re
             element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0, after_fp32);
         after_fp32 = need == kNeedsFp32;
         if (need <= kMaxModuli) guess = need;
-        ++counts[need];
+        if (need != run_need) {
+          if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
+          run_need = need;
+          run_length = 0;
+        }
+        ++run_length;
       }
       needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
     }
   }
-  for (int bin = kMinModuli; bin <= kNeedsFp32; ++bin) {
-    unsigned int count = counts[bin];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) count += __shfl_xor_sync(0xffffffffu, count, offset);
-    if (threadIdx.x % 32 == 0 && count != 0) atomicAdd(&histogram[bin], count);
-  }
+  if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
   __syncthreads();
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x)
     if (histogram[bin] != 0) atomicAdd(&summary->needs[bin], static_cast<unsigned long long>(histogram[bin]));
@@ -113,61 +96,130 @@ __device__ __forceinline__ int4 load_words(const void *at) {
   return __ldg(static_cast<const int4 *>(at));
 }
 
-template <bool kBytes>
-__global__ void reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
-                                   const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
-                                   uint8_t *needs) {
-  const int64_t total = tile_groups(tile);
+// Rows of the tile each block of the reconstruction walks, and its columns: 4 consecutive ones per thread, whose
+// scale inverses it reads once for all its rows.
+constexpr int kRebuildRows = 8;
+constexpr int kRebuildCols = 4 * kThreads;
+
+// An element whose need is above the count: certified from its rebuilt value (certified_by_value), or left to
+// recompute_uncertified. Out of line: few elements take it.
+__device__ __noinline__ bool certified_late(const LineFacts *x, const LineFacts *y, double value, bool all_zero,
+                                            float alpha, float beta, float c0, int count,
+                                            const CertificateConstants *certificate) {
+  return certified_by_value(*x, *y, value, all_zero, alpha, beta, c0, count, *certificate);
+}
+
+// C's elements of a tile from the products over kCount moduli. Elements are written only where certified: a need of
+// at most kCount, or certified from the value; the others keep C0 for recompute_uncertified (overflows are counted in
+// the summary for it), and a need of 0 (NaN or Inf reaches the element) is fix_flagged's.
+template <int kCount, bool kBytes>
+__global__ void __launch_bounds__(kThreads)
+    reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
+                       const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
+                       uint8_t *needs, ScanSummary *summary) {
+  using Word = typename std::conditional<kBytes, int8_t, int32_t>::type;
   // In elements of the products (INT32 sums, or bytes).
   const int64_t pitch = kBytes ? tile.residue_pitch : tile.padded_cols, modulus_stride = tile.padded_rows * pitch;
-  using Word = typename std::conditional<kBytes, int8_t, int32_t>::type;
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const TileGroup g = tile_group(tile, index);
-    const LineFacts &x = a_facts[g.batch * p.m + g.row];
-    if ((x.flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
-    const Word *in = reinterpret_cast<const Word *>(products) + g.local_batch * constants.count * modulus_stride +
-                     g.local_row * pitch + g.col0;
-    int4 words[kMaxModuli];
+  const int64_t col_blocks = divide_up(tile.cols, kRebuildCols), row_blocks = divide_up(tile.rows, kRebuildRows);
+  const bool vector_c = p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0 && p.stride_c % 4 == 0;
+  for (int64_t block = blockIdx.x; block < tile.batches * row_blocks * col_blocks; block += gridDim.x) {
+    const int64_t local_col = block % col_blocks * kRebuildCols + 4 * threadIdx.x;
+    const int64_t row_block = block / col_blocks % row_blocks, local_batch = block / col_blocks / row_blocks;
+    if (local_col >= tile.cols) continue;
+    const int width = tile.cols - local_col < 4 ? static_cast<int>(tile.cols - local_col) : 4;
+    const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
+    const LineFacts *y = b_facts + batch * p.n + col;
+    double y_inverse[4];
 #pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l)
-      words[l] = l < constants.count ? load_words<kBytes>(in + l * modulus_stride) : int4{};
-    CrtSums sums[4];
+    for (int t = 0; t < 4; ++t) y_inverse[t] = t < width ? y[t].inverse_scale[kCount] : 0.0;
+    // needs and C along the row, 4 at a time where they are aligned so.
+    const bool vector_needs = width == 4 && p.n % 4 == 0 && col % 4 == 0;
+    const bool vector_row = vector_needs && vector_c;
+    const int64_t row_end = (row_block + 1) * kRebuildRows < tile.rows ? (row_block + 1) * kRebuildRows : tile.rows;
+    for (int64_t local_row = row_block * kRebuildRows; local_row < row_end; ++local_row) {
+      const int64_t row = tile.first_row + local_row;
+      const LineFacts *x = a_facts + batch * p.m + row;
+      if ((x->flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
+      const double x_inverse = x->inverse_scale[kCount];
+      const Word *in = reinterpret_cast<const Word *>(products) + local_batch * kCount * modulus_stride +
+                       local_row * pitch + local_col;
+      int4 words[kCount];
 #pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l) {
-      if (l >= constants.count) break;
-      sums[0].add(words[l].x, constants, l);
-      sums[1].add(words[l].y, constants, l);
-      sums[2].add(words[l].z, constants, l);
-      sums[3].add(words[l].w, constants, l);
-    }
-    const int64_t at = (g.batch * p.m + g.row) * p.n + tile.first_col + g.col0;
-    float *c = p.c + g.batch * p.stride_c + g.row * p.ldc + tile.first_col + g.col0;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      if (g.col0 + t >= tile.cols) break;
-      const int need = needs[at + t];
-      if (need == 0) continue;  // NaN or Inf in the column
-      const LineFacts &y = b_facts[g.batch * p.n + tile.first_col + g.col0 + t];
-      // Exact where the scales are powers of two.
-      const double value =
-          sums[t].value(constants) * x.inverse_scale[constants.count] * y.inverse_scale[constants.count];
-      const float c0 = p.beta != 0.0f ? c[t] : 0.0f;
-      if (need > constants.count) {
-        if (!certified_by_value(x, y, value, sums[t].all_zero, p.alpha, p.beta, c0, constants.count, certificate))
-          continue;  // recompute_uncertified's
-        needs[at + t] = static_cast<uint8_t>(kMinModuli);
+      for (int l = 0; l < kCount; ++l) words[l] = load_words<kBytes>(in + l * modulus_stride);
+      const int64_t at = (batch * p.m + row) * p.n + col;
+      uchar4 need4;
+      if (vector_needs) {
+        need4 = *reinterpret_cast<const uchar4 *>(needs + at);
+      } else {
+        need4.x = needs[at];
+        need4.y = width > 1 ? needs[at + 1] : 0;
+        need4.z = width > 2 ? needs[at + 2] : 0;
+        need4.w = width > 3 ? needs[at + 3] : 0;
       }
-      double result = static_cast<double>(p.alpha) * value;
-      if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c0), result);
-      const float rounded = static_cast<float>(result);
-      if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
-        needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
-        continue;
+      const int need[4] = {need4.x, need4.y, need4.z, need4.w};
+      float *c = p.c + batch * p.stride_c + row * p.ldc + col;
+      float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (p.beta != 0.0f) {
+        if (vector_row) {
+          const float4 v = *reinterpret_cast<const float4 *>(c);
+          c0[0] = v.x, c0[1] = v.y, c0[2] = v.z, c0[3] = v.w;
+        } else {
+#pragma unroll
+          for (int t = 0; t < 4; ++t) c0[t] = t < width ? c[t] : 0.0f;
+        }
       }
-      c[t] = rounded;
+      CrtSums sums[4];
+#pragma unroll
+      for (int l = 0; l < kCount; ++l) {
+        sums[0].add(words[l].x, constants, l);
+        sums[1].add(words[l].y, constants, l);
+        sums[2].add(words[l].z, constants, l);
+        sums[3].add(words[l].w, constants, l);
+      }
+      float out[4];
+      bool written[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        written[t] = false;
+        out[t] = 0.0f;
+        if (t >= width || need[t] == 0) continue;  // past the tile, or NaN or Inf in the column
+        // Exact where the scales are powers of two.
+        const double value = sums[t].value(constants) * x_inverse * y_inverse[t];
+        if (need[t] > kCount) {
+          if (!certified_late(x, y + t, value, sums[t].all_zero, p.alpha, p.beta, c0[t], kCount, &certificate))
+            continue;  // recompute_uncertified's
+          needs[at + t] = static_cast<uint8_t>(kMinModuli);
+        }
+        double result = static_cast<double>(p.alpha) * value;
+        if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c0[t]), result);
+        const float rounded = static_cast<float>(result);
+        if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
+          needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
+          atomicAdd(&summary->overflowed, 1ull);
+          continue;
+        }
+        out[t] = rounded;
+        written[t] = true;
+      }
+      if (vector_row && written[0] && written[1] && written[2] && written[3]) {
+        *reinterpret_cast<float4 *>(c) = make_float4(out[0], out[1], out[2], out[3]);
+      } else {
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+          if (written[t]) c[t] = out[t];
+      }
     }
   }
+}
+
+using ReconstructKernel = void (*)(GemmProblem, ProductTile, const int32_t *, const LineFacts *, const LineFacts *,
+                                   CrtConstants, CertificateConstants, uint8_t *, ScanSummary *);
+
+// reconstruct_kernel for a moduli count known only at run time.
+template <bool kBytes, int... kOffsets>
+ReconstructKernel reconstruct_kernel_for(int count, std::integer_sequence<int, kOffsets...>) {
+  constexpr ReconstructKernel kernels[] = {reconstruct_kernel<kMinModuli + kOffsets, kBytes>...};
+  return kernels[count - kMinModuli];
 }
 
 // Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it, then alpha and beta.
@@ -181,14 +233,22 @@ __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t 
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
-// One thread per element of C; most only read their need.
-__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count) {
+// The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
+// those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
+// once; otherwise a thread per 4 consecutive needs.
+__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
+  unsigned long long pending = summary->overflowed;
+  for (int bin = count + 1; bin <= kNeedsFp32; ++bin) pending += summary->needs[bin];
+  if (pending == 0) return;
   const int64_t total = p.batch * p.m * p.n;
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if (needs[index] <= count) continue;
-    const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
-    store_fp32_element(p, batch, row, col);
+  for (int64_t first = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x); first < total;
+       first += 4 * static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t last = first + 4 < total ? first + 4 : total;
+    for (int64_t index = first; index < last; ++index) {
+      if (needs[index] <= count) continue;
+      const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
+      store_fp32_element(p, batch, row, col);
+    }
   }
 }
 
@@ -254,15 +314,21 @@ Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *
 
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
                    const LineFacts *b_facts, const CrtConstants &constants, const CertificateConstants &certificate,
-                   uint8_t *needs, cudaStream_t stream) {
-  return launch(tile.residue_pitch != 0 ? reconstruct_kernel<true> : reconstruct_kernel<false>,
-                dim3(capped_grid(divide_up(tile_groups(tile), kThreads), kMaxBlocks)), dim3(kThreads), 0, stream, p,
-                tile, products, a_facts, b_facts, constants, certificate, needs);
+                   uint8_t *needs, ScanSummary *summary, cudaStream_t stream) {
+  if (constants.count < kMinModuli || constants.count > kMaxModuli)
+    return Status::failure(StatusCode::internal_error, "no reconstruction for this moduli count");
+  using Counts = std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>;
+  const ReconstructKernel kernel = tile.residue_pitch != 0 ? reconstruct_kernel_for<true>(constants.count, Counts{})
+                                                           : reconstruct_kernel_for<false>(constants.count, Counts{});
+  const int64_t blocks = tile.batches * divide_up(tile.rows, kRebuildRows) * divide_up(tile.cols, kRebuildCols);
+  return launch(kernel, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, p, tile, products, a_facts,
+                b_facts, constants, certificate, needs, summary);
 }
 
-Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, cudaStream_t stream) {
-  return launch(recompute_kernel, dim3(capped_grid(divide_up(p.batch * p.m * p.n, kThreads), kMaxBlocks)),
-                dim3(kThreads), 0, stream, p, needs, count);
+Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
+                             cudaStream_t stream) {
+  return launch(recompute_kernel, dim3(capped_grid(divide_up(divide_up(p.batch * p.m * p.n, 4), kThreads), kMaxBlocks)),
+                dim3(kThreads), 0, stream, p, needs, count, summary);
 }
 
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,

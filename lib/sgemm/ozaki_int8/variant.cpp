@@ -144,7 +144,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
               plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs, steps.summary, stream));
         else
           FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_facts, b_facts, *steps.constants, *steps.certificate,
-                                         steps.needs, stream));
+                                         steps.needs, steps.summary, stream));
       }
     }
   }
@@ -176,7 +176,7 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   steps.needs = plan.needs;
   steps.summary = plan.summary;
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
-  FG_RETURN_IF_ERROR(recompute_uncertified(p, plan.needs, count, args.stream));
+  FG_RETURN_IF_ERROR(recompute_uncertified(p, plan.needs, count, plan.summary, args.stream));
   if (counted) return fix_flagged_counted(p, plan.a_flagged, plan.b_flagged, plan.summary, plan.a_facts, args.stream);
   return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
 }
