@@ -97,6 +97,33 @@ TEST_CASE("ozaki: residues in integer arithmetic are the representatives in [-p 
   }
 }
 
+TEST_CASE("ozaki: exact conversions, and the sums of reduced residues (bytes) equal add's", "[ozaki]") {
+  for (int c : {0, 1, -1, 127, -128, 255, 1 << 20, -(1 << 24) - 1, INT32_MAX, INT32_MIN + 1, INT32_MIN})
+    REQUIRE(exact_double(c) == static_cast<double>(c));
+  const CrtConstants constants = crt_constants(kMaxModuli, 64);
+  std::mt19937_64 random(13);
+  for (int trial = 0; trial < 20000; ++trial) {
+    CrtSums by_add, by_reduced;
+    for (int l = 0; l < kMaxModuli; ++l) {
+      const auto raw = static_cast<int64_t>(static_cast<uint32_t>(random()) >> (1 + trial % 31));
+      int64_t sum = trial % 2 ? -raw : raw;
+      if (trial % 5 == 0) sum = sum / kModuli[l] * kModuli[l] + kModuli[l] / 2;  // 256's ties, odd p's edges
+      if (sum > INT32_MAX) sum -= kModuli[l];
+      REQUIRE(exact_double(static_cast<int>(sum)) == static_cast<double>(sum));
+      // What the own product writes for the sum (wgmma_products.cu): its residue as add reduces it, in a byte.
+      const double c = std::fma(-std::rint(static_cast<double>(sum) * constants.inverse_modulus[l]),
+                                constants.modulus[l], static_cast<double>(sum));
+      const auto byte = static_cast<int8_t>(static_cast<uint32_t>(static_cast<int>(c)) & 0xffu);
+      by_add.add(static_cast<double>(byte), constants, l);  // reduces it again, to itself
+      by_reduced.add_reduced(byte, constants, l);
+    }
+    REQUIRE(by_add.fraction == by_reduced.fraction);
+    REQUIRE(by_add.high == by_reduced.high);
+    REQUIRE(by_add.low == by_reduced.low);
+    REQUIRE(by_add.all_zero == by_reduced.all_zero);
+  }
+}
+
 TEST_CASE("ozaki: the reconstruction from residue products gives the exact integer product", "[ozaki]") {
   std::mt19937_64 random(7);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {

@@ -30,6 +30,18 @@ FG_OZAKI_INLINE int symmetric_residue(double v, double p, double inverse_p) {
   return r;
 }
 
+// The int c as a double, exactly, by adding integers below 2^53 (a double's bits plus c are 2^52 + 2^31 + c's, for
+// |c| < 2^31): a double add instead of a conversion, whose throughput is a quarter of it on the GPU.
+FG_OZAKI_INLINE double exact_double(int c) {
+  const double offset = 0x1p52 + 0x1p31;
+  uint64_t bits = 0;
+  memcpy(&bits, &offset, sizeof bits);
+  bits += static_cast<uint64_t>(static_cast<int64_t>(c));
+  double shifted = 0;
+  memcpy(&shifted, &bits, sizeof shifted);
+  return shifted - offset;
+}
+
 // u mod p for 0 <= u < 2^30 and a modulus 128 < p <= 256 (every one of kModuli), with reciprocal = floor(2^39 / p)
 // + 1 (below 2^32): reciprocal p = 2^39 + e with 0 < e <= p, so u reciprocal / 2^39 = u / p + u e / (p 2^39) is
 // below u / p + 2^-9, while the fraction of u / p is at most 1 - 1 / p <= 1 - 2^-8: the floors are equal.
@@ -76,6 +88,15 @@ struct CrtSums {
     fraction = fma(c, constants.weight_fraction[l], fraction);
     high = fma(c, constants.weight_high[l], high);
     low = fma(c, constants.weight_low[l], low);
+  }
+
+  // add's work for a residue already reduced as add reduces it (the own product's bytes): the same sums.
+  FG_OZAKI_INLINE void add_reduced(int c, const CrtConstants &constants, int l) {
+    all_zero = all_zero && c == 0;
+    const double value = exact_double(c);
+    fraction = fma(value, constants.weight_fraction[l], fraction);
+    high = fma(value, constants.weight_high[l], high);
+    low = fma(value, constants.weight_low[l], low);
   }
 
   // The product itself, rounded to a double: valid while its magnitude is below P / 2 (1 - 2^-20).
@@ -201,7 +222,8 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts 
   double bound = 0;
   if (x_rounds) bound += 0.5 * x_unit * y.norm1;
   if (y_rounds) bound += 0.5 * y_unit * x.norm1;
-  if (x_rounds && y_rounds) bound += 0.25 * (x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
+  if (x_rounds && y_rounds)
+    bound += 0.25 * exact_double(x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros) * x_unit * y_unit;
   return round_up(bound);
 }
 
@@ -259,7 +281,7 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
   // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
   if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
   // Code exponents lie in [-122, 155]: their sum's power of two is a normal double.
-  const double lower = static_cast<double>(code_product) * power_of_two(-(x.code_exponent + y.code_exponent));
+  const double lower = exact_double(code_product) * power_of_two(-(x.code_exponent + y.code_exponent));
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   const ElementAllowance allowance =
       element_allowance(x, y, lower, fabs(static_cast<double>(alpha)), beta_c_abs, constants);

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/launch.cuh"
 #include "cuda/warp_reduce.cuh"
@@ -143,39 +144,51 @@ __device__ __forceinline__ double encoding_scale(const LineFacts &facts, const C
   return kKind == kCodes ? ldexp(1.0, facts.code_exponent) : line_scale(facts, constants.scale_target).scale;
 }
 
-// Writes 4 consecutive elements of one line, already multiplied by the line's scale: their codes, or their
-// residues for every modulus. The products by the scale are exact (a power of two, or 29 significant bits), and so
-// are floor and the rounding to an integer.
+// Elements of a line each thread encodes at once: 16 bytes of each output.
+constexpr int kRun = 16;
+static_assert(kDepthAlignment % kRun == 0 && kDepthTile % kRun == 0, "depths are whole runs");
+
+// Writes kRun consecutive elements of one line, multiplied by the line's scale: their codes, or their residues
+// for every modulus, 16 bytes each. The products by the scale are exact (a power of two, or 29 significant bits),
+// and so are floor and the rounding to an integer.
 template <ResidueKind kKind>
-__device__ __forceinline__ void store_encoded(const float4 &x, double scale, const CrtConstants &constants, int8_t *out,
-                                              int64_t modulus_stride) {
+__device__ __forceinline__ void store_encoded(const float (&x)[kRun], double scale, const CrtConstants &constants,
+                                              int8_t *out, int64_t modulus_stride) {
+  const auto pack = [](const int(&bytes)[kRun]) {
+    uint32_t words[kRun / 4];
+#pragma unroll
+    for (int w = 0; w < kRun / 4; ++w)
+      words[w] = (static_cast<uint32_t>(bytes[4 * w]) & 0xffu) |
+                 (static_cast<uint32_t>(bytes[4 * w + 1]) & 0xffu) << 8 |
+                 (static_cast<uint32_t>(bytes[4 * w + 2]) & 0xffu) << 16 |
+                 (static_cast<uint32_t>(bytes[4 * w + 3]) & 0xffu) << 24;
+    return make_uint4(words[0], words[1], words[2], words[3]);
+  };
   if (kKind == kCodes) {
-    char4 packed;
-    packed.x = static_cast<signed char>(floor(fabs(x.x * scale)));
-    packed.y = static_cast<signed char>(floor(fabs(x.y * scale)));
-    packed.z = static_cast<signed char>(floor(fabs(x.z * scale)));
-    packed.w = static_cast<signed char>(floor(fabs(x.w * scale)));
-    *reinterpret_cast<char4 *>(out) = packed;
+    int codes[kRun];
+#pragma unroll
+    for (int e = 0; e < kRun; ++e) codes[e] = static_cast<int>(floor(fabs(x[e] * scale)));
+    *reinterpret_cast<uint4 *>(out) = pack(codes);
     return;
   }
   constexpr bool kNarrow = kKind == kNarrowResidues;
-  // Rounded to the nearest, ties to even, as rint.
-  const int64_t values[4] = {__double2ll_rn(x.x * scale), __double2ll_rn(x.y * scale), __double2ll_rn(x.z * scale),
-                             __double2ll_rn(x.w * scale)};
+  using Integer = typename std::conditional<kNarrow, int32_t, int64_t>::type;
+  Integer values[kRun];  // rounded to the nearest, ties to even, as rint
+#pragma unroll
+  for (int e = 0; e < kRun; ++e)
+    values[e] = kNarrow ? static_cast<Integer>(__double2int_rn(x[e] * scale)) : __double2ll_rn(x[e] * scale);
 #pragma unroll 1
   for (int l = 0; l < constants.count; ++l) {
     const uint32_t p = constants.integer_modulus[l], reciprocal = constants.reciprocal[l],
                    power24 = constants.power24_residue[l];
-    char4 packed;
-    packed.x = static_cast<signed char>(integer_residue<kNarrow>(values[0], p, reciprocal, power24));
-    packed.y = static_cast<signed char>(integer_residue<kNarrow>(values[1], p, reciprocal, power24));
-    packed.z = static_cast<signed char>(integer_residue<kNarrow>(values[2], p, reciprocal, power24));
-    packed.w = static_cast<signed char>(integer_residue<kNarrow>(values[3], p, reciprocal, power24));
-    *reinterpret_cast<char4 *>(out + l * modulus_stride) = packed;
+    int residues[kRun];
+#pragma unroll
+    for (int e = 0; e < kRun; ++e) residues[e] = integer_residue<kNarrow>(values[e], p, reciprocal, power24);
+    *reinterpret_cast<uint4 *>(out + l * modulus_stride) = pack(residues);
   }
 }
 
-// Contiguous lines: one warp per line of the tile, each lane 4 consecutive elements at a time.
+// Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
 template <ResidueKind kKind>
 __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
                                            CrtConstants constants, int8_t *residues) {
@@ -192,15 +205,17 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
-    for (int64_t l0 = 4 * lane; l0 < tile.depth; l0 += 4 * 32) {
-      float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (scale != 0.0 && aligned && l0 + 3 < lines.length) {
-        v = __ldg(reinterpret_cast<const float4 *>(x + l0));
-      } else if (scale != 0.0) {
-        v.x = l0 < lines.length ? __ldg(x + l0) : 0.0f;
-        v.y = l0 + 1 < lines.length ? __ldg(x + l0 + 1) : 0.0f;
-        v.z = l0 + 2 < lines.length ? __ldg(x + l0 + 2) : 0.0f;
-        v.w = l0 + 3 < lines.length ? __ldg(x + l0 + 3) : 0.0f;
+    for (int64_t l0 = kRun * lane; l0 < tile.depth; l0 += kRun * 32) {
+      float v[kRun];
+      if (scale != 0.0 && aligned && l0 + kRun <= lines.length) {
+#pragma unroll
+        for (int q = 0; q < kRun / 4; ++q) {
+          const float4 group = __ldg(reinterpret_cast<const float4 *>(x + l0) + q);
+          v[4 * q] = group.x, v[4 * q + 1] = group.y, v[4 * q + 2] = group.z, v[4 * q + 3] = group.w;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < kRun; ++e) v[e] = scale != 0.0 && l0 + e < lines.length ? __ldg(x + l0 + e) : 0.0f;
       }
       store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride);
     }
@@ -208,10 +223,12 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
 }
 
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
-// shared memory, then written along each line as the contiguous kernel does.
+// shared memory, then written along each line, kRun elements a thread: a warp takes 8 lines (so that each 8
+// threads' 16-byte reads of shared memory fall in distinct banks) and 4 runs of each (64 bytes of each output).
 template <ResidueKind kKind>
 __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
                                         int8_t *residues) {
+  static_assert(kLineTile == 32 && kDepthTile == 8 * kRun && kWarps == 8, "a warp takes 8 lines x 4 runs");
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
   const int64_t outputs = kKind == kCodes ? 1 : constants.count;
@@ -219,6 +236,7 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
   const int64_t total = tile.batches * line_tiles * depth_tiles;
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int my_line = warp % 4 * 8 + lane % 8, my_run = warp / 4 * 4 + lane / 8;
   for (int64_t index = blockIdx.x; index < total; index += gridDim.x) {
     const int64_t local_batch = index / (line_tiles * depth_tiles);
     const int64_t line0 = index / depth_tiles % line_tiles * kLineTile;
@@ -235,19 +253,21 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
       }
     }
     __syncthreads();
-    for (int c = warp; c < kLineTile; c += kWarps) {
-      const int64_t local_line = line0 + c;
-      if (local_line >= tile.padded_lines) break;
+    const int64_t local_line = line0 + my_line, l = l0 + my_run * kRun;
+    if (local_line < tile.padded_lines && l < tile.depth) {
       const double scale =
           local_line < tile.line_count
               ? encoding_scale<kKind>(facts[batch * lines.count + tile.first_line + local_line], constants)
               : 0.0;
-      const float4 x = *reinterpret_cast<const float4 *>(&values[c][4 * lane]);
-      const int64_t l = l0 + 4 * lane;
-      if (l < tile.depth)
-        store_encoded<kKind>(x, scale, constants,
-                             residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
-                             modulus_stride);
+      float v[kRun];
+#pragma unroll
+      for (int q = 0; q < kRun / 4; ++q) {
+        const float4 group = *reinterpret_cast<const float4 *>(&values[my_line][my_run * kRun + 4 * q]);
+        v[4 * q] = group.x, v[4 * q + 1] = group.y, v[4 * q + 2] = group.z, v[4 * q + 3] = group.w;
+      }
+      store_encoded<kKind>(v, scale, constants,
+                           residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
+                           modulus_stride);
     }
     __syncthreads();
   }

@@ -25,9 +25,10 @@ constexpr int kPlanRows = 32;
 // own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines of the facts'
 // array apart), and each row's are the same for the whole block, so that the facts cost nearly no memory traffic;
 // the codes' product, C and the needs are read and written along rows, coalesced.
-__global__ void plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
-                            const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
-                            CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
+__global__ void __launch_bounds__(kThreads, 4)
+    plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
+                const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
+                CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
   // Counted per thread as runs of equal needs (neighbours mostly need the same count), each run added to the
   // block's histogram when it ends, and the block's to the summary.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
@@ -168,13 +169,20 @@ __global__ void __launch_bounds__(kThreads)
           for (int t = 0; t < 4; ++t) c0[t] = t < width ? c[t] : 0.0f;
         }
       }
+      // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp).
+      const auto add = [&](CrtSums &sums, int word, int l) {
+        if (kBytes)
+          sums.add_reduced(word, constants, l);
+        else
+          sums.add(exact_double(word), constants, l);
+      };
       CrtSums sums[4];
 #pragma unroll
       for (int l = 0; l < kCount; ++l) {
-        sums[0].add(words[l].x, constants, l);
-        sums[1].add(words[l].y, constants, l);
-        sums[2].add(words[l].z, constants, l);
-        sums[3].add(words[l].w, constants, l);
+        add(sums[0], words[l].x, l);
+        add(sums[1], words[l].y, l);
+        add(sums[2], words[l].z, l);
+        add(sums[3], words[l].w, l);
       }
       float out[4];
       bool written[4];
