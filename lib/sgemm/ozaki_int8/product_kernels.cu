@@ -23,8 +23,9 @@ constexpr int kPlanRows = 32;
 
 // One thread per column of the tile, walking kPlanRows rows: its column's facts are copied once into the thread's
 // own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines of the facts'
-// array apart), and each row's are the same for the whole block, so that the facts cost nearly no memory traffic;
-// the codes' product, C and the needs are read and written along rows, coalesced.
+// array apart), and the rows' facts, the same for the whole block, into shared memory first, all at once (read
+// row by row from global memory, each row's load stalled the search); the codes' product, C and the needs are read
+// and written along rows, coalesced.
 __global__ void __launch_bounds__(kThreads, 4)
     plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
                 const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
@@ -32,6 +33,9 @@ __global__ void __launch_bounds__(kThreads, 4)
   // Counted per thread as runs of equal needs (neighbours mostly need the same count), each run added to the
   // block's histogram when it ends, and the block's to the summary.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
+  static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
+  constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
+  __shared__ LineFacts row_facts[kPlanRows];
   int run_need = 0;
   unsigned int run_length = 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
@@ -42,6 +46,16 @@ __global__ void __launch_bounds__(kThreads, 4)
   for (int64_t block = blockIdx.x; block < tile.batches * column_blocks * row_chunks; block += gridDim.x) {
     const int64_t local_col = block % column_blocks * blockDim.x + threadIdx.x;
     const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
+    const int64_t first_row = row_chunk * kPlanRows;
+    const int chunk_rows = static_cast<int>(min(static_cast<int64_t>(kPlanRows), tile.rows - first_row));
+    {
+      const auto *from = reinterpret_cast<const uint32_t *>(a_facts + (tile.first_batch + local_batch) * p.m +
+                                                            tile.first_row + first_row);
+      auto *to = reinterpret_cast<uint32_t *>(row_facts);
+      __syncthreads();  // the last chunk's searches are done with them
+      for (int word = threadIdx.x; word < chunk_rows * kFactWords; word += blockDim.x) to[word] = __ldg(from + word);
+      __syncthreads();
+    }
     if (local_col >= tile.cols) continue;
     const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
     const LineFacts y = b_facts[batch * p.n + col];
@@ -64,7 +78,7 @@ __global__ void __launch_bounds__(kThreads, 4)
         next_code = code_at(local_row + 1);
         next_c0 = c_at(local_row + 1);
       }
-      const LineFacts &x = a_facts[batch * p.m + row];
+      const LineFacts &x = row_facts[local_row - first_row];
       int need = 0;  // NaN or Inf reaches the element: fix_flagged's
       if (y_finite && (x.flags & kLineNonFinite) == 0) {
         need =
@@ -139,8 +153,9 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t row_end = (row_block + 1) * kRebuildRows < tile.rows ? (row_block + 1) * kRebuildRows : tile.rows;
     for (int64_t local_row = row_block * kRebuildRows; local_row < row_end; ++local_row) {
       const int64_t row = tile.first_row + local_row;
+      // A row holding NaN or Inf has needs of 0 (fix_flagged's): no test of its flags here, which would hold back
+      // the row's loads until the flags arrive.
       const LineFacts *x = a_facts + batch * p.m + row;
-      if ((x->flags & kLineNonFinite) != 0) continue;  // NaN or Inf in the row: fix_flagged's
       const double x_inverse = x->inverse_scale[kCount];
       const Word *in = reinterpret_cast<const Word *>(products) + local_batch * kCount * modulus_stride +
                        local_row * pitch + local_col;
