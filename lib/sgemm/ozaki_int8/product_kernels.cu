@@ -350,7 +350,10 @@ Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t 
 
 Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
                              cudaStream_t stream) {
-  return launch(recompute_kernel, dim3(capped_grid(divide_up(divide_up(p.batch * p.m * p.n, 4), kThreads), kMaxBlocks)),
+  // Few blocks: most calls have nothing to recompute, and a block that returns at once still costs its launch.
+  constexpr int64_t kRecomputeBlocks = 1024;
+  return launch(recompute_kernel,
+                dim3(capped_grid(divide_up(divide_up(p.batch * p.m * p.n, 4), kThreads), kRecomputeBlocks)),
                 dim3(kThreads), 0, stream, p, needs, count, summary);
 }
 
