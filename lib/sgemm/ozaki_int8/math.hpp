@@ -54,11 +54,10 @@ FG_OZAKI_INLINE uint32_t reduce_below_2_30(uint32_t u, uint32_t p, uint32_t reci
   return u - (high >> 7) * p;
 }
 
-// The residue of the integer v modulo p (constants' modulus l) in integer arithmetic, where |v| < 2^28 (kNarrow) or
-// |v| < 2^52: the representative in [-p / 2, p / 2), as symmetric_residue gives it wherever its rint is the nearest
-// integer. Adding p 2^21 (in [2^28.7, 2^29]) makes
-// v, or the high part v >> 24 (|v >> 24| < 2^28), a nonnegative u < 2^30 of the same residue; the low 24 bits come
-// back in as (high residue) (2^24 mod p) + low < 2^16 + 2^24.
+// The residue of the integer v modulo p in integer arithmetic, where |v| < 2^28 (kNarrow) or |v| < 2^52: the
+// representative in [-p / 2, p / 2), as symmetric_residue gives it wherever its rint is the nearest integer. Adding
+// p 2^21 (in [2^28.7, 2^29]) makes v, or the high part v >> 24 (|v >> 24| < 2^28), a nonnegative u < 2^30 of the
+// same residue; the low 24 bits come back in as (high residue) (2^24 mod p) + low < 2^16 + 2^24.
 template <bool kNarrow>
 FG_OZAKI_INLINE int integer_residue(int64_t v, uint32_t p, uint32_t reciprocal, uint32_t power24_residue) {
   uint32_t r = 0;
