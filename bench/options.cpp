@@ -102,7 +102,7 @@ const ValueOption *find_value_option(const std::string &name) {
 
 bool is_flag(const std::string &arg) {
   return arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--list" || arg == "--suite" ||
-         arg == "--hot" || arg == "--host" || arg == "--pinned" || arg == "--profile";
+         arg == "--hot" || arg == "--host" || arg == "--pinned" || arg == "--profile" || arg == "--stages";
 }
 
 void apply_flag(Options &options, const std::string &arg) {
@@ -112,6 +112,8 @@ void apply_flag(Options &options, const std::string &arg) {
     options.suite = true;
   } else if (arg == "--profile") {
     options.profile = true;
+  } else if (arg == "--stages") {
+    options.stages = true;
   } else if (arg == "--hot") {
     options.cold = false;
     options.hot = true;
@@ -232,6 +234,7 @@ Options:
   --suite             sgemm's fixed suite: squares, odd, rectangular, transposed, batched
   --host, --pinned    sgemm operands in pageable or pinned host memory, through fg_sgemm_host
   --math MODE         fp32, or fp32_emulated (FP32 accuracy from tensor-core products)
+  --stages            with --math fp32_emulated: each row's kernel time by stage, from a trace (CUPTI)
   --algo LIST         algorithm names as --list prints them, or all (default auto); cuBLAS always runs
   --mode cold|hot|both  cold: each call after an L2 flush (default); hot: back to back
   --max-seconds S     time budget of one algorithm on one problem (default 1)
@@ -258,7 +261,8 @@ const std::string &usage_text() {
 
 Usage:
   fastgemm-bench sgemm   [--sizes LIST | --shape MxNxK ... | --suite] [--trans LIST] [--layout LIST]
-                         [--batch N] [--math fp32|fp32_emulated] [--dist NAME] [--algo LIST] [common options]
+                         [--batch N] [--math fp32|fp32_emulated] [--dist NAME] [--stages] [--algo LIST]
+                         [common options]
   fastgemm-bench rowmean [--shape [f32:|f64:]LxMxN ...] [--dtype f32|f64] [--algo LIST] [common options]
   fastgemm-bench overhead [--shape MxNxK ...] [--batch N] [--repeats N] [--profile] [--csv FILE] [--json FILE]
   fastgemm-bench accuracy [--k LIST] [--dist LIST] [--algo LIST] [--device N] [--csv FILE] [--json FILE]
@@ -294,6 +298,11 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1) unless 
                       the ratios' base; the table's heading and every CSV and JSON row carry the mode
   --dist NAME         the distribution of A's and B's elements, one of accuracy's below (default uniform),
                       to time the products on wide-range inputs
+  --stages            with --math fp32_emulated: one more call of each fastgemm algorithm, its kernels traced
+                      through CUPTI (libcupti of the CUDA toolkit, loaded at run time), and each row's time
+                      on the device by stage: scan (the preview and the scan), codes (the codes and their
+                      INT8 product), plan, residues, products, rebuild and recompute (the elements done in
+                      FP32); columns stage_*_ms in CSV and JSON. Without libcupti the rows say so
   Rates are GFLOP/s = 2 m n k batch / time; "% of peak" is of SMs x FP32 lanes per SM x clock x 2.
 
 rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.

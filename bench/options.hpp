@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> shapes;  // --shape entries, unparsed
   bool suite = false;
   bool profile = false;  // overhead --profile
+  bool stages = false;   // sgemm --stages: each emulated row's time by stage, from a trace of one more call
   // sgemm --host / --pinned: operands in pageable / pinned host memory, through fg_sgemm_host; empty:
   // device memory, through fg_sgemm.
   std::string host_memory;

@@ -45,6 +45,10 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
       number_field("int8_tops", row.int8_tops),
   };
   fields.insert(fields.end(), measured.begin(), measured.end());
+  // Blank unless the row's kernels were traced (sgemm --stages).
+  for (int stage = 0; stage < kStageCount; ++stage)
+    fields.push_back(number_field(std::string("stage_") + stage_name(stage) + "_ms",
+                                  row.stages.traced ? row.stages.ms[stage] : kNoValue));
   return fields;
 }
 
@@ -156,6 +160,13 @@ std::string table_line(const Row &row, const Metric &metric, size_t algo_width) 
   if (!row.ran.empty() && row.ran != row.algo) line += " (ran " + row.ran + ")";
   if (!row.math.empty() && row.math != "fp32") line += " [" + row.math + "]";
   if (row.moduli >= 2) line += format(" %d moduli, INT8 %.0f TOPS over the call", row.moduli, row.int8_tops);
+  if (row.stages.traced) {
+    line += "; kernels by stage, ms:";
+    for (int stage = 0; stage < kStageCount; ++stage)
+      line += format(" %s %s", stage_name(stage), milliseconds(row.stages.ms[stage]).c_str());
+  } else if (!row.stages.why_not.empty()) {
+    line += "; no stages: " + row.stages.why_not;
+  }
   return line;
 }
 

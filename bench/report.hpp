@@ -11,6 +11,7 @@
 
 #include "gpu.hpp"
 #include "measure.hpp"
+#include "stages.hpp"
 
 namespace bench {
 
@@ -62,6 +63,8 @@ struct Row {
   // work (the moduli's products and the codes' product, 2 m n k operations each) per second of the whole call.
   int moduli = 0;
   double int8_tops = kNoValue;
+  // sgemm --stages, in the emulated math mode: one more call's kernels, traced, in ms by stage (stages.hpp).
+  StageTimes stages;
 };
 
 struct RunInfo {

@@ -124,7 +124,7 @@ void reject_sgemm_options(const Options &options) {
       {!options.trans.empty(), "--trans"},          {!options.layouts.empty(), "--layout"},
       {options.batch.has_value(), "--batch"},       {!options.host_memory.empty(), "--host or --pinned"},
       {!options.host_devices.empty(), "--devices"}, {options.math.has_value(), "--math"},
-      {!options.distributions.empty(), "--dist"}};
+      {!options.distributions.empty(), "--dist"},   {options.stages, "--stages"}};
   for (const auto &[given, name] : sgemm_only) {
     if (given) throw UsageError(std::string(name) + " is an sgemm option");
   }

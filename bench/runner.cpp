@@ -9,6 +9,7 @@
 
 #include "gpu.hpp"
 #include "measure.hpp"
+#include "stages.hpp"
 #include "text.hpp"
 
 namespace bench {
@@ -24,7 +25,7 @@ std::string version_string(int version) {
 class Runner {
  public:
   Runner(const Plan &plan, const Options &options, fg_handle_t handle, Timer &timer, const RunInfo &run)
-      : plan_(plan), handle_(handle), timer_(timer), run_(run) {
+      : plan_(plan), handle_(handle), timer_(timer), run_(run), trace_stages_(options.stages) {
     if (options.cold) modes_.push_back(Mode::cold);
     if (options.hot) modes_.push_back(Mode::hot);
     for (int algo : plan.algos) algo_width_ = std::max(algo_width_, std::strlen(plan.family.name(algo)));
@@ -44,6 +45,9 @@ class Runner {
   // One row per timing mode; a failure before timing gives one row with the first mode.
   std::vector<Row> measure(Row row, Workload &workload, int algo);
   std::string ran_algo();
+  // One more call of the algorithm, its kernels traced by stage (--stages), on a handle of its own set as the
+  // bench's is: a graph the handle kept from the timed calls was made before the trace began.
+  StageTimes traced_call(Workload &workload, int algo);
   void record(Row row, double work_per_call);
 
   const Plan &plan_;
@@ -52,6 +56,7 @@ class Runner {
   const RunInfo &run_;
   Progress progress_;
   size_t algo_width_ = 0;
+  bool trace_stages_ = false;  // --stages: the emulated rows' kernels by stage
   std::vector<Mode> modes_;
   double baseline_median_ms_[2] = {kNoValue, kNoValue};  // by Mode
   std::vector<Row> rows_;
@@ -167,12 +172,30 @@ std::vector<Row> Runner::measure(Row row, Workload &workload, int algo) {
       }
       rows.push_back(std::move(timed));
     }
+    if (trace_stages_ && !direct && row.math == "fp32_emulated") {
+      const StageTimes stages = traced_call(workload, algo);
+      for (Row &timed : rows) timed.stages = stages;
+    }
     return rows;
   } catch (const BenchError &error) {
     row.outcome = Outcome::error;
     row.message = error.what();
   }
   return {row};
+}
+
+StageTimes Runner::traced_call(Workload &workload, int algo) {
+  fg_handle_t traced = nullptr;
+  check_fastgemm(fg_create(&traced), "fg_create for the traced call");
+  const std::unique_ptr<fg_context, fg_status_t (*)(fg_handle_t)> owned(traced, fg_destroy);
+  fg_math_mode_t math = FG_MATH_FP32;
+  fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+  check_fastgemm(fg_get_math_mode(handle_, &math), "fg_get_math_mode");
+  check_fastgemm(fg_get_reproducibility(handle_, &level), "fg_get_reproducibility");
+  check_fastgemm(fg_set_math_mode(traced, math), "fg_set_math_mode");
+  check_fastgemm(fg_set_reproducibility(traced, level), "fg_set_reproducibility");
+  check_fastgemm(plan_.family.select(traced, algo), plan_.family.select_call);
+  return trace_stages([&] { check_fastgemm(workload.run(traced, Target::output), "the traced call"); });
 }
 
 std::string Runner::ran_algo() {

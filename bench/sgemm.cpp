@@ -450,6 +450,8 @@ Plan make_sgemm_plan(const Options &options) {
   if (options.dtype) throw UsageError("--dtype is a rowmean option");
   if (!options.depths.empty()) throw UsageError("--k is an accuracy option");
   if (options.distributions.size() > 1) throw UsageError("sgemm takes one --dist");
+  if (options.stages && options.math != FG_MATH_FP32_EMULATED)
+    throw UsageError("--stages times the emulated mode's stages: it needs --math fp32_emulated");
   const Distribution distribution =
       options.distributions.empty() ? Distribution::uniform : parse_distribution(options.distributions.front());
   Plan plan;

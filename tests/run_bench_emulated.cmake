@@ -1,11 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-# Runs `fastgemm-bench sgemm` in the emulated math mode on one problem (BENCH, SIZE) and checks its CSV: AUTO's row
-# ran the emulation and tells its moduli count (2 or more) and a positive INT8 rate over the call; cuBLAS's row
-# (FP32) tells no moduli and no INT8 rate. Without a GPU the bench exits 3: the test prints the skip line CTest
-# and test.sh recognize.
+# Runs `fastgemm-bench sgemm --stages` in the emulated math mode on one problem (BENCH, SIZE) and checks its CSV:
+# AUTO's row ran the emulation and tells its moduli count (2 or more), a positive INT8 rate over the call and its
+# kernels' time by stage (each stage the emulation runs above 0, their sum within a factor of 2 of the call's median
+# time; where libcupti cannot be loaded the row says so and the stages go unchecked); cuBLAS's row (FP32) tells no
+# moduli, no INT8 rate and no stages. Without a GPU the bench exits 3: the test prints the skip line CTest and test.sh
+# recognize.
+
+# A CSV time in ms ("%.9g", fixed notation above 1e-4) as whole microseconds, for CMake's integer arithmetic.
+function(to_microseconds ms out)
+  if(NOT ms MATCHES "^([0-9]+)(\\.([0-9]*))?$")
+    set(${out} 0 PARENT_SCOPE)
+    return()
+  endif()
+  set(whole ${CMAKE_MATCH_1})
+  string(SUBSTRING "${CMAKE_MATCH_3}000" 0 3 fraction)
+  math(EXPR us "${whole} * 1000 + 1${fraction} - 1000")
+  set(${out} ${us} PARENT_SCOPE)
+endfunction()
 set(csv "${CMAKE_CURRENT_BINARY_DIR}/bench_emulated_${SIZE}.csv")
 execute_process(COMMAND "${BENCH}" sgemm --sizes ${SIZE} --math fp32_emulated --algo auto --max-seconds 0.2
-                        --csv "${csv}"
+                        --stages --csv "${csv}"
                 RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
 string(STRIP "${errors}" errors)
 if(status EQUAL 3)
@@ -19,7 +33,13 @@ endif()
 file(STRINGS "${csv}" lines)
 list(GET lines 0 header)
 string(REPLACE "," ";" columns "${header}")
-foreach(name algo ran moduli int8_tops)
+set(stages scan codes plan residues products rebuild recompute)
+set(stage_columns)
+foreach(stage IN LISTS stages)
+  list(APPEND stage_columns stage_${stage}_ms)
+endforeach()
+string(FIND "${output}" "no stages: libcupti" no_cupti)
+foreach(name algo ran moduli int8_tops median_ms ${stage_columns})
   list(FIND columns ${name} at_${name})
   if(at_${name} LESS 0)
     message(FATAL_ERROR "the CSV has no column ${name}: ${header}")
@@ -39,10 +59,32 @@ foreach(line IN LISTS lines)
     if(NOT ran STREQUAL "ozaki_int8" OR moduli LESS 2 OR NOT int8_tops GREATER 0)
       message(FATAL_ERROR "AUTO's row: ran '${ran}', moduli '${moduli}', int8_tops '${int8_tops}'")
     endif()
+    if(no_cupti GREATER_EQUAL 0)
+      message("the stages go unchecked: libcupti could not be loaded")
+    else()
+      list(GET fields ${at_median_ms} median)
+      to_microseconds("${median}" median_us)
+      set(sum_us 0)
+      foreach(stage IN LISTS stages)
+        list(GET fields ${at_stage_${stage}_ms} ms)
+        # Every stage runs in an emulated call on uniform inputs (recompute's kernel returns at once, but runs).
+        if(NOT ms GREATER 0)
+          message(FATAL_ERROR "AUTO's row: stage ${stage} took '${ms}' ms")
+        endif()
+        to_microseconds("${ms}" us)
+        math(EXPR sum_us "${sum_us} + ${us}")
+      endforeach()
+      math(EXPR low "${median_us} / 3")
+      math(EXPR high "${median_us} * 2")
+      if(sum_us LESS low OR sum_us GREATER high)
+        message(FATAL_ERROR "AUTO's row: its stages add up to ${sum_us} us, the call's median is ${median_us} us")
+      endif()
+    endif()
   elseif(algo STREQUAL "cublas_direct")
     set(seen_cublas TRUE)
-    if(NOT moduli EQUAL 0 OR NOT int8_tops STREQUAL "")
-      message(FATAL_ERROR "cuBLAS's row: moduli '${moduli}', int8_tops '${int8_tops}'")
+    list(GET fields ${at_stage_products_ms} products)
+    if(NOT moduli EQUAL 0 OR NOT int8_tops STREQUAL "" OR NOT products STREQUAL "")
+      message(FATAL_ERROR "cuBLAS's row: moduli '${moduli}', int8_tops '${int8_tops}', stage products '${products}'")
     endif()
   endif()
 endforeach()
