@@ -25,7 +25,12 @@ std::string version_string(int version) {
 class Runner {
  public:
   Runner(const Plan &plan, const Options &options, fg_handle_t handle, Timer &timer, const RunInfo &run)
-      : plan_(plan), handle_(handle), timer_(timer), run_(run), trace_stages_(options.stages) {
+      : plan_(plan),
+        handle_(handle),
+        timer_(timer),
+        run_(run),
+        trace_stages_(options.stages),
+        host_devices_(options.host_devices) {
     if (options.cold) modes_.push_back(Mode::cold);
     if (options.hot) modes_.push_back(Mode::hot);
     for (int algo : plan.algos) algo_width_ = std::max(algo_width_, std::strlen(plan.family.name(algo)));
@@ -56,7 +61,8 @@ class Runner {
   const RunInfo &run_;
   Progress progress_;
   size_t algo_width_ = 0;
-  bool trace_stages_ = false;  // --stages: the emulated rows' kernels by stage
+  bool trace_stages_ = false;      // --stages: the emulated rows' kernels by stage
+  std::vector<int> host_devices_;  // --devices, which main set on the bench's handle
   std::vector<Mode> modes_;
   double baseline_median_ms_[2] = {kNoValue, kNoValue};  // by Mode
   std::vector<Row> rows_;
@@ -194,6 +200,9 @@ StageTimes Runner::traced_call(Workload &workload, int algo) {
   check_fastgemm(fg_get_reproducibility(handle_, &level), "fg_get_reproducibility");
   check_fastgemm(fg_set_math_mode(traced, math), "fg_set_math_mode");
   check_fastgemm(fg_set_reproducibility(traced, level), "fg_set_reproducibility");
+  if (!host_devices_.empty())
+    check_fastgemm(fg_set_devices(traced, host_devices_.data(), static_cast<int>(host_devices_.size())),
+                   "fg_set_devices");
   check_fastgemm(plan_.family.select(traced, algo), plan_.family.select_call);
   return trace_stages([&] { check_fastgemm(workload.run(traced, Target::output), "the traced call"); });
 }
