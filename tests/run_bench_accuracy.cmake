@@ -3,13 +3,10 @@
 # summary line counts CASES cases and at least one fastgemm row (AUTO's) for each, no call failed, and the exit
 # status is 0 (every row met the contract) or 1 (a row missed it: the run's figures say so, this test does not
 # judge them). Without a GPU the bench exits 3: the test prints the skip line CTest and test.sh recognize.
-execute_process(COMMAND "${BENCH}" accuracy ${ARGS} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
-string(STRIP "${errors}" errors)
-if(status EQUAL 3)
-  message("SKIPPED: no CUDA device, as ${errors}")
-  return()
-endif()
-message("${output}${errors}")
+# CSV rows hold empty fields: list() keeps them (CMP0007), whatever CMake runs the script.
+cmake_minimum_required(VERSION 3.24)
+include(${CMAKE_CURRENT_LIST_DIR}/bench_test_helpers.cmake)
+run_bench_on_gpu(accuracy ${ARGS})
 if(NOT status MATCHES "^[01]$")
   message(FATAL_ERROR "fastgemm-bench accuracy exited with ${status}")
 endif()

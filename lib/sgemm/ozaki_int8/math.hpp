@@ -18,18 +18,6 @@
 
 namespace fastgemm::detail::ozaki {
 
-// The residue of the integer v (|v| < 2^53) modulo p, in [-128, 127]. rint(v / p) is within 1 of the nearest
-// integer to v / p (1 / p is rounded), so v - q p lies within 1.5 p of 0, and two corrections bring it into range.
-FG_OZAKI_INLINE int symmetric_residue(double v, double p, double inverse_p) {
-  const double q = rint(v * inverse_p);
-  int r = static_cast<int>(fma(-q, p, v));  // exact: the result is a small integer
-  const int modulus = static_cast<int>(p);
-  if (r > 127) r -= modulus;
-  if (r < -128) r += modulus;
-  if (r > 127) r -= modulus;
-  return r;
-}
-
 // The int c as a double, exactly, by adding integers below 2^53 (a double's bits plus c are 2^52 + 2^31 + c's, for
 // |c| < 2^31): a double add instead of a conversion, whose throughput is a quarter of it on the GPU.
 FG_OZAKI_INLINE double exact_double(int c) {
@@ -55,7 +43,7 @@ FG_OZAKI_INLINE uint32_t reduce_below_2_30(uint32_t u, uint32_t p, uint32_t reci
 }
 
 // The residue of the integer v modulo p in integer arithmetic, where |v| < 2^28 (kNarrow) or |v| < 2^52: the
-// representative in [-p / 2, p / 2), as symmetric_residue gives it wherever its rint is the nearest integer. Adding
+// representative in [-p / 2, p / 2), in [-128, 127] for every modulus (at most 256). Adding
 // p 2^21 (in [2^28.7, 2^29]) makes v, or the high part v >> 24 (|v >> 24| < 2^28), a nonnegative u < 2^30 of the
 // same residue; the low 24 bits come back in as (high residue) (2^24 mod p) + low < 2^16 + 2^24.
 template <bool kNarrow>
