@@ -11,12 +11,12 @@ namespace bench {
 
 // The stages of an emulated call, in the order they run.
 enum Stage {
-  kStageScan,       // the preview's sample and the scan of both operands
-  kStageCodes,      // the codes of both operands and their INT8 product
-  kStagePlan,       // the certificate's plan of every element's need, and the choice of the moduli count
-  kStageResidues,   // the residues of both operands
-  kStageProducts,   // the INT8 products over the moduli (or, where the call ran FP32 throughout, its FP32 product)
-  kStageRebuild,    // the reconstruction of C from the products
+  kStageScan,      // the call's operands written for the kept graph, the preview's sample and the scan of both operands
+  kStageCodes,     // the codes of both operands and their INT8 product
+  kStagePlan,      // the certificate's plan of every element's need, and the choice of the moduli count
+  kStageResidues,  // the residues of both operands
+  kStageProducts,  // the INT8 products over the moduli (or, where the call ran FP32 throughout, its FP32 product)
+  kStageRebuild,   // the reconstruction of C from the products
   kStageRecompute,  // the elements computed in FP32: those no count certifies, and those NaN or Inf reach
   kStageCount
 };

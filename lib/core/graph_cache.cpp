@@ -16,13 +16,14 @@ void GraphCache::release() {
   done_ = nullptr;
 }
 
-cudaGraphExec_t GraphCache::find(const Key &key, DeviceChoice **slot, int *tag) {
+cudaGraphExec_t GraphCache::find(const Key &key, DeviceChoice **slot, int *tag, cudaGraphNode_t *node) {
   for (int index = 0; index < kCapacity; ++index) {
     Entry &entry = entries_[index];
     if (entry.exec != nullptr && entry.key == key) {
       entry.launched = ++clock_;
       *slot = slots_ + index;
       *tag = entry.tag;
+      *node = entry.node;
       return entry.exec;
     }
   }
@@ -49,11 +50,14 @@ Status GraphCache::next_slot(DeviceChoice **host, DeviceChoice **device) {
   return Status::success();
 }
 
-void GraphCache::insert(const Key &key, cudaGraphExec_t exec, int tag) {
+void GraphCache::insert(const Key &key, cudaGraphExec_t exec, int tag, cudaGraph_t graph, cudaGraphNode_t node) {
   Entry &entry = entries_[least_recent()];
   if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
+  if (entry.graph != nullptr) (void)cudaGraphDestroy(entry.graph);
   entry.key = key;
   entry.exec = exec;
+  entry.graph = graph;
+  entry.node = node;
   entry.tag = tag;
   entry.launched = ++clock_;
 }
@@ -68,6 +72,7 @@ Status GraphCache::record_done(cudaStream_t stream, cudaEvent_t *done) {
 void GraphCache::clear() {
   for (Entry &entry : entries_) {
     if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
+    if (entry.graph != nullptr) (void)cudaGraphDestroy(entry.graph);
     entry = Entry{};
   }
 }

@@ -19,6 +19,15 @@ struct GemmOperand {
   bool transposed = false;
 };
 
+// Where a kept graph's kernels read the operands' addresses and the scalars at run time (device memory): the
+// same graph then serves calls that differ only in these (FG_SGEMM_OZAKI_INT8's graphs outside a capture).
+struct LiveOperands {
+  const float *a = nullptr;
+  const float *b = nullptr;
+  float *c = nullptr;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
 // C := alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, row-major, batch products.
 // beta == 0 means C is written without being read. `math` is the handle's math mode: the accuracy asked for,
 // which decides the algorithms AUTO may choose; `reproducibility` narrows them further (FG_REPRODUCIBLE_SHAPE:
@@ -32,6 +41,9 @@ struct GemmProblem {
   float *c = nullptr;
   int64_t ldc = 0;
   int64_t stride_c = 0;
+  // Where given (device memory), the kernels that honour it read a.data, b.data, c, alpha and beta there when they
+  // run, instead of the values above, which the host's choices still use (beta == 0 among them).
+  const LiveOperands *live = nullptr;
 };
 
 // output (L x N) = matrix (L x L) * means^T, means[k][j] = mean over M of input[k][j][:].

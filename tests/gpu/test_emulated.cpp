@@ -902,20 +902,117 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     }
   }
 
-  SECTION("more calls than the handle keeps graphs for: each still right, the evicted ones made again") {
-    DeviceProduct product(uniform);
+  SECTION("more layouts than the handle keeps graphs for: each still right, nothing written past C's columns") {
+    // ldc = n + i for 70 values of i: the key holds the layout, so 70 graphs, more than the handle keeps; the first
+    // ones are evicted and made again. alpha varies too, which the graph is given at each launch.
+    const int64_t widest = n + 70;
+    DeviceMemory da(uniform.a.size() * 4), db(uniform.b.size() * 4), dc(static_cast<size_t>(m * widest) * 4);
+    upload(da, uniform.a);
+    upload(db, uniform.b);
     std::vector<int> order;
     for (int i = 0; i < 70; ++i) order.push_back(i);
     for (int i : {0, 1, 2, 69}) order.push_back(i);
     for (int i : order) {
-      const float alpha = 1.0f + static_cast<float>(i) / 128.0f;  // the scalars are held by the graph: 70 graphs
-      INFO("alpha " << alpha);
-      product.poison();
+      const int64_t ldc = n + i;
+      const float alpha = 1.0f + static_cast<float>(i) / 128.0f;
+      INFO("ldc " << ldc << ", alpha " << alpha);
+      REQUIRE_CUDA_OK(cudaMemset(dc.get(), 0xff, static_cast<size_t>(m * widest) * 4));  // NaN
       REQUIRE_CUDA_OK(cudaDeviceSynchronize());
-      REQUIRE_FG_OK(product.run(handle.get(), alpha));
+      REQUIRE_FG_OK(fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, alpha, da.as<float>(), k,
+                             db.as<float>(), n, 0.0f, dc.as<float>(), ldc));
       CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
       REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-      CHECK(guarantee_of(product.result(), scaled(uniform_reference, alpha), k).beyond == 0);
+      const std::vector<float> all = download<float>(dc, m * widest);
+      std::vector<float> c(static_cast<size_t>(m * n));
+      int64_t written_outside = 0;
+      for (int64_t at = 0; at < m * widest; ++at) {
+        const int64_t r = at / ldc, col = at % ldc;
+        if (r < m && col < n)
+          c[r * n + col] = all[at];
+        else
+          written_outside += !std::isnan(all[at]);
+      }
+      CHECK(written_outside == 0);
+      CHECK(guarantee_of(c, scaled(uniform_reference, alpha), k).beyond == 0);
+    }
+  }
+
+  SECTION("calls on other memory and with other scalars launch the call's graph again, each on its own operands") {
+    // The handle's graph of this shape was made by the first call above, on memory since freed: every call here
+    // launches it again (or its beta != 0 twin), given its own addresses and scalars. Each call writes its own C
+    // and no other; inner 2^+-40 runs FP32 throughout (cuBLAS reading the addresses the graph was given).
+    const Operands second = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7203);
+    const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7204);
+    const Reference second_reference = reference_of(second), inner_reference = reference_of(inner);
+    DeviceProduct first_product(uniform), second_product(second), inner_product(inner);
+    std::vector<float> c0(static_cast<size_t>(m * n));
+    fill_uniform(c0, 7205);
+    struct Call {
+      DeviceProduct *product;
+      const Reference *reference;
+      float alpha, beta;
+    };
+    DeviceProduct *all[] = {&first_product, &second_product, &inner_product};
+    for (const Call &call :
+         {Call{&second_product, &second_reference, 1.0f, 0.0f}, Call{&first_product, &uniform_reference, -0.75f, 0.0f},
+          Call{&inner_product, &inner_reference, 2.0f, 0.0f}, Call{&second_product, &second_reference, 0.5f, 0.25f},
+          Call{&first_product, &uniform_reference, 1.5f, -2.0f}, Call{&inner_product, &inner_reference, -1.0f, 0.5f},
+          Call{&first_product, &uniform_reference, 1.0f, 0.0f}}) {
+      const int which = static_cast<int>(std::find(std::begin(all), std::end(all), call.product) - std::begin(all));
+      INFO("operands " << which << ", alpha " << call.alpha << ", beta " << call.beta);
+      for (DeviceProduct *each : all) each->poison();
+      if (call.beta != 0.0f)
+        REQUIRE_CUDA_OK(cudaMemcpy(call.product->c(), c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+      REQUIRE_FG_OK(call.product->run(handle.get(), call.alpha, call.beta));
+      const fg_sgemm_algo_t ran = last_algo(handle.get());
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      Reference expected = scaled(*call.reference, call.alpha);
+      for (size_t i = 0; i < c0.size(); ++i) {
+        const double before = call.beta != 0.0f ? static_cast<double>(call.beta) * c0[i] : 0.0;
+        expected.product[i] += before;
+        expected.magnitude[i] += std::fabs(before);
+      }
+      const std::vector<float> c = call.product->result();
+      if (call.product == &inner_product) {
+        CHECK(ran != FG_SGEMM_OZAKI_INT8);
+        CHECK(relative_error(c, expected.product) <= gemm_tolerance(k));
+        int64_t unwritten = 0;
+        for (float x : c) unwritten += std::isnan(x);
+        CHECK(unwritten == 0);
+      } else {
+        CHECK(ran == FG_SGEMM_OZAKI_INT8);
+        CHECK(guarantee_of(c, expected, k).beyond == 0);
+      }
+      for (DeviceProduct *other : all) {
+        if (other == call.product) continue;
+        int64_t written = 0;
+        for (float x : other->result()) written += !std::isnan(x);
+        CHECK(written == 0);
+      }
+    }
+    // A batch of two declined products, on two sets of memory in turn: cuBLAS's FP32 product reads each product's
+    // addresses where the graph's first node wrote them.
+    std::vector<float> a2(inner.a), b2(inner.b);
+    a2.insert(a2.end(), inner.a.begin(), inner.a.end());
+    b2.insert(b2.end(), inner.b.begin(), inner.b.end());
+    for (int place = 0; place < 2; ++place) {
+      INFO("batched, memory " << place);
+      DeviceMemory da(a2.size() * 4), db(b2.size() * 4), dc(static_cast<size_t>(2 * m * n) * 4);
+      upload(da, a2);
+      upload(db, b2);
+      REQUIRE_CUDA_OK(cudaMemset(dc.get(), 0xff, static_cast<size_t>(2 * m * n) * 4));
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+      REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f,
+                                             da.as<float>(), k, m * k, db.as<float>(), n, k * n, 0.0f, dc.as<float>(),
+                                             n, m * n, 2));
+      CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      const std::vector<float> c = download<float>(dc, 2 * m * n);
+      for (int t = 0; t < 2; ++t) {
+        const std::vector<float> one(c.begin() + t * m * n, c.begin() + (t + 1) * m * n);
+        CHECK(relative_error(one, inner_reference.product) <= gemm_tolerance(k));
+      }
     }
   }
 
@@ -933,11 +1030,13 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
       fill_uniform(a, 7300);
       fill_uniform(b, 7301);
       fill_uniform(c0, 7302);
+      // The operands twice, in two places: a call on the copies launches the first call's graph again.
       DeviceMemory da(a.size() * 4), db(b.size() * 4), dc(c0.size() * 4);
-      upload(da, a);
-      upload(db, b);
+      DeviceMemory copy_a(a.size() * 4), copy_b(b.size() * 4), copy_c(c0.size() * 4);
+      for (DeviceMemory *x : {&da, &copy_a}) upload(*x, a);
+      for (DeviceMemory *x : {&db, &copy_b}) upload(*x, b);
       const int64_t lda = c.transa == FG_OP_N ? c.k : c.m, ldb = c.transb == FG_OP_N ? c.n : c.k;
-      const auto run = [&](fg_sgemm_algo_t algo) {
+      const auto run_on = [&](fg_sgemm_algo_t algo, DeviceMemory &da, DeviceMemory &db, DeviceMemory &dc) {
         REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
         upload(dc, c0);
         REQUIRE_CUDA_OK(cudaDeviceSynchronize());
@@ -949,9 +1048,11 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
         REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
         return download<float>(dc, c0.size());
       };
+      const auto run = [&](fg_sgemm_algo_t algo) { return run_on(algo, da, db, dc); };
       const std::vector<float> graph = run(FG_SGEMM_AUTO), forced = run(FG_SGEMM_OZAKI_INT8);
       CHECK(same_bits(graph, forced));
       CHECK(same_bits(run(FG_SGEMM_AUTO), graph));
+      CHECK(same_bits(run_on(FG_SGEMM_AUTO, copy_a, copy_b, copy_c), graph));
       // Every 7th row and 5th column of the last batch within the guarantee, against a double reference.
       const int64_t last = c.batch - 1;
       int64_t beyond = 0;

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the kernels of FG_SGEMM_OZAKI_INT8 share: their block size and grid limit.
+// What the kernels of FG_SGEMM_OZAKI_INT8 share: their block size and grid limit, and the reading of the operands'
+// addresses and the scalars where a kept graph's call gives them at run time (LiveOperands).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "core/problem.hpp"
+#include "sgemm/ozaki_int8/kernels.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -14,5 +18,24 @@ constexpr int kWarps = kThreads / 32;
 constexpr int64_t kMaxBlocks = 65536;
 
 __host__ __device__ constexpr int64_t divide_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The problem as this launch computes it: its addresses and scalars, read from p.live where given.
+__device__ __forceinline__ GemmProblem live_problem(GemmProblem p) {
+  if (p.live != nullptr) {
+    const LiveOperands live = *p.live;
+    p.a.data = live.a;
+    p.b.data = live.b;
+    p.c = live.c;
+    p.alpha = live.alpha;
+    p.beta = live.beta;
+  }
+  return p;
+}
+
+// The lines as this launch reads them.
+__device__ __forceinline__ Lines live_lines(Lines lines) {
+  if (lines.live_data != nullptr) lines.data = *lines.live_data;
+  return lines;
+}
 
 }  // namespace fastgemm::detail::ozaki

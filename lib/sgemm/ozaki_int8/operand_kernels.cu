@@ -24,6 +24,7 @@ Lines rows_of_a(const GemmProblem &p) {
   lines.line_stride = p.a.transposed ? 1 : p.a.ld;
   lines.element_stride = p.a.transposed ? p.a.ld : 1;
   lines.batch_stride = p.a.stride;
+  lines.live_data = p.live != nullptr ? &p.live->a : nullptr;
   return lines;
 }
 
@@ -36,6 +37,7 @@ Lines columns_of_b(const GemmProblem &p) {
   lines.line_stride = p.b.transposed ? p.b.ld : 1;
   lines.element_stride = p.b.transposed ? 1 : p.b.ld;
   lines.batch_stride = p.b.stride;
+  lines.live_data = p.live != nullptr ? &p.live->b : nullptr;
   return lines;
 }
 
@@ -62,6 +64,7 @@ __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineF
 // Lines whose elements are contiguous: one warp per line, lanes across it.
 __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts,
                                        int64_t *flagged, ScanSummary *summary, CertificateConstants constants) {
+  lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
   for (int64_t id = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; id < total_lines;
        id += static_cast<int64_t>(gridDim.x) * kWarps) {
@@ -102,6 +105,7 @@ constexpr int kScanLines = 8;
 constexpr int kScanRows = kThreads / kScanLines;
 __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
                                     ScanSummary *summary, CertificateConstants constants) {
+  lines = live_lines(lines);
   __shared__ LineSums partial[kScanRows][kScanLines];
   const int column = threadIdx.x % kScanLines, row = threadIdx.x / kScanLines;
   const int64_t tiles_per_batch = divide_up(lines.count, kScanLines);
@@ -192,6 +196,7 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
 template <ResidueKind kKind>
 __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
                                            CrtConstants constants, int8_t *residues) {
+  lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
   const int64_t outputs = kKind == kCodes ? 1 : constants.count;
@@ -230,6 +235,7 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
                                         int8_t *residues) {
   static_assert(kLineTile == 32 && kDepthTile == 8 * kRun && kWarps == 8, "a warp takes 8 lines x 4 runs");
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
+  lines = live_lines(lines);
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
   const int64_t outputs = kKind == kCodes ? 1 : constants.count;
   const int64_t line_tiles = divide_up(tile.padded_lines, kLineTile), depth_tiles = divide_up(tile.depth, kDepthTile);

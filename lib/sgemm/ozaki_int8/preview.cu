@@ -47,6 +47,8 @@ __global__ void __launch_bounds__(kLineThreads)
                          LineFacts *facts, int8_t *codes, int32_t *products) {
   __shared__ LineSums partial[kLineThreads / 32];
   __shared__ double scale;
+  a = live_lines(a);
+  b = live_lines(b);
   const int64_t id = blockIdx.x;
   const int operand = static_cast<int>(id / kPreviewLines % 2);
   const int64_t t = id / kPreviewLines / 2;
@@ -111,6 +113,7 @@ __global__ void __launch_bounds__(kDecideThreads)
                           CertificateConstants certificate, cudaGraphConditionalHandle handle, DeviceChoice *choice) {
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
   __shared__ LineFacts lines[kPreviewBatches * 2 * kPreviewLines];
+  p = live_problem(p);
   const int64_t batches = sample_batches(p.batch);
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   for (int64_t line = threadIdx.x; line < batches * 2 * kPreviewLines; line += blockDim.x) lines[line] = facts[line];

@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(kThreads, 4)
   static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
   constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
   __shared__ LineFacts row_facts[kPlanRows];
+  p = live_problem(p);
   int run_need = 0;
   unsigned int run_length = 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
@@ -133,6 +134,7 @@ __global__ void __launch_bounds__(kThreads)
                        const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
                        uint8_t *needs, ScanSummary *summary) {
   using Word = typename std::conditional<kBytes, int8_t, int32_t>::type;
+  p = live_problem(p);
   // In elements of the products (INT32 sums, or bytes).
   const int64_t pitch = kBytes ? tile.residue_pitch : tile.padded_cols, modulus_stride = tile.padded_rows * pitch;
   const int64_t col_blocks = divide_up(tile.cols, kRebuildCols), row_blocks = divide_up(tile.rows, kRebuildRows);
@@ -263,6 +265,7 @@ __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count,
   unsigned long long pending = summary->overflowed;
   for (int bin = count + 1; bin <= kNeedsFp32; ++bin) pending += summary->needs[bin];
   if (pending == 0) return;
+  p = live_problem(p);
   const int64_t total = p.batch * p.m * p.n;
   for (int64_t first = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x); first < total;
        first += 4 * static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -280,6 +283,7 @@ __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count,
 __global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
                                 const unsigned long long *counted) {
   if (counted != nullptr) count = static_cast<int64_t>(*counted);
+  p = live_problem(p);
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
     const int64_t batch = flagged[entry] / p.m, row = flagged[entry] % p.m;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; col < p.n;
@@ -292,6 +296,7 @@ __global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t c
 __global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
                                    const unsigned long long *counted, const LineFacts *a_facts) {
   if (counted != nullptr) count = static_cast<int64_t>(*counted);
+  p = live_problem(p);
   for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
     const int64_t batch = flagged[entry] / p.n, col = flagged[entry] % p.n;
     for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.m;

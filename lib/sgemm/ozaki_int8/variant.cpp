@@ -264,11 +264,22 @@ Status capture_branches(const RunArgs &args, cudaGraph_t *bodies, unsigned int s
   return Status::success();
 }
 
+// FP32 throughout, as a branch of the graph: the operation's workspace-free AUTO choice, or, in a kept graph whose
+// operands are given at each launch (`live`), cuBLAS's product reading them where that graph's first node wrote them.
+Status fp32_branch(const GemmProblem &p, const RunArgs &args, const RunArgs &body_args, const LiveBuffers *live,
+                   fg_sgemm_algo_t *fallback) {
+  if (live == nullptr) return args.fp32_product(p, body_args, fallback);
+  *fallback = FG_SGEMM_CUBLAS;
+  return fp32_live_product(p, *live, body_args.cublas);
+}
+
 // After the plan, on a stream being captured: decide's kernel chooses at each replay, and a switch node runs the
 // chosen branch: FP32 throughout (branch 0), or the products over N moduli (branch N - kMinModuli + 1). decide
-// leaves each replay's choice in `choice` where one is given; *fallback is the FP32 algorithm of branch 0.
+// leaves each replay's choice in `choice` where one is given; *fallback is the FP32 algorithm of branch 0; `live` as
+// in fp32_branch.
 Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
-                    const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
+                    const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
+                    const LiveBuffers *live) {
   cudaGraphConditionalHandle branch = 0;
   FG_RETURN_IF_ERROR(new_handle(args.stream, &branch));
   FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, choice, args.stream));
@@ -277,7 +288,7 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
   FG_RETURN_IF_ERROR(add_switch(args.stream, branch, kBranches, &bodies));
   return capture_branches(args, bodies, kBranches, [&](unsigned int index, const RunArgs &body_args) {
     const int count = static_cast<int>(index) + kMinModuli - 1;
-    return index == 0 ? args.fp32_product(p, body_args, fallback)
+    return index == 0 ? fp32_branch(p, args, body_args, live, fallback)
                       : products_at(p, count, body_args, plan, certificate, true, 0, 0);
   });
 }
@@ -309,10 +320,11 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
 }
 
 // The whole emulation on a stream being captured: the preview's choice, and a switch node whose branch 0 runs FP32
-// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice` and *fallback as in
+// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice`, *fallback and `live` as in
 // run_captured.
-Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback) {
-  if (args.fp32_product == nullptr)
+Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
+                        const LiveBuffers *live) {
+  if (args.fp32_product == nullptr && live == nullptr)
     return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
   const CertificateConstants certificate = certificate_constants(p.k);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
@@ -328,73 +340,104 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   cudaGraph_t *bodies = nullptr;
   FG_RETURN_IF_ERROR(add_switch(args.stream, handle, 2, &bodies));
   return capture_branches(args, bodies, 2, [&](unsigned int index, const RunArgs &body_args) {
-    if (index == 0) return args.fp32_product(p, body_args, fallback);
+    if (index == 0) return fp32_branch(p, args, body_args, live, fallback);
     PlanBuffers plan;
     FG_RETURN_IF_ERROR(enqueue_plan(p, body_args, certificate, &plan));
     fg_sgemm_algo_t same_fallback = FG_SGEMM_AUTO;
-    return run_captured(p, body_args, plan, certificate, choice, &same_fallback);
+    return run_captured(p, body_args, plan, certificate, choice, &same_fallback, live);
   });
 }
 
-// Everything the graph of a call outside a capture holds by value: its problem, with the operands' addresses and
-// the scalars, and the workspaces.
+// Everything the graph of a call outside a capture holds by value, less what its first node is given again at each
+// launch (the operands' addresses and the scalars: LiveOperands): the problem's shape and layout, whether beta is 0
+// (C is read or not), and the workspaces.
 GraphCache::Key graph_key(const GemmProblem &p, const RunArgs &args) {
   GraphCache::Key key;
   KeyWriter writer(&key);
   const auto operand = [&](const GemmOperand &x) {
-    writer.add(x.data).add(static_cast<uint64_t>(x.ld)).add(static_cast<uint64_t>(x.stride)).add(x.transposed);
+    writer.add(static_cast<uint64_t>(x.ld)).add(static_cast<uint64_t>(x.stride)).add(x.transposed);
   };
   writer.add(static_cast<uint64_t>(p.m)).add(static_cast<uint64_t>(p.n)).add(static_cast<uint64_t>(p.k));
   writer.add(static_cast<uint64_t>(p.batch)).add(static_cast<uint64_t>(p.math));
-  writer.add(static_cast<uint64_t>(p.reproducibility)).add_float(p.alpha).add_float(p.beta);
+  writer.add(static_cast<uint64_t>(p.reproducibility)).add(p.beta == 0.0f);
   operand(p.a);
   operand(p.b);
-  writer.add(p.c).add(static_cast<uint64_t>(p.ldc)).add(static_cast<uint64_t>(p.stride_c));
+  writer.add(static_cast<uint64_t>(p.ldc)).add(static_cast<uint64_t>(p.stride_c));
   writer.add(args.workspace).add(static_cast<uint64_t>(args.workspace_bytes));
   writer.add(args.cublas).add(args.cublas_workspace).add(static_cast<uint64_t>(args.cublas_workspace_bytes));
   return key;
 }
 
-// The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: the
-// scan, the plan, decide (which leaves its choice in `choice`) and the switch node.
-Status capture_call(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, cudaGraphExec_t *exec,
-                    fg_sgemm_algo_t *fallback) {
+// The node last captured on `stream`.
+Status last_captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t dependency_count = 0;
+  FG_CUDA_CHECK(
+      cudaStreamGetCaptureInfo(stream, &capture, nullptr, nullptr, &dependencies, nullptr, &dependency_count));
+  if (capture != cudaStreamCaptureStatusActive || dependency_count != 1)
+    return Status::failure(StatusCode::internal_error, "the capture does not end in one node");
+  *node = dependencies[0];
+  return Status::success();
+}
+
+// The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: first
+// the node that writes the call's addresses and scalars to `live` (*node, given them again at later launches), then
+// the preview, the scan, the plan, decide (which leaves its choice in `choice`) and the switch nodes, all reading
+// them there. *graph is kept with *exec, for *node.
+Status capture_call(const GemmProblem &p, const RunArgs &args, const LiveBuffers &live, DeviceChoice *choice,
+                    cudaGraph_t *graph, cudaGraphExec_t *exec, cudaGraphNode_t *node, fg_sgemm_algo_t *fallback) {
   BranchCapture call(args);
   FG_RETURN_IF_ERROR(call.begin());
   RunArgs inner = args;
   inner.stream = call.stream();
   inner.captured = true;
   inner.emulation = nullptr;
+  GemmProblem given = p;
+  given.live = live.operands;
   FG_CUDA_CHECK(cudaStreamBeginCapture(call.stream(), cudaStreamCaptureModeRelaxed));
-  const Status built = enqueue_captured(p, inner, choice, fallback);
-  cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(call.stream(), &graph);
+  Status built = publish_operands(p, live, call.stream());
+  if (built.ok()) built = last_captured_node(call.stream(), node);
+  if (built.ok()) built = enqueue_captured(given, inner, choice, fallback, &live);
+  *graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(call.stream(), graph);
   if (!built.ok() || ended != cudaSuccess) {
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    if (*graph != nullptr) (void)cudaGraphDestroy(*graph);
+    *graph = nullptr;
     FG_RETURN_IF_ERROR(built);
     FG_CUDA_CHECK(ended);
   }
-  const cudaError_t made = cudaGraphInstantiate(exec, graph, 0);
-  (void)cudaGraphDestroy(graph);
+  const cudaError_t made = cudaGraphInstantiate(exec, *graph, 0);
+  if (made != cudaSuccess) {
+    (void)cudaGraphDestroy(*graph);
+    *graph = nullptr;
+  }
   FG_CUDA_CHECK(made);
   return Status::success();
 }
 
-// AUTO's emulation outside a capture: the call's graph, captured on its first launch and kept by the handle, runs
-// on the call's stream; the host waits for nothing, and the report reads the device's choice when asked.
+// AUTO's emulation outside a capture: the call's graph, captured on the first call of its key and kept by the
+// handle, runs on the call's stream, given the call's addresses and scalars; the host waits for nothing, and the
+// report reads the device's choice when asked.
 Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
   GraphCache &graphs = *args.graphs;
   const GraphCache::Key key = graph_key(p, args);
+  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1));
+  const LiveBuffers live = live_buffers(static_cast<char *>(args.workspace), layout, p.batch);
   DeviceChoice *slot = nullptr;
   int fallback = FG_SGEMM_AUTO;
-  cudaGraphExec_t exec = graphs.find(key, &slot, &fallback);
+  cudaGraphNode_t node = nullptr;
+  cudaGraphExec_t exec = graphs.find(key, &slot, &fallback, &node);
   if (exec == nullptr) {
     DeviceChoice *written = nullptr;
     FG_RETURN_IF_ERROR(graphs.next_slot(&slot, &written));
     fg_sgemm_algo_t fp32_algo = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(capture_call(p, args, written, &exec, &fp32_algo));
+    cudaGraph_t graph = nullptr;
+    FG_RETURN_IF_ERROR(capture_call(p, args, live, written, &graph, &exec, &node, &fp32_algo));
     fallback = fp32_algo;
-    graphs.insert(key, exec, fallback);
+    graphs.insert(key, exec, fallback, graph, node);
+  } else {
+    FG_RETURN_IF_ERROR(publish_again(exec, node, p, live));
   }
   FG_CUDA_CHECK(cudaGraphLaunch(exec, args.stream));
   if (args.emulation != nullptr) {
@@ -414,7 +457,7 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
   if (!args.captured && args.auto_selected && args.graphs != nullptr) return run_as_graph(p, args);
   if (args.captured) {
     fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback));
+    FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback, nullptr));
     // The report cannot tell a replay's choice: it says no emulation ran at capture.
     if (args.emulation != nullptr) *args.emulation = EmulationReport{};
     return Status::success();
