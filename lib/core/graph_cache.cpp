@@ -12,22 +12,33 @@ void GraphCache::release() {
   clear();
   if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   if (done_ != nullptr) (void)cudaEventDestroy(done_);
+  if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
   slots_ = nullptr;
   done_ = nullptr;
+  capture_stream_ = nullptr;
 }
 
-cudaGraphExec_t GraphCache::find(const Key &key, DeviceChoice **slot, int *tag, cudaGraphNode_t *node) {
+GraphCache::Kept *GraphCache::find(const Key &key, DeviceChoice **slot) {
   for (int index = 0; index < kCapacity; ++index) {
     Entry &entry = entries_[index];
-    if (entry.exec != nullptr && entry.key == key) {
+    if (entry.kept.exec != nullptr && entry.key == key) {
       entry.launched = ++clock_;
       *slot = slots_ + index;
-      *tag = entry.tag;
-      *node = entry.node;
-      return entry.exec;
+      return &entry.kept;
     }
   }
   return nullptr;
+}
+
+void GraphCache::destroy(Entry &entry) {
+  if (entry.kept.exec != nullptr) (void)cudaGraphExecDestroy(entry.kept.exec);
+  if (entry.kept.graph != nullptr) (void)cudaGraphDestroy(entry.kept.graph);
+  entry = Entry{};
+}
+
+void GraphCache::erase(Kept *kept) {
+  for (Entry &entry : entries_)
+    if (&entry.kept == kept) destroy(entry);
 }
 
 int GraphCache::least_recent() const {
@@ -50,16 +61,18 @@ Status GraphCache::next_slot(DeviceChoice **host, DeviceChoice **device) {
   return Status::success();
 }
 
-void GraphCache::insert(const Key &key, cudaGraphExec_t exec, int tag, cudaGraph_t graph, cudaGraphNode_t node) {
+void GraphCache::insert(const Key &key, const Kept &kept) {
   Entry &entry = entries_[least_recent()];
-  if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
-  if (entry.graph != nullptr) (void)cudaGraphDestroy(entry.graph);
+  destroy(entry);
   entry.key = key;
-  entry.exec = exec;
-  entry.graph = graph;
-  entry.node = node;
-  entry.tag = tag;
+  entry.kept = kept;
   entry.launched = ++clock_;
+}
+
+Status GraphCache::capture_stream(cudaStream_t *stream) {
+  if (capture_stream_ == nullptr) FG_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking));
+  *stream = capture_stream_;
+  return Status::success();
 }
 
 Status GraphCache::record_done(cudaStream_t stream, cudaEvent_t *done) {
@@ -70,11 +83,7 @@ Status GraphCache::record_done(cudaStream_t stream, cudaEvent_t *done) {
 }
 
 void GraphCache::clear() {
-  for (Entry &entry : entries_) {
-    if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
-    if (entry.graph != nullptr) (void)cudaGraphDestroy(entry.graph);
-    entry = Entry{};
-  }
+  for (Entry &entry : entries_) destroy(entry);
 }
 
 KeyWriter &KeyWriter::add_float(float value) {

@@ -2,9 +2,10 @@
 // A handle's instantiated CUDA graphs, for work whose choices are made on the device (the emulated mode outside a
 // capture): a call captures its work once into a graph, on a stream of its own, and launches the instantiated graph
 // on the handle's stream; the same call met again (the same key: whatever the graph's nodes hold that the caller
-// cannot give again at launch) launches it again without capturing. A graph may have one kernel node whose
-// arguments the caller sets before each launch (the call's addresses and scalars): the graph is kept with it. The
-// least recently launched graph makes room for a new one.
+// cannot give again at launch) launches it again without capturing. A graph may have nodes that the caller sets
+// again before a launch for other operands (a kernel node given the call's addresses and scalars, child graph nodes
+// captured again for them): the graph they belong to is kept with its instantiation, with the operands of its last
+// launch. The least recently launched graph makes room for a new one.
 //
 // Each graph has a slot of mapped pinned memory, a DeviceChoice, where its kernels leave what they chose; an event
 // recorded behind each launch tells the host when the slot holds the launch's choice. A graph launched again is
@@ -28,6 +29,18 @@ class GraphCache {
   static constexpr int kCapacity = 64;
   static constexpr int kKeyWords = 32;
   using Key = std::array<uint64_t, kKeyWords>;
+  static constexpr int kMostChildren = 2;
+
+  // A graph kept, as the caller made it.
+  struct Kept {
+    cudaGraphExec_t exec = nullptr;
+    cudaGraph_t graph = nullptr;      // what `exec` was instantiated from, kept for its nodes below (owned)
+    cudaGraphNode_t given = nullptr;  // a kernel node set again for other operands, or nullptr
+    cudaGraphNode_t children[kMostChildren] = {};  // child graph nodes set again for other operands
+    int child_count = 0;
+    Key operands{};  // the operands of its last launch, in the caller's words
+    int tag = 0;
+  };
 
   GraphCache() = default;
   ~GraphCache() { release(); }
@@ -37,17 +50,19 @@ class GraphCache {
   GraphCache(const GraphCache &) = delete;
   GraphCache &operator=(const GraphCache &) = delete;
 
-  // The graph kept for `key`, or nullptr; *slot is its slot (as the host reads it), *tag and *node what insert() was
-  // told.
-  cudaGraphExec_t find(const Key &key, DeviceChoice **slot, int *tag, cudaGraphNode_t *node);
+  // The graph kept for `key`, or nullptr; *slot is its slot (as the host reads it). The caller may change its
+  // operands.
+  Kept *find(const Key &key, DeviceChoice **slot);
   // The slot of the next graph kept, as the host reads it (*host) and as its kernels write it (*device): the least
   // recently launched graph's, which insert() replaces. The slots are allocated on first use.
   Status next_slot(DeviceChoice **host, DeviceChoice **device);
-  // Keeps `exec` (which writes the slot next_slot gave) for `key`, with a tag of the caller's, destroying the graph
-  // it replaces. `graph`, which `exec` was instantiated from, is kept (and owned) with it where `node`, one of its
-  // kernel nodes, is set again at launches (cudaGraphExecKernelNodeSetParams names the node of that graph);
-  // both may be nullptr.
-  void insert(const Key &key, cudaGraphExec_t exec, int tag, cudaGraph_t graph, cudaGraphNode_t node);
+  // Keeps `kept` (whose graph writes the slot next_slot gave, and which the cache now owns) for `key`, destroying
+  // the graph it replaces.
+  void insert(const Key &key, const Kept &kept);
+  // Destroys a graph kept (found by find), for one made again.
+  void erase(Kept *kept);
+  // A stream of the cache's own (made on first use), for the caller's captures of the nodes it sets again.
+  Status capture_stream(cudaStream_t *stream);
   // Records the cache's event on `stream`, behind a launch: *done is the event, which the report waits for.
   Status record_done(cudaStream_t stream, cudaEvent_t *done);
   // Destroys every graph kept (the slots stay).
@@ -56,18 +71,17 @@ class GraphCache {
  private:
   struct Entry {
     Key key{};
-    cudaGraphExec_t exec = nullptr;
-    cudaGraph_t graph = nullptr;
-    cudaGraphNode_t node = nullptr;
-    int tag = 0;
+    Kept kept;
     uint64_t launched = 0;  // the clock at its last launch; 0 for an empty entry
   };
+  static void destroy(Entry &entry);
   int least_recent() const;
 
   Entry entries_[kCapacity];
   DeviceChoice *slots_ = nullptr;  // kCapacity of them, mapped pinned memory
   uint64_t clock_ = 0;
   cudaEvent_t done_ = nullptr;
+  cudaStream_t capture_stream_ = nullptr;
 };
 
 // Appends words to a GraphCache::Key, in order.

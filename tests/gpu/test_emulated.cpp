@@ -940,7 +940,7 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
   SECTION("calls on other memory and with other scalars launch the call's graph again, each on its own operands") {
     // The handle's graph of this shape was made by the first call above, on memory since freed: every call here
     // launches it again (or its beta != 0 twin), given its own addresses and scalars. Each call writes its own C
-    // and no other; inner 2^+-40 runs FP32 throughout (cuBLAS reading the addresses the graph was given).
+    // and no other; inner 2^+-40 runs FP32 throughout, the FP32 mode's product captured again for its operands.
     const Operands second = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7203);
     const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7204);
     const Reference second_reference = reference_of(second), inner_reference = reference_of(inner);
@@ -991,8 +991,20 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
         CHECK(written == 0);
       }
     }
-    // A batch of two declined products, on two sets of memory in turn: cuBLAS's FP32 product reads each product's
-    // addresses where the graph's first node wrote them.
+    // Declined operands give the FP32 mode's bits: the graph's FP32 product is the FP32 mode's call.
+    for (const float beta : {0.0f, 0.5f}) {
+      INFO("declined, beta " << beta);
+      const auto run_in = [&](fg_math_mode_t mode) {
+        REQUIRE_FG_OK(fg_set_math_mode(handle.get(), mode));
+        REQUIRE_CUDA_OK(cudaMemcpy(inner_product.c(), c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
+        REQUIRE_FG_OK(inner_product.run(handle.get(), -3.0f, beta));
+        REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+        return inner_product.result();
+      };
+      const std::vector<float> fp32 = run_in(FG_MATH_FP32), emulated = run_in(FG_MATH_FP32_EMULATED);
+      CHECK(same_bits(emulated, fp32));
+    }
+    // A batch of two declined products, on two sets of memory in turn.
     std::vector<float> a2(inner.a), b2(inner.b);
     a2.insert(a2.end(), inner.a.begin(), inner.a.end());
     b2.insert(b2.end(), inner.b.begin(), inner.b.end());

@@ -403,6 +403,93 @@ TEST_CASE("ozaki: every element the certificate passes meets the guarantee, agai
     }
 }
 
+TEST_CASE("ozaki: the plan's thresholds for a group of rows certify every element that reaches them", "[ozaki]") {
+  std::mt19937_64 random(2611);
+  struct Case {
+    Family family;
+    int spread_bits;
+    const char *name;
+  };
+  const Case cases[] = {{Family::uniform, 0, "uniform"},
+                        {Family::inner_scaled, 20, "inner 2^20"},
+                        {Family::outlier, 30, "outlier"},
+                        {Family::sparse, 0, "sparse"},
+                        {Family::binary, 0, "0/1"},
+                        {Family::large_integers, 0, "integers"},
+                        {Family::cancel, 0, "cancelling"},
+                        {Family::wide, 16, "exponents 2^16"},
+                        {Family::tiny_codes, 0, "below the codes"}};
+  struct Scalars {
+    float alpha, beta;
+  };
+  const Scalars scalars[] = {{1.0f, 0.0f}, {-1.5f, 0.75f}, {0x1p-10f, 0.0f}, {0x1p-100f, 2.0f}};
+  constexpr int kRows = 6, kCols = 4;
+  int64_t reached = 0, checked_counts = 0;
+  for (const Case &c : cases)
+    for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{257}, int64_t{2048}}) {
+      const CertificateConstants certificate = certificate_constants(k);
+      // Rows and columns from pairs of the family; some rows scaled by powers of two (alike in shape).
+      std::vector<std::vector<float>> rows(kRows), cols(kCols);
+      for (int r = 0; r < kRows; ++r) {
+        std::vector<float> y;
+        fill_family(c.family, k, random, rows[r], y, c.spread_bits);
+        if (r < kCols) cols[r] = y;
+        const int scale = static_cast<int>(random() % 41) - 20;
+        if (r % 2 == 1)
+          for (float &x : rows[r]) x = std::ldexp(x, scale);
+      }
+      std::vector<LineFacts> row_facts, col_facts;
+      CodeBounds largest;
+      for (const auto &x : rows) {
+        row_facts.push_back(facts_of(x, k));
+        take_largest(largest, code_bounds(row_facts.back()));
+      }
+      for (const auto &y : cols) col_facts.push_back(facts_of(y, k));
+      for (int j = 0; j < kCols; ++j)
+        for (const Scalars &s : scalars) {
+          int32_t threshold[kMaxModuli + 1];
+          code_thresholds(largest, code_bounds(col_facts[j]), std::fabs(static_cast<double>(s.alpha)), certificate,
+                          threshold);
+          for (int count = kMinModuli; count < kMaxModuli; ++count) CHECK(threshold[count] >= threshold[count + 1]);
+          CHECK(threshold[kMaxModuli] >= 1);
+          for (int i = 0; i < kRows; ++i) {
+            const LineFacts &fx = row_facts[i], &fy = col_facts[j];
+            int64_t code_product = 0;
+            for (int64_t l = 0; l < k; ++l)
+              code_product += static_cast<int64_t>(std::floor(
+                                  std::ldexp(std::fabs(static_cast<double>(rows[i][l])), fx.code_exponent))) *
+                              static_cast<int64_t>(
+                                  std::floor(std::ldexp(std::fabs(static_cast<double>(cols[j][l])), fy.code_exponent)));
+            const float c0 = s.beta != 0.0f ? std::uniform_real_distribution<float>(-1.0f, 1.0f)(random) : 0.0f;
+            const double lower =
+                static_cast<double>(code_product) * std::ldexp(1.0, -(fx.code_exponent + fy.code_exponent));
+            const ElementAllowance allowance = element_allowance(
+                fx, fy, lower, std::fabs(static_cast<double>(s.alpha)),
+                s.beta == 0.0f ? 0.0 : std::fabs(static_cast<double>(s.beta) * static_cast<double>(c0)), certificate);
+            INFO(c.name << ", k " << k << ", row " << i << ", column " << j << ", alpha " << s.alpha << ", code "
+                        << code_product);
+            for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+              if (code_product < threshold[count]) continue;
+              ++checked_counts;
+              CHECK(certified_before(fx, fy, allowance, count, certificate));
+            }
+            reached += code_product >= threshold[kMaxModuli];
+            // On uniform operands every element takes the shortcut, at the element's own fewest count or one more.
+            if (c.family == Family::uniform && k >= 16 && s.alpha == 1.0f) {
+              CHECK(code_product >= threshold[kMaxModuli]);
+              int fewest = kMaxModuli;
+              while (fewest > kMinModuli && certified_before(fx, fy, allowance, fewest - 1, certificate)) --fewest;
+              int need = kMinModuli;
+              for (int count = kMinModuli; count < kMaxModuli; ++count) need += code_product < threshold[count];
+              CHECK(need <= fewest + 1);
+            }
+          }
+        }
+    }
+  CHECK(reached > 0);
+  CHECK(checked_counts > 0);
+}
+
 TEST_CASE("ozaki: the integral exponent and the line facts", "[ozaki]") {
   CHECK(integral_exponent_of(1.0f) == 0);
   CHECK(integral_exponent_of(3.0f) == 0);

@@ -4,7 +4,6 @@
 // Inf reach, and those no moduli count certifies).
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -112,20 +111,11 @@ Status preview_choice(const GemmProblem &p, const CertificateConstants &certific
                       int64_t depth, cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream);
 
 // A kept graph's operands (live_operands.cu): where its first node writes the call's addresses and scalars
-// (GemmProblem::live), and each product's A, B and C for the FP32 product through cuBLAS.
-struct LiveBuffers {
-  LiveOperands *operands = nullptr;
-  const float **a = nullptr;
-  const float **b = nullptr;
-  float **c = nullptr;
-};
-LiveBuffers live_buffers(char *workspace, const WorkspaceLayout &layout, int64_t batch);
+// (GemmProblem::live), in the workspace.
+LiveOperands *live_operands(char *workspace, const WorkspaceLayout &layout);
 // Enqueues the node that writes p's addresses and scalars there (the first node of a kept graph).
-Status publish_operands(const GemmProblem &p, const LiveBuffers &buffers, cudaStream_t stream);
+Status publish_operands(const GemmProblem &p, LiveOperands *live, cudaStream_t stream);
 // Gives that node of an instantiated graph p's addresses and scalars, for its next launches.
-Status publish_again(cudaGraphExec_t exec, cudaGraphNode_t node, const GemmProblem &p, const LiveBuffers &buffers);
-// The problem in FP32 through cuBLAS's batched product, which reads the addresses and the scalars from `buffers` when
-// it runs; enqueued on the handle's stream.
-Status fp32_live_product(const GemmProblem &p, const LiveBuffers &buffers, cublasHandle_t handle);
+Status publish_again(cudaGraphExec_t exec, cudaGraphNode_t node, const GemmProblem &p, LiveOperands *live);
 
 }  // namespace fastgemm::detail::ozaki

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 
@@ -289,6 +290,65 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
       count = middle;
   }
   return high;
+}
+
+// The plan's shortcut (plan_kernel): certified_before's condition for every row of a group at once, as a least code
+// product per moduli count. Multiplied by 2^(g + h) (the codes' scales, exact), the condition reads
+//   K1 |alpha| [(1 + 2^-50) (U_x N1_y / 2 + U_y N1_x / 2 + min(nnz) U_x U_y / 4) + c1 N2_x N2_y]
+//     + K1 2^-50 |beta C0| 2^(g+h) + 2^-149 P_x P_y  <=  e (1 - 2^-40) (|alpha| code + |beta C0| 2^(g+h)),
+// with U = round_up(1 / scale) 2^g where the line rounds at the count (else 0), N1 = ||.||_1 2^g, N2 = ||.||_2 2^g,
+// P = 2^g, c1 = reconstruction_error + magnitude 2^-50, K1 = (1 + 2^-20)(1 + 2^-40), e = error_allowance. The
+// beta terms only help (e (1 - 2^-40) >= 2^-25 > K1 2^-50), so leaving them out is sufficient; every other term
+// grows with each line's U, N1, N2, P and nonzeros, so the group's largest of each (taken separately) give a code
+// product that suffices for every row of the group. U, N1 and N2 do not change when a line is scaled by a power of
+// two: lines alike in shape but not in size share thresholds.
+struct CodeBounds {
+  double unit[kMaxModuli + 1] = {};  // U at each count
+  double norm1 = 0, norm2 = 0, power = 0, nonzeros = 0;
+};
+FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
+  CodeBounds bounds;
+  if ((x.flags & kLineNonFinite) != 0) return bounds;  // its elements are FP32's: no bound is asked of it
+  const double power = power_of_two(x.code_exponent);
+  for (int count = kMinModuli; count <= kMaxModuli; ++count)
+    bounds.unit[count] = (x.rounding >> count & 1) != 0 ? round_up(x.inverse_scale[count]) * power : 0.0;
+  bounds.norm1 = x.norm1 * power;
+  bounds.norm2 = x.norm2 * power;
+  bounds.power = power;
+  bounds.nonzeros = exact_double(x.nonzeros);
+  return bounds;
+}
+FG_OZAKI_INLINE void take_largest(CodeBounds &into, const CodeBounds &other) {
+  for (int count = kMinModuli; count <= kMaxModuli; ++count)
+    into.unit[count] = fmax(into.unit[count], other.unit[count]);
+  into.norm1 = fmax(into.norm1, other.norm1);
+  into.norm2 = fmax(into.norm2, other.norm2);
+  into.power = fmax(into.power, other.power);
+  into.nonzeros = fmax(into.nonzeros, other.nonzeros);
+}
+// thresholds[N] (N = kMinModuli..kMaxModuli): an element of a row bounded by `rows` and of `column` whose code
+// product is at least thresholds[N] is certified at N moduli; INT32_MAX (above any code product) where that bound
+// certifies none. Nonincreasing in N, like the certificate. The double arithmetic here rounds at most a few dozen
+// times, each by 2^-53: the last factor (1 + 2^-40) covers them.
+FG_OZAKI_INLINE void code_thresholds(const CodeBounds &rows, const CodeBounds &column, double alpha_abs,
+                                     const CertificateConstants &constants, int32_t (&thresholds)[kMaxModuli + 1]) {
+  const double k1 = (1.0 + 0x1p-20) * (1.0 + 0x1p-40);
+  const double c1 = constants.reconstruction_error + constants.magnitude * 0x1p-50;
+  const double fixed = k1 * c1 * rows.norm2 * column.norm2 + 0x1p-149 * rows.power * column.power / alpha_abs;
+  const double nonzeros = fmin(rows.nonzeros, column.nonzeros);
+  const double divisor = constants.error_allowance * (1.0 - 0x1p-40);
+  int32_t last = 0;  // the threshold of the count above: every threshold is at least 1
+  for (int count = kMaxModuli; count >= kMinModuli; --count) {
+    int32_t threshold = INT32_MAX;
+    if (constants.scale_target[count] != 0.0) {
+      const double rounding = 0.5 * rows.unit[count] * column.norm1 + 0.5 * column.unit[count] * rows.norm1 +
+                              0.25 * nonzeros * rows.unit[count] * column.unit[count];
+      const double least = (k1 * (1.0 + 0x1p-50) * rounding + fixed) / divisor * (1.0 + 0x1p-40);
+      if (least < 0x1p31) threshold = static_cast<int32_t>(ceil(least));  // false for inf and NaN too
+    }
+    last = threshold > last ? threshold : last;
+    thresholds[count] = last;
+  }
 }
 
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt

@@ -173,7 +173,7 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
     return at;
   };
   layout.summary = take(256);
-  layout.live = take(256 + 3 * static_cast<size_t>(batch) * sizeof(float *));
+  layout.live = take(256);
   const size_t a_lines = static_cast<size_t>(batch * m), b_lines = static_cast<size_t>(batch * n);
   layout.a_lines = take(a_lines * sizeof(LineFacts));
   layout.b_lines = take(b_lines * sizeof(LineFacts));

@@ -114,14 +114,14 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 constexpr int kPreviewLines = 32;
 constexpr int64_t kPreviewBatches = 2;
 
-// The workspace: the summary the host reads, the operands of a kept graph's call (LiveOperands, then the addresses
-// of each product's A, B and C for the FP32 product through cuBLAS), per-line facts of both operands, the lists of
+// The workspace: the summary the host reads, the operands of a kept graph's call (LiveOperands), per-line facts of
+// both operands, the lists of
 // lines holding NaN or Inf, every element's need (one byte each), the preview's buffers, then the residues (or codes)
 // and products of one tile of `tiling`: the plan's (count 1) and the products' lay theirs over the same memory, one
 // after the other. Offsets are 256-byte aligned.
 struct WorkspaceLayout {
   size_t summary = 0;
-  size_t live = 0;                      // LiveOperands, then 3 * batch addresses (live_arrays)
+  size_t live = 0;                      // LiveOperands
   size_t a_lines = 0, b_lines = 0;      // LineFacts per line, over all batches
   size_t a_flagged = 0, b_flagged = 0;  // int64 ids of the lines that hold NaN or Inf
   size_t needs = 0;                     // uint8 per element of C, batch * m * n

@@ -19,13 +19,36 @@ namespace fastgemm::detail::ozaki {
 namespace {
 
 // Rows of the tile each block of the plan walks.
-constexpr int kPlanRows = 32;
+constexpr int kPlanRows = 128;
+
+// The largest of the code bounds of a warp's lanes (math.hpp's CodeBounds), in every lane.
+__device__ CodeBounds warp_largest(CodeBounds bounds) {
+  const auto largest = [](double value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) value = fmax(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    return value;
+  };
+#pragma unroll
+  for (int count = kMinModuli; count <= kMaxModuli; ++count) bounds.unit[count] = largest(bounds.unit[count]);
+  bounds.norm1 = largest(bounds.norm1);
+  bounds.norm2 = largest(bounds.norm2);
+  bounds.power = largest(bounds.power);
+  bounds.nonzeros = largest(bounds.nonzeros);
+  return bounds;
+}
+
+// Rows whose codes' products a thread loads at once, before it works on them: loads in flight, not one at a time.
+constexpr int kPlanLoads = 4;
 
 // One thread per column of the tile, walking kPlanRows rows: its column's facts are copied once into the thread's
 // own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines of the facts'
 // array apart), and the rows' facts, the same for the whole block, into shared memory first, all at once (read
-// row by row from global memory, each row's load stalled the search); the codes' product, C and the needs are read
-// and written along rows, coalesced.
+// row by row from global memory, each row's load stalled the search); the codes' products are read kPlanLoads rows
+// at a time, and they and the needs along rows, coalesced. Most elements take the shortcut (math.hpp's
+// code_thresholds): from the largest bounds of the block's rows and its column's own, each thread has the least code
+// product that certifies each count, whatever the row, and an element whose code product reaches the threshold of
+// its neighbour's need takes the fewest count whose threshold it reaches. The others, and one row in 8
+// (whose search descends to the element's fewest, so that the needs follow the operands), take element_need's.
 __global__ void __launch_bounds__(kThreads, 4)
     plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
                 const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
@@ -36,7 +59,11 @@ __global__ void __launch_bounds__(kThreads, 4)
   static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
   constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
   __shared__ LineFacts row_facts[kPlanRows];
+  __shared__ CodeBounds row_bounds;  // the largest of the chunk's rows'
+  static_assert(kPlanRows % 32 == 0 && kPlanRows <= kThreads && kPlanRows % kPlanLoads == 0, "a warp per 32 rows");
+  __shared__ CodeBounds warp_bounds[kPlanRows / 32];
   p = live_problem(p);
+  const double alpha_abs = fabs(static_cast<double>(p.alpha));
   int run_need = 0;
   unsigned int run_length = 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
@@ -56,44 +83,65 @@ __global__ void __launch_bounds__(kThreads, 4)
       __syncthreads();  // the last chunk's searches are done with them
       for (int word = threadIdx.x; word < chunk_rows * kFactWords; word += blockDim.x) to[word] = __ldg(from + word);
       __syncthreads();
+      if (threadIdx.x < kPlanRows) {
+        const CodeBounds largest =
+            warp_largest(threadIdx.x < chunk_rows ? code_bounds(row_facts[threadIdx.x]) : CodeBounds{});
+        if (threadIdx.x % 32 == 0) warp_bounds[threadIdx.x / 32] = largest;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        CodeBounds largest = warp_bounds[0];
+        for (int w = 1; w < kPlanRows / 32; ++w) take_largest(largest, warp_bounds[w]);
+        row_bounds = largest;
+      }
+      __syncthreads();
     }
     if (local_col >= tile.cols) continue;
     const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
     const LineFacts y = b_facts[batch * p.n + col];
     const bool y_finite = (y.flags & kLineNonFinite) == 0;
-    const int64_t row_end = min((row_chunk + 1) * kPlanRows, tile.rows);
-    // The column's codes' products and C, each read one row ahead: the search on a row hides the next one's load.
+    int32_t threshold[kMaxModuli + 1];
+    code_thresholds(row_bounds, code_bounds(y), alpha_abs, certificate, threshold);
     const int32_t *column_codes = code_products + local_batch * tile.padded_rows * tile.padded_cols + local_col;
     const float *column_c = p.c + batch * p.stride_c + col;
-    const auto code_at = [&](int64_t local_row) { return __ldg(column_codes + local_row * tile.padded_cols); };
-    const auto c_at = [&](int64_t local_row) {
-      return p.beta != 0.0f ? column_c[(tile.first_row + local_row) * p.ldc] : 0.0f;
-    };
-    int32_t next_code = code_at(row_chunk * kPlanRows);
-    float next_c0 = c_at(row_chunk * kPlanRows);
-    for (int64_t local_row = row_chunk * kPlanRows; local_row < row_end; ++local_row) {
-      const int64_t row = tile.first_row + local_row;
-      const int32_t code_product = next_code;
-      const float c0 = next_c0;
-      if (local_row + 1 < row_end) {
-        next_code = code_at(local_row + 1);
-        next_c0 = c_at(local_row + 1);
-      }
-      const LineFacts &x = row_facts[local_row - first_row];
-      int need = 0;  // NaN or Inf reaches the element: fix_flagged's
-      if (y_finite && (x.flags & kLineNonFinite) == 0) {
-        need =
-            element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, local_row % 8 == 0, after_fp32);
-        after_fp32 = need == kNeedsFp32;
-        if (need <= kMaxModuli) guess = need;
-        if (need != run_need) {
-          if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
-          run_need = need;
-          run_length = 0;
+    for (int group = 0; group < chunk_rows; group += kPlanLoads) {
+      int32_t codes[kPlanLoads];
+#pragma unroll
+      for (int r = 0; r < kPlanLoads; ++r)
+        codes[r] = group + r < chunk_rows ? __ldg(column_codes + (first_row + group + r) * tile.padded_cols) : 0;
+#pragma unroll
+      for (int r = 0; r < kPlanLoads; ++r) {
+        if (group + r >= chunk_rows) break;
+        const int64_t row = tile.first_row + first_row + group + r;
+        const LineFacts &x = row_facts[group + r];
+        const int32_t code_product = codes[r];
+        int need = 0;  // NaN or Inf reaches the element: fix_flagged's
+        if (y_finite && (x.flags & kLineNonFinite) == 0) {
+          // The fewest counts whose threshold it reaches (the thresholds fall as the count grows), if any.
+          int shortcut = kNeedsFp32;
+          if (code_product >= threshold[kMaxModuli]) {
+            shortcut = kMinModuli;
+#pragma unroll
+            for (int count = kMinModuli; count < kMaxModuli; ++count) shortcut += code_product < threshold[count];
+          }
+          const bool descend = (group + r) % 8 == 0;
+          if (!descend && shortcut <= guess) {
+            need = shortcut;
+          } else {
+            const float c0 = p.beta != 0.0f ? column_c[row * p.ldc] : 0.0f;
+            need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, descend, after_fp32);
+          }
+          after_fp32 = need == kNeedsFp32;
+          if (need <= kMaxModuli) guess = need;
+          if (need != run_need) {
+            if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
+            run_need = need;
+            run_length = 0;
+          }
+          ++run_length;
         }
-        ++run_length;
+        needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
       }
-      needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
     }
   }
   if (run_length != 0) atomicAdd(&histogram[run_need], run_length);

@@ -4,10 +4,11 @@
 // residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C; last, the elements no count
 // certifies, and those NaN or Inf reach, in FP32. The choice is made on the device, in a graph (a kernel chooses,
 // and a switch node runs its branch) that the call is captured into: the caller's, on a stream being captured, or,
-// for AUTO, one of the handle's own, kept for the same call. In a graph, a preview of the certificate on a sample
-// of the elements comes first (preview.cu), and sends operands that no count would pay for to FP32 throughout
-// before the scan and the plan of every element. Forced by name outside a capture, the host reads the histogram
-// back (the one synchronization) and chooses, or declines with nothing written.
+// for AUTO, one of the handle's own, kept for every call of the same shape (given each call's addresses and scalars:
+// its kernels read them from the workspace, and its FP32 products are captured again for them). A preview of the
+// certificate on a sample of the elements comes first (preview.cu), and sends operands that no count would pay for
+// to FP32 throughout before the scan and the plan of every element. Forced by name outside a capture, the host reads
+// the histogram back (the one synchronization) and chooses, or declines with nothing written.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/check.hpp"
 #include "core/graph_cache.hpp"
 #include "sgemm/ozaki_int8/choice.hpp"
+#include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/ozaki_int8/wgmma_products.hpp"
@@ -181,105 +183,35 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
 }
 
-// A stream of its own for capturing the branches' bodies, with the call's cuBLAS handle bound to it and given its
-// workspace again (binding a stream resets cuBLAS to a pool of its own, whose allocations a branch cannot hold);
-// both bound back to the call's stream at the end.
-class BranchCapture {
- public:
-  explicit BranchCapture(const RunArgs &args) : args_(args) {}
-  ~BranchCapture() {
-    if (args_.cublas != nullptr && bound_) {
-      (void)cublasSetStream(args_.cublas, args_.stream);
-      (void)cublasSetWorkspace(args_.cublas, args_.cublas_workspace, args_.cublas_workspace_bytes);
-    }
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-  }
-  BranchCapture(const BranchCapture &) = delete;
-  BranchCapture &operator=(const BranchCapture &) = delete;
-  Status begin() {
-    FG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (args_.cublas != nullptr) {
-      bound_ = true;
-      FG_CUBLAS_CHECK(cublasSetStream(args_.cublas, stream_));
-      FG_CUBLAS_CHECK(cublasSetWorkspace(args_.cublas, args_.cublas_workspace, args_.cublas_workspace_bytes));
-    }
-    return Status::success();
-  }
-  cudaStream_t stream() const { return stream_; }
-
- private:
-  const RunArgs &args_;
-  cudaStream_t stream_ = nullptr;
-  bool bound_ = false;
+// The nodes of a kept graph (run_as_graph) that are set again for other operands: its FP32 products, each a child
+// graph node captured again for the new addresses and scalars.
+struct GivenNodes {
+  cudaGraphNode_t fp32[GraphCache::kMostChildren] = {};
+  int fp32_count = 0;
 };
 
-// A conditional handle in the graph that `stream` is being captured into.
-Status new_handle(cudaStream_t stream, cudaGraphConditionalHandle *handle) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaGraph_t graph = nullptr;
-  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
-  if (capture != cudaStreamCaptureStatusActive)
-    return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
-  FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(handle, graph, 0, cudaGraphCondAssignDefault));
+// FP32 throughout, as a branch of the graph: the operation's workspace-free AUTO choice. In a kept graph (`given`),
+// it is a child graph node, recorded there, so that a launch for other operands can capture it again for them.
+Status fp32_branch(const GemmProblem &p, const RunArgs &body_args, GivenNodes *given, fg_sgemm_algo_t *fallback) {
+  if (given == nullptr) return body_args.fp32_product(p, body_args, fallback);
+  if (given->fp32_count == GraphCache::kMostChildren)
+    return Status::failure(StatusCode::internal_error, "more FP32 branches than a kept graph records");
+  cudaGraph_t product = nullptr;
+  FG_RETURN_IF_ERROR(capture_fp32(p, body_args, &product, fallback));
+  const Status added = add_child(body_args.stream, product, &given->fp32[given->fp32_count]);
+  (void)cudaGraphDestroy(product);
+  FG_RETURN_IF_ERROR(added);
+  ++given->fp32_count;
   return Status::success();
-}
-
-// A switch node of `size` branches on `handle` after everything captured on `stream` so far, which goes on after
-// it; *bodies are its branches' graphs, to be captured into (owned by the node).
-Status add_switch(cudaStream_t stream, cudaGraphConditionalHandle handle, unsigned int size, cudaGraph_t **bodies) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaGraph_t graph = nullptr;
-  const cudaGraphNode_t *dependencies = nullptr;
-  size_t dependency_count = 0;
-  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
-  cudaGraphNodeParams params = {};
-  params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = handle;
-  params.conditional.type = cudaGraphCondTypeSwitch;
-  params.conditional.size = size;
-  cudaGraphNode_t node = nullptr;
-  FG_CUDA_CHECK(cudaGraphAddNode(&node, graph, dependencies, nullptr, dependency_count, &params));
-  FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
-  *bodies = params.conditional.phGraph_out;
-  return Status::success();
-}
-
-// Captures the branches of a switch node: branch(index, args) enqueues branch `index` on args.stream, a stream of
-// its own (BranchCapture) captured into bodies[index].
-template <typename Branch>
-Status capture_branches(const RunArgs &args, cudaGraph_t *bodies, unsigned int size, const Branch &branch) {
-  BranchCapture capture(args);
-  FG_RETURN_IF_ERROR(capture.begin());
-  RunArgs body_args = args;
-  body_args.stream = capture.stream();
-  for (unsigned int index = 0; index < size; ++index) {
-    FG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture.stream(), bodies[index], nullptr, nullptr, 0,
-                                                cudaStreamCaptureModeRelaxed));
-    const Status built = branch(index, body_args);
-    cudaGraph_t body = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(capture.stream(), &body);
-    FG_RETURN_IF_ERROR(built);
-    FG_CUDA_CHECK(ended);
-  }
-  return Status::success();
-}
-
-// FP32 throughout, as a branch of the graph: the operation's workspace-free AUTO choice, or, in a kept graph whose
-// operands are given at each launch (`live`), cuBLAS's product reading them where that graph's first node wrote them.
-Status fp32_branch(const GemmProblem &p, const RunArgs &args, const RunArgs &body_args, const LiveBuffers *live,
-                   fg_sgemm_algo_t *fallback) {
-  if (live == nullptr) return args.fp32_product(p, body_args, fallback);
-  *fallback = FG_SGEMM_CUBLAS;
-  return fp32_live_product(p, *live, body_args.cublas);
 }
 
 // After the plan, on a stream being captured: decide's kernel chooses at each replay, and a switch node runs the
 // chosen branch: FP32 throughout (branch 0), or the products over N moduli (branch N - kMinModuli + 1). decide
-// leaves each replay's choice in `choice` where one is given; *fallback is the FP32 algorithm of branch 0; `live` as
-// in fp32_branch.
+// leaves each replay's choice in `choice` where one is given; *fallback is the FP32 algorithm of branch 0; `given`
+// as in fp32_branch.
 Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers &plan,
                     const CertificateConstants &certificate, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
-                    const LiveBuffers *live) {
+                    GivenNodes *given) {
   cudaGraphConditionalHandle branch = 0;
   FG_RETURN_IF_ERROR(new_handle(args.stream, &branch));
   FG_RETURN_IF_ERROR(decide(plan.summary, p.m, p.n, p.k, p.batch, p.beta != 0.0f, branch, choice, args.stream));
@@ -288,7 +220,7 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
   FG_RETURN_IF_ERROR(add_switch(args.stream, branch, kBranches, &bodies));
   return capture_branches(args, bodies, kBranches, [&](unsigned int index, const RunArgs &body_args) {
     const int count = static_cast<int>(index) + kMinModuli - 1;
-    return index == 0 ? fp32_branch(p, args, body_args, live, fallback)
+    return index == 0 ? fp32_branch(p, body_args, given, fallback)
                       : products_at(p, count, body_args, plan, certificate, true, 0, 0);
   });
 }
@@ -320,11 +252,11 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
 }
 
 // The whole emulation on a stream being captured: the preview's choice, and a switch node whose branch 0 runs FP32
-// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice`, *fallback and `live` as in
+// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice`, *fallback and `given` as in
 // run_captured.
 Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
-                        const LiveBuffers *live) {
-  if (args.fp32_product == nullptr && live == nullptr)
+                        GivenNodes *given) {
+  if (args.fp32_product == nullptr)
     return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
   const CertificateConstants certificate = certificate_constants(p.k);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
@@ -340,17 +272,18 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   cudaGraph_t *bodies = nullptr;
   FG_RETURN_IF_ERROR(add_switch(args.stream, handle, 2, &bodies));
   return capture_branches(args, bodies, 2, [&](unsigned int index, const RunArgs &body_args) {
-    if (index == 0) return fp32_branch(p, args, body_args, live, fallback);
+    if (index == 0) return fp32_branch(p, body_args, given, fallback);
     PlanBuffers plan;
     FG_RETURN_IF_ERROR(enqueue_plan(p, body_args, certificate, &plan));
     fg_sgemm_algo_t same_fallback = FG_SGEMM_AUTO;
-    return run_captured(p, body_args, plan, certificate, choice, &same_fallback, live);
+    return run_captured(p, body_args, plan, certificate, choice, &same_fallback, given);
   });
 }
 
-// Everything the graph of a call outside a capture holds by value, less what its first node is given again at each
-// launch (the operands' addresses and the scalars: LiveOperands): the problem's shape and layout, whether beta is 0
-// (C is read or not), and the workspaces.
+// Everything the graph of a call outside a capture holds by value, less what is given again for other operands (the
+// operands' addresses and the scalars): the problem's shape and layout, whether beta is 0 (C is read or not), the
+// addresses' alignment (on which the FP32 product's kernels, captured again for other operands, may depend), and
+// the workspaces.
 GraphCache::Key graph_key(const GemmProblem &p, const RunArgs &args) {
   GraphCache::Key key;
   KeyWriter writer(&key);
@@ -363,30 +296,28 @@ GraphCache::Key graph_key(const GemmProblem &p, const RunArgs &args) {
   operand(p.a);
   operand(p.b);
   writer.add(static_cast<uint64_t>(p.ldc)).add(static_cast<uint64_t>(p.stride_c));
+  for (const void *address :
+       {static_cast<const void *>(p.a.data), static_cast<const void *>(p.b.data), static_cast<const void *>(p.c)})
+    writer.add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address) % 16));
   writer.add(args.workspace).add(static_cast<uint64_t>(args.workspace_bytes));
   writer.add(args.cublas).add(args.cublas_workspace).add(static_cast<uint64_t>(args.cublas_workspace_bytes));
   return key;
 }
 
-// The node last captured on `stream`.
-Status last_captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const cudaGraphNode_t *dependencies = nullptr;
-  size_t dependency_count = 0;
-  FG_CUDA_CHECK(
-      cudaStreamGetCaptureInfo(stream, &capture, nullptr, nullptr, &dependencies, nullptr, &dependency_count));
-  if (capture != cudaStreamCaptureStatusActive || dependency_count != 1)
-    return Status::failure(StatusCode::internal_error, "the capture does not end in one node");
-  *node = dependencies[0];
-  return Status::success();
+// The operands a kept graph was given: the addresses and the scalars.
+GraphCache::Key operands_key(const GemmProblem &p) {
+  GraphCache::Key key;
+  KeyWriter writer(&key);
+  writer.add(p.a.data).add(p.b.data).add(p.c).add_float(p.alpha).add_float(p.beta);
+  return key;
 }
 
 // The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: first
-// the node that writes the call's addresses and scalars to `live` (*node, given them again at later launches), then
-// the preview, the scan, the plan, decide (which leaves its choice in `choice`) and the switch nodes, all reading
-// them there. *graph is kept with *exec, for *node.
-Status capture_call(const GemmProblem &p, const RunArgs &args, const LiveBuffers &live, DeviceChoice *choice,
-                    cudaGraph_t *graph, cudaGraphExec_t *exec, cudaGraphNode_t *node, fg_sgemm_algo_t *fallback) {
+// the node that writes the call's addresses and scalars to `live` (given them again for other operands), then the
+// preview, the scan, the plan, decide (which leaves its choice in `choice`) and the switch nodes, whose kernels read
+// them there, and whose FP32 products are child graph nodes (captured again for other operands).
+Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *live, DeviceChoice *choice,
+                    GraphCache::Kept *kept) {
   BranchCapture call(args);
   FG_RETURN_IF_ERROR(call.begin());
   RunArgs inner = args;
@@ -394,57 +325,82 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, const LiveBuffers
   inner.captured = true;
   inner.emulation = nullptr;
   GemmProblem given = p;
-  given.live = live.operands;
+  given.live = live;
+  GivenNodes nodes;
+  fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
   FG_CUDA_CHECK(cudaStreamBeginCapture(call.stream(), cudaStreamCaptureModeRelaxed));
   Status built = publish_operands(p, live, call.stream());
-  if (built.ok()) built = last_captured_node(call.stream(), node);
-  if (built.ok()) built = enqueue_captured(given, inner, choice, fallback, &live);
-  *graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(call.stream(), graph);
+  if (built.ok()) built = last_captured_node(call.stream(), &kept->given);
+  if (built.ok()) built = enqueue_captured(given, inner, choice, &fallback, &nodes);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(call.stream(), &graph);
   if (!built.ok() || ended != cudaSuccess) {
-    if (*graph != nullptr) (void)cudaGraphDestroy(*graph);
-    *graph = nullptr;
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
     FG_RETURN_IF_ERROR(built);
     FG_CUDA_CHECK(ended);
   }
-  const cudaError_t made = cudaGraphInstantiate(exec, *graph, 0);
-  if (made != cudaSuccess) {
-    (void)cudaGraphDestroy(*graph);
-    *graph = nullptr;
-  }
+  const cudaError_t made = cudaGraphInstantiate(&kept->exec, graph, 0);
+  if (made != cudaSuccess) (void)cudaGraphDestroy(graph);
   FG_CUDA_CHECK(made);
+  kept->graph = graph;
+  for (int child = 0; child < nodes.fp32_count; ++child) kept->children[child] = nodes.fp32[child];
+  kept->child_count = nodes.fp32_count;
+  kept->operands = operands_key(p);
+  kept->tag = fallback;
+  return Status::success();
+}
+
+// A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
+// again for them.
+Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
+  FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
+  if (kept->child_count > 0) {
+    cudaGraph_t product = nullptr;
+    fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+    cudaStream_t stream = nullptr;
+    FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
+    FG_RETURN_IF_ERROR(capture_fp32(p, args, &product, &algo, stream));
+    cudaError_t set = cudaSuccess;
+    for (int child = 0; child < kept->child_count && set == cudaSuccess; ++child)
+      set = cudaGraphExecChildGraphNodeSetParams(kept->exec, kept->children[child], product);
+    (void)cudaGraphDestroy(product);
+    FG_CUDA_CHECK(set);
+  }
+  kept->operands = operands_key(p);
   return Status::success();
 }
 
 // AUTO's emulation outside a capture: the call's graph, captured on the first call of its key and kept by the
-// handle, runs on the call's stream, given the call's addresses and scalars; the host waits for nothing, and the
-// report reads the device's choice when asked.
+// handle, runs on the call's stream, given the call's addresses and scalars where they differ from its last launch's;
+// the host waits for nothing, and the report reads the device's choice when asked.
 Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
   GraphCache &graphs = *args.graphs;
   const GraphCache::Key key = graph_key(p, args);
   const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1));
-  const LiveBuffers live = live_buffers(static_cast<char *>(args.workspace), layout, p.batch);
+  LiveOperands *live = live_operands(static_cast<char *>(args.workspace), layout);
   DeviceChoice *slot = nullptr;
-  int fallback = FG_SGEMM_AUTO;
-  cudaGraphNode_t node = nullptr;
-  cudaGraphExec_t exec = graphs.find(key, &slot, &fallback, &node);
-  if (exec == nullptr) {
+  GraphCache::Kept *kept = graphs.find(key, &slot);
+  // Where the FP32 product captured for the new operands cannot take the kept one's place (cuBLAS chose other
+  // kernels), the graph is made again.
+  if (kept != nullptr && kept->operands != operands_key(p) && !give_operands(p, args, live, kept).ok()) {
+    graphs.erase(kept);
+    kept = nullptr;
+  }
+  if (kept == nullptr) {
     DeviceChoice *written = nullptr;
     FG_RETURN_IF_ERROR(graphs.next_slot(&slot, &written));
-    fg_sgemm_algo_t fp32_algo = FG_SGEMM_AUTO;
-    cudaGraph_t graph = nullptr;
-    FG_RETURN_IF_ERROR(capture_call(p, args, live, written, &graph, &exec, &node, &fp32_algo));
-    fallback = fp32_algo;
-    graphs.insert(key, exec, fallback, graph, node);
-  } else {
-    FG_RETURN_IF_ERROR(publish_again(exec, node, p, live));
+    GraphCache::Kept made;
+    FG_RETURN_IF_ERROR(capture_call(p, args, live, written, &made));
+    graphs.insert(key, made);
+    kept = graphs.find(key, &slot);
+    if (kept == nullptr) return Status::failure(StatusCode::internal_error, "a graph kept could not be found again");
   }
-  FG_CUDA_CHECK(cudaGraphLaunch(exec, args.stream));
+  FG_CUDA_CHECK(cudaGraphLaunch(kept->exec, args.stream));
   if (args.emulation != nullptr) {
     *args.emulation = EmulationReport{};
     FG_RETURN_IF_ERROR(graphs.record_done(args.stream, &args.emulation->done));
     args.emulation->pending = slot;
-    args.emulation->fallback = static_cast<fg_sgemm_algo_t>(fallback);
+    args.emulation->fallback = static_cast<fg_sgemm_algo_t>(kept->tag);
   }
   return Status::success();
 }

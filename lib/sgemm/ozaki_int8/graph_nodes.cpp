@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sgemm/ozaki_int8/graph_nodes.hpp"
+
+
+namespace fastgemm::detail::ozaki {
+
+// A conditional handle in the graph that `stream` is being captured into.
+Status new_handle(cudaStream_t stream, cudaGraphConditionalHandle *handle) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
+  if (capture != cudaStreamCaptureStatusActive)
+    return Status::failure(StatusCode::internal_error, "the stream's capture is no longer active");
+  FG_CUDA_CHECK(cudaGraphConditionalHandleCreate(handle, graph, 0, cudaGraphCondAssignDefault));
+  return Status::success();
+}
+
+// A switch node of `size` branches on `handle` after everything captured on `stream` so far, which goes on after
+// it; *bodies are its branches' graphs, to be captured into (owned by the node).
+Status add_switch(cudaStream_t stream, cudaGraphConditionalHandle handle, unsigned int size, cudaGraph_t **bodies) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t dependency_count = 0;
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
+  cudaGraphNodeParams params = {};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = handle;
+  params.conditional.type = cudaGraphCondTypeSwitch;
+  params.conditional.size = size;
+  cudaGraphNode_t node = nullptr;
+  FG_CUDA_CHECK(cudaGraphAddNode(&node, graph, dependencies, nullptr, dependency_count, &params));
+  FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+  *bodies = params.conditional.phGraph_out;
+  return Status::success();
+}
+
+// The FP32 product of p (the operation's workspace-free AUTO choice, which holds p's addresses and scalars) captured
+// into a graph of its own, on `stream` or on a stream of its own; *algo is that choice.
+Status capture_fp32(const GemmProblem &p, const RunArgs &args, cudaGraph_t *graph, fg_sgemm_algo_t *algo,
+                    cudaStream_t stream) {
+  BranchCapture capture(args, stream);
+  FG_RETURN_IF_ERROR(capture.begin());
+  RunArgs inner = args;
+  inner.stream = capture.stream();
+  FG_CUDA_CHECK(cudaStreamBeginCapture(capture.stream(), cudaStreamCaptureModeRelaxed));
+  const Status built = args.fp32_product(p, inner, algo);
+  *graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(capture.stream(), graph);
+  if (!built.ok() || ended != cudaSuccess) {
+    if (*graph != nullptr) (void)cudaGraphDestroy(*graph);
+    *graph = nullptr;
+    FG_RETURN_IF_ERROR(built);
+    FG_CUDA_CHECK(ended);
+  }
+  return Status::success();
+}
+
+// A child graph node running `child` (copied) after everything captured on `stream` so far, which goes on after it.
+Status add_child(cudaStream_t stream, cudaGraph_t child, cudaGraphNode_t *node) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t dependency_count = 0;
+  FG_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, nullptr, &dependency_count));
+  FG_CUDA_CHECK(cudaGraphAddChildGraphNode(node, graph, dependencies, dependency_count, child));
+  FG_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, node, nullptr, 1, cudaStreamSetCaptureDependencies));
+  return Status::success();
+}
+
+// The node last captured on `stream`.
+Status last_captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t dependency_count = 0;
+  FG_CUDA_CHECK(
+      cudaStreamGetCaptureInfo(stream, &capture, nullptr, nullptr, &dependencies, nullptr, &dependency_count));
+  if (capture != cudaStreamCaptureStatusActive || dependency_count != 1)
+    return Status::failure(StatusCode::internal_error, "the capture does not end in one node");
+  *node = dependencies[0];
+  return Status::success();
+}
+
+}  // namespace fastgemm::detail::ozaki
