@@ -50,7 +50,7 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them
-// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on the deepest products,
+// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096 deep or more,
 // writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols) bytes a row:
 // then *residue_bytes is that pitch (0 for INT32 sums).
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
@@ -62,10 +62,10 @@ Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *r
   *residue_bytes = 0;
   if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
     if (own_products_take(padded_rows, padded_cols, depth) && own_products_ready()) {
-      // Residues in bytes pay on deep products (measured: 16384^3, whose bands are 16384 deep), where the
-      // reduction in the product's epilogue, once per sum, is small beside the sum's depth; at 8192^3 and below it
-      // costs about what the reconstruction saves.
-      constexpr int64_t kResidueBytesDepth = 16384;
+      // Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the reduction in the
+      // product's epilogue, once per sum, costs less than the reconstruction's reads of INT32 sums); shallower
+      // products keep their INT32 sums (not measured).
+      constexpr int64_t kResidueBytesDepth = 4096;
       if (constants != nullptr && depth >= kResidueBytesDepth) {
         const int64_t byte_pitch = residue_pitch(padded_cols);
         auto *bytes = reinterpret_cast<int8_t *>(products);
