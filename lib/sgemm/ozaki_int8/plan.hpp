@@ -10,7 +10,8 @@
 // (i, j) and every moduli count N, a rigorous upper bound E_ij(N) of |C_ij - R_ij| (R the exact result, alpha and
 // beta included) is held against 2^-24 sqrt(k) (|alpha| L_ij + |beta| |C0_ij|), where L_ij <= (|A||B|)_ij is a
 // guaranteed lower bound from one INT8 product of 7-bit codes of |A| and |B| rounded down (every term is
-// nonnegative: nothing cancels). The smallest N that certifies the element is its need; the call takes the N that
+// nonnegative: nothing cancels). An N that certifies the element (the fewest, or one a little above it where the
+// plan takes a shortcut: math.hpp's code_thresholds) is its need; the call takes the N that
 // costs least over the whole product and recomputes in FP32 (a sum in k order with FMA) the elements whose need
 // is larger, or declines when FP32 throughout is faster. After the products, an element that the a-priori bound
 // could not certify gets a second chance from |C~_ij| - E_ij, also a lower bound of (|A||B|)_ij.
