@@ -171,6 +171,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
                      fg_sgemm_algo_t *ran, bool column_major) {
   *ran = FG_SGEMM_AUTO;
   const bool whole_k = problem.reproducibility == FG_REPRODUCIBLE_SHAPE;
+  const bool emulated = product && problem.math == FG_MATH_FP32_EMULATED;
   if (whole_k && product && problem.k > host_whole_k_limit())
     return Status::failure(StatusCode::not_supported,
                            "k = " + std::to_string(problem.k) + " is deeper than the " +
@@ -200,8 +201,8 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     size_t total_memory = 0;
     FG_RETURN_IF_ERROR(device_total_memory(devices_[0], &total_memory));
     const int64_t k = product ? problem.k : 0;
-    const HostTiling tiling =
-        choose_host_tiling(problem.m, problem.n, k, total_memory, host_tile_limit_from_environment(), whole_k);
+    const HostTiling tiling = choose_host_tiling(problem.m, problem.n, k, total_memory,
+                                                 host_tile_limit_from_environment(), whole_k, emulated);
     const SmallProductLayout layout = small_product_layout(problem.m, problem.n, k, product, small_product_bytes);
     if (layout.fits && single_step(tiling, problem.m, problem.n, k, product)) {
       if (!small_) {
@@ -235,7 +236,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const size_t staging_limit = host_staging_limit_from_environment();
   if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment(), whole_k);
+                                  host_tile_limit_from_environment(), whole_k, emulated);
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;

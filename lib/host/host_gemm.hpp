@@ -42,9 +42,10 @@ int64_t host_tile_limit_from_environment();
 // The grid for an m x n x k product (k == 0 for a C := beta * C call) on devices whose smallest total
 // memory is `device_bytes`. Pure: the same arguments give the same grid. `whole_k` (FG_REPRODUCIBLE_SHAPE):
 // k in one chunk, since summing chunks into C breaks each element's single chain of FMAs; the tile edges
-// shrink instead where the panels of all of k would not fit.
+// shrink instead where the panels of all of k would not fit. `emulated` (FG_MATH_FP32_EMULATED): products of
+// emulated_tile_edge and more on every side take tiles and chunks of that size (plan.hpp).
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit,
-                              bool whole_k = false);
+                              bool whole_k = false, bool emulated = false);
 
 // The deepest k fg_sgemm_host takes in one chunk (FG_REPRODUCIBLE_SHAPE): a line of a panel must fit in one
 // pinned ring chunk.

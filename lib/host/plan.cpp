@@ -3,6 +3,7 @@
 
 #include "host/worker.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace fastgemm::detail {
@@ -24,11 +25,13 @@ int64_t host_tile_limit_from_environment() { return positive_integer_from_enviro
 
 int64_t host_whole_k_limit() { return static_cast<int64_t>(ring_chunk_floats); }
 
-HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit, bool whole_k) {
+HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit, bool whole_k,
+                              bool emulated) {
   // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
   const int64_t limit = std::min(tile_limit, max_tile_k);
   int64_t edge = largest_tile_edge;
   while (edge > smallest_tile_edge && 4 * edge > std::max(m, n)) edge /= 2;
+  if (emulated && !whole_k && std::min({m, n, k}) >= emulated_tile_edge) edge = std::max(edge, emulated_tile_edge);
   if (limit > 0) edge = limit;
   HostTiling tiling;
   tiling.tile_m = std::min(m, edge);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 
 #include "fastgemm/fastgemm.h"
@@ -48,6 +49,30 @@ TEST_CASE(
   CHECK(uneven.tile_k == 1408);
   CHECK((4100 + uneven.tile_k - 1) / uneven.tile_k == 3);
   CHECK(choose_host_tiling(4096, 4096, 4096, 80 * kGiB, 0).tile_k == 2048);
+}
+
+TEST_CASE("host tiling: the emulated mode's steps of 4096 on every side reach the emulation's threshold",
+          "[host_tiling]") {
+  const auto emulated = [](int64_t m, int64_t n, int64_t k) {
+    return choose_host_tiling(m, n, k, 80 * kGiB, 0, false, true);
+  };
+  for (const HostTiling &t : {emulated(8192, 8192, 8192), emulated(4096, 4096, 4096), emulated(16384, 16384, 16384),
+                              emulated(8192, 6000, 4096)}) {
+    CHECK(t.tile_m == 4096);
+    CHECK(t.tile_n == 4096);
+    CHECK(t.tile_k == 4096);
+    CHECK(static_cast<double>(t.tile_m) * t.tile_n * t.tile_k >= 17179869184.0);  // 2^34
+  }
+  // Smaller on any side, FG_REPRODUCIBLE_SHAPE's whole k, or the knob: the FP32 mode's grid.
+  for (const auto &shape : {std::array<int64_t, 3>{8192, 3000, 8192}, std::array<int64_t, 3>{8192, 8192, 2048}}) {
+    const HostTiling t = emulated(shape[0], shape[1], shape[2]);
+    const HostTiling fp32 = choose_host_tiling(shape[0], shape[1], shape[2], 80 * kGiB, 0);
+    CHECK(t.tile_m == fp32.tile_m);
+    CHECK(t.tile_n == fp32.tile_n);
+    CHECK(t.tile_k == fp32.tile_k);
+  }
+  CHECK(choose_host_tiling(8192, 8192, 8192, 80 * kGiB, 0, true, true).tile_m == 2048);
+  CHECK(choose_host_tiling(8192, 8192, 8192, 80 * kGiB, 1024, false, true).tile_m == 1024);
 }
 
 TEST_CASE("host tiling: k is chunked to fit a quarter of the device, at most 6 GiB", "[host_tiling]") {
