@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 
-
 namespace fastgemm::detail::ozaki {
 
 // A conditional handle in the graph that `stream` is being captured into.
