@@ -350,32 +350,35 @@ void fill_family(Family family, int64_t k, std::mt19937_64 &random, std::vector<
   }
 }
 
+// The families the certificate's tests run, with their spreads.
+struct FamilyCase {
+  Family family;
+  int spread_bits;
+  const char *name;
+};
+const FamilyCase kFamilyCases[] = {{Family::uniform, 0, "uniform"},
+                                   {Family::inner_scaled, 10, "inner 2^10"},
+                                   {Family::inner_scaled, 20, "inner 2^20"},
+                                   {Family::inner_scaled, 40, "inner 2^40"},
+                                   {Family::outlier, 30, "outlier 2^30"},
+                                   {Family::sparse, 0, "sparse"},
+                                   {Family::binary, 0, "0/1"},
+                                   {Family::counts, 0, "counts"},
+                                   {Family::large_integers, 0, "integers"},
+                                   {Family::cancel, 0, "cancelling pairs"},
+                                   {Family::wide, 16, "exponents 2^16"},
+                                   {Family::tiny_codes, 0, "below the codes"}};
+
+struct Scalars {
+  float alpha, beta;
+};
+
 }  // namespace
 
 TEST_CASE("ozaki: every element the certificate passes meets the guarantee, against exact arithmetic", "[ozaki]") {
   std::mt19937_64 random(26);
-  struct Case {
-    Family family;
-    int spread_bits;
-    const char *name;
-  };
-  const Case cases[] = {{Family::uniform, 0, "uniform"},
-                        {Family::inner_scaled, 10, "inner 2^10"},
-                        {Family::inner_scaled, 20, "inner 2^20"},
-                        {Family::inner_scaled, 40, "inner 2^40"},
-                        {Family::outlier, 30, "outlier 2^30"},
-                        {Family::sparse, 0, "sparse"},
-                        {Family::binary, 0, "0/1"},
-                        {Family::counts, 0, "counts"},
-                        {Family::large_integers, 0, "integers"},
-                        {Family::cancel, 0, "cancelling pairs"},
-                        {Family::wide, 16, "exponents 2^16"},
-                        {Family::tiny_codes, 0, "below the codes"}};
-  struct Scalars {
-    float alpha, beta;
-  };
   const Scalars scalars[] = {{1.0f, 0.0f}, {-1.5f, 0.75f}, {0x1p-10f, 0.0f}};
-  for (const Case &c : cases)
+  for (const FamilyCase &c : kFamilyCases)
     for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{257}, int64_t{2048}}) {
       int64_t checked = 0, needs_fp32 = 0;
       for (int trial = 0; trial < 6; ++trial) {
@@ -405,27 +408,10 @@ TEST_CASE("ozaki: every element the certificate passes meets the guarantee, agai
 
 TEST_CASE("ozaki: the plan's thresholds for a group of rows certify every element that reaches them", "[ozaki]") {
   std::mt19937_64 random(2611);
-  struct Case {
-    Family family;
-    int spread_bits;
-    const char *name;
-  };
-  const Case cases[] = {{Family::uniform, 0, "uniform"},
-                        {Family::inner_scaled, 20, "inner 2^20"},
-                        {Family::outlier, 30, "outlier"},
-                        {Family::sparse, 0, "sparse"},
-                        {Family::binary, 0, "0/1"},
-                        {Family::large_integers, 0, "integers"},
-                        {Family::cancel, 0, "cancelling"},
-                        {Family::wide, 16, "exponents 2^16"},
-                        {Family::tiny_codes, 0, "below the codes"}};
-  struct Scalars {
-    float alpha, beta;
-  };
   const Scalars scalars[] = {{1.0f, 0.0f}, {-1.5f, 0.75f}, {0x1p-10f, 0.0f}, {0x1p-100f, 2.0f}};
   constexpr int kRows = 6, kCols = 4;
   int64_t reached = 0, checked_counts = 0;
-  for (const Case &c : cases)
+  for (const FamilyCase &c : kFamilyCases)
     for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{257}, int64_t{2048}}) {
       const CertificateConstants certificate = certificate_constants(k);
       // Rows and columns from pairs of the family; some rows scaled by powers of two (alike in shape).
