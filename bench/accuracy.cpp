@@ -196,14 +196,14 @@ class AccuracyRun {
       poison(c.get(), c.bytes());
       cublas_product(shape, a.as<float>(), b.as<float>(), c.as<float>());
       check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cublasSgemm");
-      measure(cublas, c, exact, absolute, k);
+      measure(cublas, a, b, c, exact, absolute, k);
       cublas.verdict = Verdict::baseline;
       record(cublas);
 
       for (int algo : plan_.algos) {
         AccuracyRow row = new_row(k, info, fg_sgemm_algo_name(static_cast<fg_sgemm_algo_t>(algo)));
         if (run_fastgemm(row, static_cast<fg_sgemm_algo_t>(algo), shape, a, b, c)) {
-          measure(row, c, exact, absolute, k);
+          measure(row, a, b, c, exact, absolute, k);
           judge(row, cublas.errors, !info.pairwise_cancellation);
         }
         record(row);
@@ -215,12 +215,12 @@ class AccuracyRun {
   size_t cases() const { return cases_; }
 
  private:
-  static void measure(AccuracyRow &row, const DeviceBuffer &c, const DeviceBuffer &exact, const DeviceBuffer &absolute,
-                      int64_t k) {
+  static void measure(AccuracyRow &row, const DeviceBuffer &a, const DeviceBuffer &b, const DeviceBuffer &c,
+                      const DeviceBuffer &exact, const DeviceBuffer &absolute, int64_t k) {
     const int64_t count = kSize * kSize;
     row.errors = measure_errors(c.as<float>(), exact.as<double>(), absolute.as<double>(), count);
-    row.certificate =
-        certificate_counts(c.as<float>(), exact.as<double>(), absolute.as<double>(), count, k, row.integer);
+    row.certificate = certificate_counts(c.as<float>(), exact.as<double>(), absolute.as<double>(), a.as<float>(),
+                                         b.as<float>(), kSize, kSize, k, row.integer);
     row.measured = true;
   }
 
@@ -313,7 +313,8 @@ int run_checked(const AccuracyPlan &plan, const Options &options, fg_handle_t ha
       "C = A B, m = n = %lld, row-major. cublas: cublasSgemm, FP32 (TF32 off); fastgemm: a handle in fp32_emulated. "
       "Errors against the exact product R (from cublasDgemm on the inputs widened to double): normwise "
       "||C - R||_F / ||R||_F, median and max of |C - R|_ij / (|A||B|)_ij; (x) is the ratio to cuBLAS's. "
-      "uncertified: elements over 2^-24 (1 + sqrt(k)) (|A||B|)_ij (plus 2 k 2^-53 for R's own rounding); "
+      "uncertified: elements over 2^-24 (1 + sqrt(t)) (|A||B|)_ij, t = min(k, nonzeros of row i of A, of column j "
+      "of B) (plus 2 k 2^-53 for R's own rounding); "
       "inexact: on integer operands, elements below 2^24 not bitwise R; moduli and fp32: the emulation's moduli "
       "and the elements it recomputed in FP32 (fg_get_last_sgemm_emulation).\n",
       static_cast<long long>(kSize));

@@ -82,11 +82,24 @@ __global__ void error_measures_kernel(const float *result, const double *exact, 
   }
 }
 
-__global__ void certificate_counts_kernel(const float *result, const double *exact, const double *absolute,
-                                          int64_t count, double bound_factor, bool integer_valued,
-                                          unsigned long long *counts) {
+// Nonzeros of each of `lines` lines of `length` elements, element l of line i at data[i * line_step + l * step].
+__global__ void line_nonzeros_kernel(const float *data, int64_t lines, int64_t length, int64_t line_step, int64_t step,
+                                     int *nonzeros) {
+  for (int64_t i = first_index(); i < lines; i += grid_stride()) {
+    int count = 0;
+    for (int64_t l = 0; l < length; ++l) count += data[i * line_step + l * step] != 0.0f;
+    nonzeros[i] = count;
+  }
+}
+
+__global__ void certificate_counts_kernel(const float *result, const double *exact, const double *absolute, int64_t m,
+                                          int64_t n, int64_t k, const int *row_nonzeros, const int *col_nonzeros,
+                                          bool integer_valued, unsigned long long *counts) {
   unsigned long long uncertified = 0, inexact = 0;
-  for (int64_t i = first_index(); i < count; i += grid_stride()) {
+  for (int64_t i = first_index(); i < m * n; i += grid_stride()) {
+    const int64_t terms = max(int64_t{1}, min(k, static_cast<int64_t>(min(row_nonzeros[i / n], col_nonzeros[i % n]))));
+    const double bound_factor =
+        0x1p-24 * (1.0 + sqrt(static_cast<double>(terms))) + 2.0 * static_cast<double>(k) * 0x1p-53;
     const float got = result[i];
     // Written so that a NaN difference counts as uncertified.
     if (!(fabs(static_cast<double>(got) - exact[i]) <= bound_factor * absolute[i])) ++uncertified;
@@ -125,14 +138,17 @@ double largest_error_over_absolute(const float *result, const float *reference, 
   return value;
 }
 
-CertificateCounts certificate_counts(const float *result, const double *exact, const double *absolute, int64_t count,
-                                     int64_t k, bool integer_valued) {
-  const double depth = static_cast<double>(k);
-  const double bound_factor = 0x1p-24 * (1.0 + std::sqrt(depth)) + 2.0 * depth * 0x1p-53;
+CertificateCounts certificate_counts(const float *result, const double *exact, const double *absolute, const float *a,
+                                     const float *b, int64_t m, int64_t n, int64_t k, bool integer_valued) {
+  DeviceBuffer nonzeros(static_cast<size_t>(m + n) * sizeof(int));
+  int *row_nonzeros = nonzeros.as<int>(), *col_nonzeros = row_nonzeros + m;
+  launch("line_nonzeros_kernel", line_nonzeros_kernel, blocks_for(m), a, m, k, k, int64_t{1}, row_nonzeros);
+  launch("line_nonzeros_kernel", line_nonzeros_kernel, blocks_for(n), b, n, k, int64_t{1}, n, col_nonzeros);
   DeviceBuffer scratch(2 * sizeof(unsigned long long));
   check_cuda(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), 0), "cudaMemsetAsync");
-  launch("certificate_counts_kernel", certificate_counts_kernel, blocks_for(count), result, exact, absolute, count,
-         bound_factor, integer_valued, scratch.as<unsigned long long>());
+  launch("certificate_counts_kernel", certificate_counts_kernel, blocks_for(m * n), result, exact, absolute, m, n, k,
+         static_cast<const int *>(row_nonzeros), static_cast<const int *>(col_nonzeros), integer_valued,
+         scratch.as<unsigned long long>());
   unsigned long long counts[2] = {0, 0};
   check_cuda(cudaMemcpy(counts, scratch.get(), sizeof(counts), cudaMemcpyDeviceToHost), "cudaMemcpy");
   CertificateCounts result_counts;

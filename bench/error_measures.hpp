@@ -28,17 +28,17 @@ struct ErrorMeasures {
 };
 ErrorMeasures measure_errors(const float *result, const double *exact, const double *absolute, int64_t count);
 
-// The emulated mode's per-element guarantee, checked: uncertified counts the elements with
-// |result - exact|_i > (2^-24 (1 + sqrt(k)) + 2 k 2^-53) absolute_i (alpha 1, beta 0), NaN and infinite results
-// included; the k 2^-53 terms allow for cublasDgemm's own rounding of exact and of absolute. With integer_valued
-// (operands whose exact partial sums never exceed the sum), inexact counts the elements with absolute_i < 2^24,
-// where FP32's sums are exact, whose result is not bitwise the exact product; otherwise it is 0. Waits for the
-// device.
+// The emulated mode's per-element guarantee, checked for C = A B (row-major m x k and k x n, alpha 1, beta 0):
+// uncertified counts the elements (i, j) with |result - exact|_ij > (2^-24 (1 + sqrt(t)) + 2 k 2^-53) absolute_ij,
+// t = min(k, nonzeros of row i of A, of column j of B) (at least 1), NaN and infinite results included; the k 2^-53
+// terms allow for cublasDgemm's own rounding of exact and of absolute. With integer_valued (operands whose exact
+// partial sums never exceed the sum), inexact counts the elements with absolute_i < 2^24, where FP32's sums are exact,
+// whose result is not bitwise the exact product; otherwise it is 0. Waits for the device.
 struct CertificateCounts {
   int64_t uncertified = 0;
   int64_t inexact = 0;
 };
-CertificateCounts certificate_counts(const float *result, const double *exact, const double *absolute, int64_t count,
-                                     int64_t k, bool integer_valued);
+CertificateCounts certificate_counts(const float *result, const double *exact, const double *absolute, const float *a,
+                                     const float *b, int64_t m, int64_t n, int64_t k, bool integer_valued);
 
 }  // namespace bench

@@ -340,8 +340,8 @@ R and |A||B| are cublasDgemm products of the inputs widened to double: each prod
 exact in double (24 + 24 significant bits of 53), and the sums' rounding, at most k 2^-53 (|A||B|)_ij
 (7e-12 relative at k = 65536), lies over four orders of magnitude under FP32's unit roundoff (6e-8).
 Each row also counts its uncertified elements, |C - R|_ij over the per-element guarantee's bound
-2^-24 (1 + sqrt(k)) (|A||B|)_ij plus 2 k 2^-53 (|A||B|)_ij for R's and |A||B|'s own rounding (NaN and Inf
-included), and, on the integer distributions (binary, counts, int2048), its inexact elements: those with
+2^-24 (1 + sqrt(t)) (|A||B|)_ij, t = min(k, nonzeros of row i of A, of column j of B), plus 2 k 2^-53
+(|A||B|)_ij for R's and |A||B|'s own rounding (NaN and Inf included), and, on the integer distributions (binary, counts, int2048), its inexact elements: those with
 (|A||B|)_ij < 2^24, where every partial sum is an integer FP32 holds, that are not bitwise R. fastgemm rows
 add fg_get_last_sgemm_emulation's report: the moduli count (0: no emulation ran) and the elements sent to
 FP32 (fp32, with their fraction of m n).

@@ -103,10 +103,17 @@ Operands make_operands(const Inputs &inputs, int64_t m, int64_t n, int64_t k, ui
 // The exact product R (in double: relative error ~2^-53 sqrt(k), far below FP32's) and |A||B|.
 struct Reference {
   std::vector<double> product, magnitude;
+  // Nonzeros of each row of A and column of B: the guarantee's t (guarantee_of).
+  std::vector<int64_t> row_nonzeros, col_nonzeros;
 };
 
 Reference reference_of(const Operands &o) {
-  Reference r{std::vector<double>(o.m * o.n, 0.0), std::vector<double>(o.m * o.n, 0.0)};
+  Reference r{std::vector<double>(o.m * o.n, 0.0), std::vector<double>(o.m * o.n, 0.0), std::vector<int64_t>(o.m, 0),
+              std::vector<int64_t>(o.n, 0)};
+  for (int64_t i = 0; i < o.m; ++i)
+    for (int64_t l = 0; l < o.k; ++l) r.row_nonzeros[i] += o.a[i * o.k + l] != 0.0f;
+  for (int64_t l = 0; l < o.k; ++l)
+    for (int64_t j = 0; j < o.n; ++j) r.col_nonzeros[j] += o.b[l * o.n + j] != 0.0f;
   parallel_for(o.m, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       double *sum = &r.product[i * o.n], *size = &r.magnitude[i * o.n];
@@ -562,8 +569,9 @@ Operands make_hard(const HardCase &hc, int64_t m, int64_t n, int64_t k, uint64_t
   return o;
 }
 
-// Elements of C beyond the guarantee |C - R| <= 2^-24 (1 + sqrt(k)) |A||B| (the double reference's own error,
-// below k 2^-53 |A||B|, allowed on top), and the largest |C - R| / (|A||B|) in units of 2^-24 sqrt(k).
+// Elements of C beyond the guarantee |C - R| <= 2^-24 (1 + sqrt(t)) |A||B|, t = min(k, nonzeros of the row of A, of
+// the column of B) at least 1 (the double reference's own error, below k 2^-53 |A||B|, allowed on top), and the
+// largest |C - R| / (|A||B|) in units of 2^-24 sqrt(t).
 struct Guarantee {
   int64_t beyond = 0;
   double worst = 0;
@@ -571,12 +579,15 @@ struct Guarantee {
 
 Guarantee guarantee_of(const std::vector<float> &c, const Reference &r, int64_t k) {
   Guarantee g;
-  const double allowed = std::ldexp(1.0 + std::sqrt(static_cast<double>(k)), -24) + std::ldexp(double(k), -52);
+  const int64_t n = static_cast<int64_t>(r.col_nonzeros.size());
   for (size_t i = 0; i < c.size(); ++i) {
+    const int64_t row = static_cast<int64_t>(i) / n, col = static_cast<int64_t>(i) % n;
+    const int64_t terms = std::max<int64_t>(1, std::min({k, r.row_nonzeros[row], r.col_nonzeros[col]}));
+    const double unit = std::ldexp(std::sqrt(static_cast<double>(terms)), -24);
+    const double allowed = std::ldexp(1.0, -24) + unit + std::ldexp(double(k), -52);
     const double error = std::fabs(static_cast<double>(c[i]) - r.product[i]);
     if (!(error <= allowed * r.magnitude[i])) ++g.beyond;
-    if (r.magnitude[i] > 0)
-      g.worst = std::max(g.worst, error / (r.magnitude[i] * std::ldexp(std::sqrt(static_cast<double>(k)), -24)));
+    if (r.magnitude[i] > 0) g.worst = std::max(g.worst, error / (r.magnitude[i] * unit));
   }
   return g;
 }
@@ -660,7 +671,7 @@ TEST_CASE("emulated: the per-element guarantee on operands that defeat a scaling
       }
       std::printf(
           "emulated certificate: %-18s %4lld x %4lld x %5lld  moduli %2d, FP32 %6lld of %lld; beyond the guarantee "
-          "%lld (cuBLAS %lld); worst %.3f (cuBLAS %.3f) x 2^-24 sqrt(k) |A||B|\n",
+          "%lld (cuBLAS %lld); worst %.3f (cuBLAS %.3f) x 2^-24 sqrt(t) |A||B|\n",
           hc.name, static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k), e.moduli,
           static_cast<long long>(e.fp32_elements), static_cast<long long>(o.m * o.n),
           static_cast<long long>(got.beyond), static_cast<long long>(fp32.beyond), got.worst, fp32.worst);

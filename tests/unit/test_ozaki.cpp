@@ -221,7 +221,9 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
   }
   REQUIRE(code_product < (int64_t{1} << 31));
   if (beta != 0.0f) exact.add(static_cast<double>(beta) * c0);
-  const double bound = std::ldexp(1.0 + std::sqrt(static_cast<double>(k)), -24) *
+  // The guarantee counts the terms that can be nonzero: t = min(k, nonzeros of x, of y), at least 1.
+  const int64_t terms = std::max<int64_t>(1, std::min<int64_t>(k, std::min(fx.nonzeros, fy.nonzeros)));
+  const double bound = std::ldexp(1.0 + std::sqrt(static_cast<double>(terms)), -24) *
                        (std::fabs(alpha) * absolute.value() + std::fabs(static_cast<double>(beta) * c0));
   Verdict verdict;
   verdict.need = element_need(fx, fy, static_cast<int32_t>(code_product), alpha, beta, c0, certificate, 7);
@@ -232,6 +234,10 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
     const ElementAllowance allowance = element_allowance(
         fx, fy, lower, std::fabs(static_cast<double>(alpha)),
         beta == 0.0f ? 0.0 : std::fabs(static_cast<double>(beta) * static_cast<double>(c0)), certificate);
+    // What an element is held to is 2^-24 sqrt(t), not the dense lines' 2^-24 sqrt(k).
+    CHECK(allowance.allowed <= std::ldexp(std::sqrt(static_cast<double>(terms)), -24) *
+                                   (std::fabs(static_cast<double>(alpha)) * lower +
+                                    (beta == 0.0f ? 0.0 : std::fabs(static_cast<double>(beta) * c0))));
     int fewest = kNeedsFp32;
     for (int count = kMaxModuli; count >= kMinModuli; --count) {
       if (!certified_before(fx, fy, allowance, count, certificate)) break;

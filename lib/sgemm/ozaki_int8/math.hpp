@@ -215,13 +215,26 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts 
   return round_up(bound);
 }
 
+// 2^-24 sqrt(t), rounded down, for an element of lines x and y: t = min(k, nonzeros of x, nonzeros of y), at least 1,
+// bounds the count of nonzero terms of its sum, the only ones FP32's sum rounds. Dense lines take the constant.
+FG_OZAKI_INLINE double element_error_allowance(int x_nonzeros, int y_nonzeros, const CertificateConstants &constants) {
+  const int terms = x_nonzeros < y_nonzeros ? x_nonzeros : y_nonzeros;
+  if (terms >= constants.depth) return constants.error_allowance;
+  return 0x1p-24 * sqrt(exact_double(terms > 1 ? terms : 1)) * (1.0 - 0x1p-40);
+}
+FG_OZAKI_INLINE double element_error_allowance(const LineFacts &x, const LineFacts &y,
+                                               const CertificateConstants &constants) {
+  return element_error_allowance(x.nonzeros, y.nonzeros, constants);
+}
+
 // Whether an element whose emulated value (the rebuilt sum divided by the two scales, times alpha, plus beta C0,
 // rounded once to float) is within `error` of the exact sum (before alpha) and below `magnitude` (before alpha)
 // meets the guarantee
-//   |C - R| <= 2^-24 (1 + sqrt(k)) (|alpha| (|A||B|)_ij + |beta C0|),
-// given `lower` <= (|A||B|)_ij. The final rounding to float takes 2^-24 |x| <= 2^-24 (|R| + |x - R|), and 2^-150
-// below FLT_MIN; the two divisions by the scales and the products by alpha and beta in double at most 2^-50 of
-// their magnitude; the rest must fit in 2^-24 sqrt(k) (|alpha| lower + |beta C0|). NaN anywhere is not certified.
+//   |C - R| <= 2^-24 (1 + sqrt(t)) (|alpha| (|A||B|)_ij + |beta C0|),  t = min(k, nonzeros of row i, of column j),
+// given `lower` <= (|A||B|)_ij; `error_allowance` is element_error_allowance's 2^-24 sqrt(t). The final rounding to
+// float takes 2^-24 |x| <= 2^-24 (|R| + |x - R|), and 2^-150 below FLT_MIN; the two divisions by the scales and the
+// products by alpha and beta in double at most 2^-50 of their magnitude; the rest must fit in 2^-24 sqrt(t) (|alpha|
+// lower + |beta C0|). NaN anywhere is not certified.
 FG_OZAKI_INLINE bool meets_guarantee(double error, double magnitude, double alpha_abs, double beta_c_abs, double lower,
                                      double error_allowance) {
   const double worst =
@@ -245,7 +258,7 @@ FG_OZAKI_INLINE ElementAllowance element_allowance(const LineFacts &x, const Lin
   return {alpha_abs,
           alpha_abs * constants.reconstruction_error * norms +
               (alpha_abs * constants.magnitude * norms + beta_c_abs) * 0x1p-50,
-          constants.error_allowance * (alpha_abs * lower + beta_c_abs) * (1.0 - 0x1p-40)};
+          element_error_allowance(x, y, constants) * (alpha_abs * lower + beta_c_abs) * (1.0 - 0x1p-40)};
 }
 FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, const ElementAllowance &allowance,
                                       int count, const CertificateConstants &constants) {
@@ -305,6 +318,9 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
 struct CodeBounds {
   double unit[kMaxModuli + 1] = {};  // U at each count
   double norm1 = 0, norm2 = 0, power = 0, nonzeros = 0;
+  // The fewest nonzeros of a line with any (its allowance, element_error_allowance, is the least). A line of zeros
+  // needs no bound: its code products are 0, below every threshold.
+  int fewest_nonzeros = INT32_MAX;
 };
 FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
   CodeBounds bounds;
@@ -316,6 +332,7 @@ FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
   bounds.norm2 = x.norm2 * power;
   bounds.power = power;
   bounds.nonzeros = exact_double(x.nonzeros);
+  if (x.nonzeros > 0) bounds.fewest_nonzeros = x.nonzeros;
   return bounds;
 }
 FG_OZAKI_INLINE void take_largest(CodeBounds &into, const CodeBounds &other) {
@@ -325,6 +342,7 @@ FG_OZAKI_INLINE void take_largest(CodeBounds &into, const CodeBounds &other) {
   into.norm2 = fmax(into.norm2, other.norm2);
   into.power = fmax(into.power, other.power);
   into.nonzeros = fmax(into.nonzeros, other.nonzeros);
+  into.fewest_nonzeros = into.fewest_nonzeros < other.fewest_nonzeros ? into.fewest_nonzeros : other.fewest_nonzeros;
 }
 // thresholds[N] (N = kMinModuli..kMaxModuli): an element of a row bounded by `rows` and of `column` whose code
 // product is at least thresholds[N] is certified at N moduli; INT32_MAX (above any code product) where that bound
@@ -336,7 +354,8 @@ FG_OZAKI_INLINE void code_thresholds(const CodeBounds &rows, const CodeBounds &c
   const double c1 = constants.reconstruction_error + constants.magnitude * 0x1p-50;
   const double fixed = k1 * c1 * rows.norm2 * column.norm2 + 0x1p-149 * rows.power * column.power / alpha_abs;
   const double nonzeros = fmin(rows.nonzeros, column.nonzeros);
-  const double divisor = constants.error_allowance * (1.0 - 0x1p-40);
+  const double divisor =
+      element_error_allowance(rows.fewest_nonzeros, column.fewest_nonzeros, constants) * (1.0 - 0x1p-40);
   int32_t last = 0;  // the threshold of the count above: every threshold is at least 1
   for (int count = kMaxModuli; count >= kMinModuli; --count) {
     int32_t threshold = INT32_MAX;
@@ -364,7 +383,7 @@ FG_OZAKI_INLINE bool certified_by_value(const LineFacts &x, const LineFacts &y, 
   const double lower = round_down(fabs(value)) - error;
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));
   return lower > 0.0 && meets_guarantee(error, fabs(value), fabs(static_cast<double>(alpha)), beta_c_abs, lower,
-                                        constants.error_allowance);
+                                        element_error_allowance(x, y, constants));
 }
 
 }  // namespace fastgemm::detail::ozaki

@@ -102,6 +102,7 @@ CrtConstants crt_constants(int count, int64_t k) {
 
 CertificateConstants certificate_constants(int64_t k) {
   CertificateConstants constants;
+  constants.depth = k;
   constants.error_allowance = std::ldexp(std::sqrt(static_cast<double>(k)) * (1.0 - std::ldexp(1.0, -40)), -24);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     const double target = scale_target(count, k);

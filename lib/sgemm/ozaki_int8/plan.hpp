@@ -81,7 +81,8 @@ struct CertificateConstants {
   // ||x|| ||y|| (the doubles of the Chinese remainder sums). A scale is at least S / (2 ||x||).
   double magnitude = 0;
   double reconstruction_error = 0;
-  double error_allowance = 0;  // 2^-24 sqrt(k), rounded down
+  double error_allowance = 0;  // 2^-24 sqrt(k), rounded down: dense lines' (element_error_allowance)
+  int64_t depth = 0;           // k
 };
 CertificateConstants certificate_constants(int64_t k);
 

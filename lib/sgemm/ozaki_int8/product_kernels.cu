@@ -34,6 +34,9 @@ __device__ CodeBounds warp_largest(CodeBounds bounds) {
   bounds.norm2 = largest(bounds.norm2);
   bounds.power = largest(bounds.power);
   bounds.nonzeros = largest(bounds.nonzeros);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    bounds.fewest_nonzeros = min(bounds.fewest_nonzeros, __shfl_xor_sync(0xffffffffu, bounds.fewest_nonzeros, offset));
   return bounds;
 }
 
