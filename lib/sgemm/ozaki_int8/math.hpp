@@ -111,6 +111,8 @@ struct LineFacts {
   // scaled line rounds. Computed once per line, so that the certificate of an element divides nothing.
   double inverse_scale[kMaxModuli + 1] = {};
   int rounding = 0;
+  // sqrt(min(k, nonzeros)), at least 1, rounded to a float (within 2^-24 of it): element_error_allowance's.
+  float terms_root = 1.0f;
 };
 
 // The integral exponent of a line of zeros: below any scale exponent.
@@ -180,6 +182,8 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
   const double rounded_up = 1.0 + 0x1p-30;
   line.norm1 = absolutes * rounded_up;
   line.nonzeros = nonzeros;
+  const int64_t terms = nonzeros < constants.depth ? nonzeros : constants.depth;
+  line.terms_root = static_cast<float>(sqrt(static_cast<double>(terms > 1 ? terms : 1)));
   line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
   line.flags = kLineFaithful;
   if (nonzeros > 0) {
@@ -216,15 +220,18 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts 
 }
 
 // 2^-24 sqrt(t), rounded down, for an element of lines x and y: t = min(k, nonzeros of x, nonzeros of y), at least 1,
-// bounds the count of nonzero terms of its sum, the only ones FP32's sum rounds. Dense lines take the constant.
-FG_OZAKI_INLINE double element_error_allowance(int x_nonzeros, int y_nonzeros, const CertificateConstants &constants) {
-  const int terms = x_nonzeros < y_nonzeros ? x_nonzeros : y_nonzeros;
-  if (terms >= constants.depth) return constants.error_allowance;
-  return 0x1p-24 * sqrt(exact_double(terms > 1 ? terms : 1)) * (1.0 - 0x1p-40);
+// bounds the count of nonzero terms of its sum, the only ones FP32's sum rounds. Dense lines take the constant; the
+// others the lesser of the lines' roots, each within 2^-24 of its sqrt, so that (1 - 2^-22) rounds it down. No square
+// root here: the plan evaluates this for every element it searches.
+FG_OZAKI_INLINE double element_error_allowance(int fewest_nonzeros, float least_root,
+                                               const CertificateConstants &constants) {
+  if (fewest_nonzeros >= constants.depth) return constants.error_allowance;
+  return 0x1p-24 * static_cast<double>(least_root) * (1.0 - 0x1p-22);
 }
 FG_OZAKI_INLINE double element_error_allowance(const LineFacts &x, const LineFacts &y,
                                                const CertificateConstants &constants) {
-  return element_error_allowance(x.nonzeros, y.nonzeros, constants);
+  return element_error_allowance(x.nonzeros < y.nonzeros ? x.nonzeros : y.nonzeros, fminf(x.terms_root, y.terms_root),
+                                 constants);
 }
 
 // Whether an element whose emulated value (the rebuilt sum divided by the two scales, times alpha, plus beta C0,
@@ -318,9 +325,10 @@ FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t
 struct CodeBounds {
   double unit[kMaxModuli + 1] = {};  // U at each count
   double norm1 = 0, norm2 = 0, power = 0, nonzeros = 0;
-  // The fewest nonzeros of a line with any (its allowance, element_error_allowance, is the least). A line of zeros
-  // needs no bound: its code products are 0, below every threshold.
+  // The fewest nonzeros of a line with any, and its terms_root (its allowance, element_error_allowance, is the
+  // least). A line of zeros needs no bound: its code products are 0, below every threshold.
   int fewest_nonzeros = INT32_MAX;
+  float least_root = 3.0e38f;
 };
 FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
   CodeBounds bounds;
@@ -332,7 +340,7 @@ FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
   bounds.norm2 = x.norm2 * power;
   bounds.power = power;
   bounds.nonzeros = exact_double(x.nonzeros);
-  if (x.nonzeros > 0) bounds.fewest_nonzeros = x.nonzeros;
+  if (x.nonzeros > 0) bounds.fewest_nonzeros = x.nonzeros, bounds.least_root = x.terms_root;
   return bounds;
 }
 FG_OZAKI_INLINE void take_largest(CodeBounds &into, const CodeBounds &other) {
@@ -343,6 +351,7 @@ FG_OZAKI_INLINE void take_largest(CodeBounds &into, const CodeBounds &other) {
   into.power = fmax(into.power, other.power);
   into.nonzeros = fmax(into.nonzeros, other.nonzeros);
   into.fewest_nonzeros = into.fewest_nonzeros < other.fewest_nonzeros ? into.fewest_nonzeros : other.fewest_nonzeros;
+  into.least_root = fminf(into.least_root, other.least_root);
 }
 // thresholds[N] (N = kMinModuli..kMaxModuli): an element of a row bounded by `rows` and of `column` whose code
 // product is at least thresholds[N] is certified at N moduli; INT32_MAX (above any code product) where that bound
@@ -354,8 +363,10 @@ FG_OZAKI_INLINE void code_thresholds(const CodeBounds &rows, const CodeBounds &c
   const double c1 = constants.reconstruction_error + constants.magnitude * 0x1p-50;
   const double fixed = k1 * c1 * rows.norm2 * column.norm2 + 0x1p-149 * rows.power * column.power / alpha_abs;
   const double nonzeros = fmin(rows.nonzeros, column.nonzeros);
-  const double divisor =
-      element_error_allowance(rows.fewest_nonzeros, column.fewest_nonzeros, constants) * (1.0 - 0x1p-40);
+  const double divisor = element_error_allowance(rows.fewest_nonzeros < column.fewest_nonzeros ? rows.fewest_nonzeros
+                                                                                               : column.fewest_nonzeros,
+                                                 fminf(rows.least_root, column.least_root), constants) *
+                         (1.0 - 0x1p-40);
   int32_t last = 0;  // the threshold of the count above: every threshold is at least 1
   for (int count = kMaxModuli; count >= kMinModuli; --count) {
     int32_t threshold = INT32_MAX;

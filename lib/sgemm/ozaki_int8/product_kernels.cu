@@ -21,7 +21,8 @@ namespace {
 // Rows of the tile each block of the plan walks.
 constexpr int kPlanRows = 128;
 
-// The largest of the code bounds of a warp's lanes (math.hpp's CodeBounds), in every lane.
+// The largest of the code bounds of a warp's lanes (math.hpp's CodeBounds; the fewest nonzeros and least root), in
+// every lane.
 __device__ CodeBounds warp_largest(CodeBounds bounds) {
   const auto largest = [](double value) {
 #pragma unroll
@@ -35,8 +36,10 @@ __device__ CodeBounds warp_largest(CodeBounds bounds) {
   bounds.power = largest(bounds.power);
   bounds.nonzeros = largest(bounds.nonzeros);
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
+  for (int offset = 16; offset > 0; offset /= 2) {
     bounds.fewest_nonzeros = min(bounds.fewest_nonzeros, __shfl_xor_sync(0xffffffffu, bounds.fewest_nonzeros, offset));
+    bounds.least_root = fminf(bounds.least_root, __shfl_xor_sync(0xffffffffu, bounds.least_root, offset));
+  }
   return bounds;
 }
 
