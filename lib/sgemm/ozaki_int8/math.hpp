@@ -99,6 +99,20 @@ enum LineFlags : int {
   kLineNonFinite = 1,  // holds NaN or Inf: its elements of C are FP32's (fix_flagged)
   kLineFaithful = 2,   // every nonzero element has a code of at least 1 (no nonzero element is lost to the codes)
 };
+constexpr float kDenseRoot = 3.0e38f;
+
+// sqrt(t) for t >= 1, rounded down by up to 2^-19 (rsqrtf's 2 ulps and three roundings to float are below 2^-20):
+// no double square root, whose slow path the scan's one lane per line would wait for.
+FG_OZAKI_INLINE float root_below(int t) {
+  const float x = static_cast<float>(t);  // exact: t < 2^24
+#if defined(__CUDA_ARCH__)
+  const float root = x * rsqrtf(x);
+#else
+  const float root = static_cast<float>(sqrt(static_cast<double>(x)));
+#endif
+  return root * (1.0f - 0x1p-20f);
+}
+
 struct LineFacts {
   double norm1 = 0;           // sum |x_l|, rounded up
   double norm2 = 0;           // ||x||_2, rounded up
@@ -111,8 +125,9 @@ struct LineFacts {
   // scaled line rounds. Computed once per line, so that the certificate of an element divides nothing.
   double inverse_scale[kMaxModuli + 1] = {};
   int rounding = 0;
-  // sqrt(min(k, nonzeros)), at least 1, rounded to a float (within 2^-24 of it): element_error_allowance's.
-  float terms_root = 1.0f;
+  // For a line with fewer nonzeros t than k: at most sqrt(max(t, 1)), within 2^-19 of it (element_error_allowance's);
+  // kDenseRoot otherwise, above any line's.
+  float terms_root = kDenseRoot;
 };
 
 // The integral exponent of a line of zeros: below any scale exponent.
@@ -182,8 +197,7 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
   const double rounded_up = 1.0 + 0x1p-30;
   line.norm1 = absolutes * rounded_up;
   line.nonzeros = nonzeros;
-  const int64_t terms = nonzeros < constants.depth ? nonzeros : constants.depth;
-  line.terms_root = static_cast<float>(sqrt(static_cast<double>(terms > 1 ? terms : 1)));
+  if (nonzeros < constants.depth) line.terms_root = root_below(nonzeros > 1 ? nonzeros : 1);
   line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
   line.flags = kLineFaithful;
   if (nonzeros > 0) {
@@ -220,13 +234,13 @@ FG_OZAKI_INLINE double rounding_error_bound(const LineFacts &x, const LineFacts 
 }
 
 // 2^-24 sqrt(t), rounded down, for an element of lines x and y: t = min(k, nonzeros of x, nonzeros of y), at least 1,
-// bounds the count of nonzero terms of its sum, the only ones FP32's sum rounds. Dense lines take the constant; the
-// others the lesser of the lines' roots, each within 2^-24 of its sqrt, so that (1 - 2^-22) rounds it down. No square
-// root here: the plan evaluates this for every element it searches.
+// bounds the count of nonzero terms of its sum, the only ones FP32's sum rounds. Two dense lines take the constant;
+// the others the lesser of the lines' roots (LineFacts::terms_root, at most the square root). No square root here:
+// the plan evaluates this for every element it searches.
 FG_OZAKI_INLINE double element_error_allowance(int fewest_nonzeros, float least_root,
                                                const CertificateConstants &constants) {
   if (fewest_nonzeros >= constants.depth) return constants.error_allowance;
-  return 0x1p-24 * static_cast<double>(least_root) * (1.0 - 0x1p-22);
+  return 0x1p-24 * static_cast<double>(least_root);
 }
 FG_OZAKI_INLINE double element_error_allowance(const LineFacts &x, const LineFacts &y,
                                                const CertificateConstants &constants) {
