@@ -126,14 +126,12 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
       for (; l < lines.length; l += kScanRows) sums.add(__ldg(x + l * lines.element_stride));
     }
     partial[row][column] = sums;
-    __syncwarp();  // the warp's lanes left the loops apart: together again at the block's barrier
     __syncthreads();
     if (row == 0 && line < lines.count) {
       LineSums total = sums;
       for (int r = 1; r < kScanRows; ++r) total.merge(partial[r][column]);
       finish_line(total, batch * lines.count + line, operand, facts, flagged, summary, constants);
     }
-    __syncwarp();
     __syncthreads();
   }
 }
