@@ -249,10 +249,9 @@ typedef enum fg_math_mode_t {
    |C - R|_ij <= 2^-24 (1 + sqrt(t_ij)) (|alpha| |A||B| + |beta| |C0|)_ij, t_ij = min(k, the nonzeros of row i
    of op(A), the nonzeros of column j of op(B)), at least 1 (so within 2^-24 (1 + sqrt(k)) always), certified
    on the device for the operands at hand by a rigorous bound; an element that cannot be certified is
-   recomputed in FP32 (or the call runs FP32 throughout), never returned uncertified. Where FP32 is exact (integer operands whose exact
-   partial sums are integers below 2^24), C is the exact product, bit for bit.
-   Returns FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no
-   fg_math_mode_t. */
+   recomputed in FP32 (or the call runs FP32 throughout), never returned uncertified. Where FP32 is exact (integer
+   operands whose exact partial sums are integers below 2^24), C is the exact product, bit for bit. Returns
+   FG_STATUS_INVALID_HANDLE for a NULL handle, FG_STATUS_INVALID_VALUE for a value that is no fg_math_mode_t. */
 FG_API fg_status_t fg_set_math_mode(fg_handle_t handle, fg_math_mode_t mode);
 
 /* Stores the handle's math mode in *mode. Returns FG_STATUS_INVALID_HANDLE for a NULL handle,
