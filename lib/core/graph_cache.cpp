@@ -33,7 +33,27 @@ GraphCache::Kept *GraphCache::find(const Key &key, DeviceChoice **slot) {
 void GraphCache::destroy(Entry &entry) {
   if (entry.kept.exec != nullptr) (void)cudaGraphExecDestroy(entry.kept.exec);
   if (entry.kept.graph != nullptr) (void)cudaGraphDestroy(entry.kept.graph);
+  for (Kept::ChildGraph &child : entry.kept.child_graphs)
+    if (child.graph != nullptr) (void)cudaGraphDestroy(child.graph);
   entry = Entry{};
+}
+
+cudaGraph_t GraphCache::Kept::child_graph(const Key &for_operands) {
+  for (int index = 0; index < kChildGraphs; ++index) {
+    if (child_graphs[index].graph == nullptr || child_graphs[index].operands != for_operands) continue;
+    const ChildGraph found = child_graphs[index];
+    for (int later = index; later > 0; --later) child_graphs[later] = child_graphs[later - 1];
+    child_graphs[0] = found;
+    return found.graph;
+  }
+  return nullptr;
+}
+
+void GraphCache::Kept::keep_child_graph(const Key &for_operands, cudaGraph_t captured) {
+  ChildGraph &last = child_graphs[kChildGraphs - 1];
+  if (last.graph != nullptr) (void)cudaGraphDestroy(last.graph);
+  for (int later = kChildGraphs - 1; later > 0; --later) child_graphs[later] = child_graphs[later - 1];
+  child_graphs[0] = ChildGraph{for_operands, captured};
 }
 
 void GraphCache::erase(Kept *kept) {

@@ -30,6 +30,9 @@ class GraphCache {
   static constexpr int kKeyWords = 32;
   using Key = std::array<uint64_t, kKeyWords>;
   static constexpr int kMostChildren = 2;
+  // Graphs captured for the child graph nodes kept per graph, each for the operands it was captured for: calls that
+  // take turns over a few sets of memory capture each set's once.
+  static constexpr int kChildGraphs = 4;
 
   // A graph kept, as the caller made it.
   struct Kept {
@@ -40,6 +43,16 @@ class GraphCache {
     int child_count = 0;
     Key operands{};  // the operands of its last launch, in the caller's words
     int tag = 0;
+    struct ChildGraph {
+      Key operands{};
+      cudaGraph_t graph = nullptr;  // owned
+    };
+    ChildGraph child_graphs[kChildGraphs] = {};  // the most recently used first
+
+    // The child graph kept for `for_operands` (moved to the front), or nullptr.
+    cudaGraph_t child_graph(const Key &for_operands);
+    // Keeps `captured` (the cache owns it from here) for `for_operands`, first, destroying the least recently used.
+    void keep_child_graph(const Key &for_operands, cudaGraph_t captured);
   };
 
   GraphCache() = default;

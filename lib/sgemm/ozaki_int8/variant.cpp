@@ -355,16 +355,19 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
 Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
   FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
   if (kept->child_count > 0) {
-    cudaGraph_t product = nullptr;
-    fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
-    cudaStream_t stream = nullptr;
-    FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
-    FG_RETURN_IF_ERROR(capture_fp32(p, args, &product, &algo, stream));
-    cudaError_t set = cudaSuccess;
-    for (int child = 0; child < kept->child_count && set == cudaSuccess; ++child)
-      set = cudaGraphExecChildGraphNodeSetParams(kept->exec, kept->children[child], product);
-    (void)cudaGraphDestroy(product);
-    FG_CUDA_CHECK(set);
+    // The FP32 product captured for these operands before, or captured now (and kept with the graph, which destroys
+    // it: also where setting it fails, and the caller erases the graph).
+    const GraphCache::Key operands = operands_key(p);
+    cudaGraph_t product = kept->child_graph(operands);
+    if (product == nullptr) {
+      fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
+      cudaStream_t stream = nullptr;
+      FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
+      FG_RETURN_IF_ERROR(capture_fp32(p, args, &product, &algo, stream));
+      kept->keep_child_graph(operands, product);
+    }
+    for (int child = 0; child < kept->child_count; ++child)
+      FG_CUDA_CHECK(cudaGraphExecChildGraphNodeSetParams(kept->exec, kept->children[child], product));
   }
   kept->operands = operands_key(p);
   return Status::success();
