@@ -125,9 +125,10 @@ struct LineFacts {
   // scaled line rounds. Computed once per line, so that the certificate of an element divides nothing.
   double inverse_scale[kMaxModuli + 1] = {};
   int rounding = 0;
-  // For a line with fewer nonzeros t than k: at most sqrt(max(t, 1)), within 2^-19 of it (element_error_allowance's);
-  // kDenseRoot otherwise, above any line's.
-  float terms_root = kDenseRoot;
+  // For a finite line with fewer nonzeros t than k: at most sqrt(max(t, 1)), within 2^-19 of it
+  // (element_error_allowance's); kDenseRoot for the others, above any line's; 1 (the least) for a line that holds NaN
+  // or Inf, whose elements are FP32's.
+  float terms_root = 1.0f;
 };
 
 // The integral exponent of a line of zeros: below any scale exponent.
@@ -197,7 +198,7 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
   const double rounded_up = 1.0 + 0x1p-30;
   line.norm1 = absolutes * rounded_up;
   line.nonzeros = nonzeros;
-  if (nonzeros < constants.depth) line.terms_root = root_below(nonzeros > 1 ? nonzeros : 1);
+  line.terms_root = nonzeros < constants.depth ? root_below(nonzeros > 1 ? nonzeros : 1) : kDenseRoot;
   line.integral_exponent = nonzeros > 0 ? integral : kNoIntegralExponent;
   line.flags = kLineFaithful;
   if (nonzeros > 0) {
@@ -342,7 +343,7 @@ struct CodeBounds {
   // The fewest nonzeros of a line with any, and its terms_root (its allowance, element_error_allowance, is the
   // least). A line of zeros needs no bound: its code products are 0, below every threshold.
   int fewest_nonzeros = INT32_MAX;
-  float least_root = 3.0e38f;
+  float least_root = kDenseRoot;
 };
 FG_OZAKI_INLINE CodeBounds code_bounds(const LineFacts &x) {
   CodeBounds bounds;
