@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The emulated mode's own INT8 product on Hopper (lib/sgemm/ozaki_int8/wgmma_products.hpp), an internal function:
-// on products whose sizes are no multiples of its tiles, with a pitch wider than the product, every element equal
-// to cuBLAS's INT32 product and, on a sample, to exact integer sums, and each residue byte to the residue of
-// cuBLAS's sum; nothing written past the product's columns.
+// three pairs in one launch, on products whose sizes are no multiples of its tiles (so that tiles reach into the
+// next pair's lines), with a pitch wider than the product: every element of every pair equal to cuBLAS's INT32
+// product and, on a sample, to exact integer sums, and each residue byte to the residue of cuBLAS's sum modulo its
+// pair's modulus; nothing written past the product's columns.
 // It runs on devices of compute capability 9.0, and only there (elsewhere cuBLAS's product runs). Skipped (exit
 // 77) without a CUDA device.
 #define CATCH_CONFIG_RUNNER
@@ -20,7 +21,7 @@
 
 #include "sgemm/ozaki_int8/wgmma_products.hpp"
 
-using fastgemm::detail::ozaki::own_int8_product;
+using fastgemm::detail::ozaki::own_int8_products;
 using fastgemm::detail::ozaki::own_int8_residues;
 using fastgemm::detail::ozaki::residue_pitch;
 
@@ -57,6 +58,7 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
   struct Shape {
     int64_t rows, cols, pitch, depth;
   };
+  constexpr int kPairs = 3;
   cublasHandle_t cublas = nullptr;
   REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
   cudaStream_t stream = nullptr;
@@ -64,67 +66,81 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
   REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
   for (const Shape s : {Shape{128, 256, 256, 128}, Shape{132, 260, 272, 144}, Shape{1000, 4100, 4100, 4112},
                         Shape{2052, 1028, 1040, 16400}, Shape{3000, 300, 300, 1040}, Shape{4096, 4096, 4096, 4096}}) {
-    INFO(s.rows << " x " << s.cols << " (pitch " << s.pitch << ") x " << s.depth);
-    std::vector<int8_t> a(s.rows * s.depth), b(s.cols * s.depth);
+    INFO(s.rows << " x " << s.cols << " (pitch " << s.pitch << ") x " << s.depth << ", " << kPairs << " pairs");
+    const int64_t a_size = s.rows * s.depth, b_size = s.cols * s.depth, c_size = s.rows * s.pitch;
+    std::vector<int8_t> a(kPairs * a_size), b(kPairs * b_size);
     std::mt19937_64 random(static_cast<uint64_t>(s.rows * 31 + s.cols * 7 + s.depth));
     for (int8_t &x : a) x = static_cast<int8_t>(static_cast<int>(random() % 256) - 128);  // -128 included
     for (int8_t &x : b) x = static_cast<int8_t>(static_cast<int>(random() % 256) - 128);
     Device<int8_t> da(a.size()), db(b.size());
-    Device<int32_t> own(s.rows * s.pitch), reference(s.rows * s.pitch);
+    Device<int32_t> own(kPairs * c_size), reference(kPairs * c_size);
     REQUIRE_CUDA(cudaMemcpy(da.data, a.data(), a.size(), cudaMemcpyHostToDevice));
     REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
-    REQUIRE_CUDA(cudaMemset(own.data, 0x7f, s.rows * s.pitch * 4));  // poison: 0x7f7f7f7f is no possible sum
+    REQUIRE_CUDA(cudaMemset(own.data, 0x7f, kPairs * c_size * 4));  // poison: 0x7f7f7f7f is no possible sum
     const int32_t one = 1, zero = 0;
-    REQUIRE(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows),
-                         static_cast<int>(s.depth), &one, db.data, CUDA_R_8I, static_cast<int>(s.depth), da.data,
-                         CUDA_R_8I, static_cast<int>(s.depth), &zero, reference.data, CUDA_R_32I,
-                         static_cast<int>(s.pitch), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
-    const auto status = own_int8_product(da.data, db.data, own.data, s.rows, s.cols, s.pitch, s.depth, stream);
+    REQUIRE(cublasGemmStridedBatchedEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols),
+                                       static_cast<int>(s.rows), static_cast<int>(s.depth), &one, db.data, CUDA_R_8I,
+                                       static_cast<int>(s.depth), b_size, da.data, CUDA_R_8I, static_cast<int>(s.depth),
+                                       a_size, &zero, reference.data, CUDA_R_32I, static_cast<int>(s.pitch), c_size,
+                                       kPairs, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    const auto status = own_int8_products(da.data, db.data, own.data, s.rows, s.cols, s.pitch, s.depth, kPairs, stream);
     REQUIRE(status.ok());
     REQUIRE_CUDA(cudaStreamSynchronize(stream));
-    std::vector<int32_t> mine(s.rows * s.pitch), theirs(s.rows * s.pitch);
+    std::vector<int32_t> mine(kPairs * c_size), theirs(kPairs * c_size);
     REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
     REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
-    int64_t differ = 0, written_past = 0;
-    for (int64_t row = 0; row < s.rows; ++row)
-      for (int64_t col = 0; col < s.pitch; ++col) {
-        const int64_t at = row * s.pitch + col;
-        if (col < s.cols)
-          differ += mine[at] != theirs[at];
-        else
-          written_past += mine[at] != 0x7f7f7f7f;
+    for (int pair = 0; pair < kPairs; ++pair) {
+      INFO("pair " << pair);
+      int64_t differ = 0, written_past = 0;
+      for (int64_t row = 0; row < s.rows; ++row)
+        for (int64_t col = 0; col < s.pitch; ++col) {
+          const int64_t at = pair * c_size + row * s.pitch + col;
+          if (col < s.cols)
+            differ += mine[at] != theirs[at];
+          else
+            written_past += mine[at] != 0x7f7f7f7f;
+        }
+      CHECK(differ == 0);
+      CHECK(written_past == 0);
+      // Exact sums on a sample (the corners included).
+      int64_t inexact = 0;
+      for (int i = 0; i < 400; ++i) {
+        const int64_t row = i == 0 ? 0 : i == 1 ? s.rows - 1 : static_cast<int64_t>(random() % s.rows);
+        const int64_t col = i == 0 ? 0 : i == 1 ? s.cols - 1 : static_cast<int64_t>(random() % s.cols);
+        int64_t sum = 0;
+        for (int64_t l = 0; l < s.depth; ++l)
+          sum += int64_t{a[pair * a_size + row * s.depth + l]} * b[pair * b_size + col * s.depth + l];
+        inexact += mine[pair * c_size + row * s.pitch + col] != sum;
       }
-    CHECK(differ == 0);
-    CHECK(written_past == 0);
-    // Exact sums on a sample (the corners included).
-    int64_t inexact = 0;
-    for (int i = 0; i < 400; ++i) {
-      const int64_t row = i == 0 ? 0 : i == 1 ? s.rows - 1 : static_cast<int64_t>(random() % s.rows);
-      const int64_t col = i == 0 ? 0 : i == 1 ? s.cols - 1 : static_cast<int64_t>(random() % s.cols);
-      int64_t sum = 0;
-      for (int64_t l = 0; l < s.depth; ++l) sum += int64_t{a[row * s.depth + l]} * b[col * s.depth + l];
-      inexact += mine[row * s.pitch + col] != sum;
+      CHECK(inexact == 0);
     }
-    CHECK(inexact == 0);
 
-    // Each sum's residue, one byte, as the reconstruction reduces it: s - p rint(s / p), 128 written as -128.
-    for (const double modulus : {256.0, 251.0, 211.0}) {
-      INFO("residues modulo " << modulus);
+    // Each sum's residue, one byte, as the reconstruction reduces it: s - q rint(s / q), 128 written as -128, q
+    // the pair's modulus (the moduli taken in turn).
+    for (const int moduli_count : {1, 2, 3}) {
+      const double moduli[] = {256.0, 251.0, 211.0};
+      INFO(moduli_count << " moduli in turn");
       const int64_t pitch = residue_pitch(s.cols) + 16;  // 16 bytes a row that nothing may write
-      Device<int8_t> bytes(s.rows * pitch);
-      REQUIRE_CUDA(cudaMemset(bytes.data, 0x7f, s.rows * pitch));
-      REQUIRE(own_int8_residues(da.data, db.data, bytes.data, s.rows, s.cols, pitch, s.depth, modulus, stream).ok());
+      Device<int8_t> bytes(kPairs * s.rows * pitch);
+      REQUIRE_CUDA(cudaMemset(bytes.data, 0x7f, kPairs * s.rows * pitch));
+      REQUIRE(own_int8_residues(da.data, db.data, bytes.data, s.rows, s.cols, pitch, s.depth, kPairs, moduli,
+                                moduli_count, stream)
+                  .ok());
       REQUIRE_CUDA(cudaStreamSynchronize(stream));
-      std::vector<int8_t> got(s.rows * pitch);
+      std::vector<int8_t> got(kPairs * s.rows * pitch);
       REQUIRE_CUDA(cudaMemcpy(got.data(), bytes.data, got.size(), cudaMemcpyDeviceToHost));
       int64_t wrong = 0, past = 0;
-      for (int64_t row = 0; row < s.rows; ++row) {
-        for (int64_t col = 0; col < s.cols; ++col) {
-          const double v = theirs[row * s.pitch + col];
-          const int residue = static_cast<int>(std::fma(-std::rint(v * (1.0 / modulus)), modulus, v));
-          wrong += got[row * pitch + col] != static_cast<int8_t>(residue);
+      for (int pair = 0; pair < kPairs; ++pair) {
+        const double modulus = moduli[pair % moduli_count];
+        for (int64_t row = 0; row < s.rows; ++row) {
+          const int8_t *line = got.data() + (pair * s.rows + row) * pitch;
+          for (int64_t col = 0; col < s.cols; ++col) {
+            const double v = theirs[pair * c_size + row * s.pitch + col];
+            const int residue = static_cast<int>(std::fma(-std::rint(v * (1.0 / modulus)), modulus, v));
+            wrong += line[col] != static_cast<int8_t>(residue);
+          }
+          for (int64_t col = residue_pitch(s.cols); col < pitch; ++col) past += line[col] != 0x7f;
         }
-        for (int64_t col = residue_pitch(s.cols); col < pitch; ++col) past += got[row * pitch + col] != 0x7f;
       }
       CHECK(wrong == 0);
       CHECK(past == 0);

@@ -61,26 +61,20 @@ Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *r
   const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
   *residue_bytes = 0;
   if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
-    if (own_products_take(padded_rows, padded_cols, depth) && own_products_ready()) {
-      // Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the reduction in the
-      // product's epilogue, once per sum, costs less than the reconstruction's reads of INT32 sums); shallower
-      // products keep their INT32 sums (not measured).
+    if (own_products_take(padded_rows, padded_cols, depth, count) && own_products_ready()) {
+      // All pairs in one launch. Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the
+      // reduction in the product's epilogue, once per sum, costs less than the reconstruction's reads of INT32
+      // sums); shallower products keep their INT32 sums (not measured).
       constexpr int64_t kResidueBytesDepth = 4096;
       if (constants != nullptr && depth >= kResidueBytesDepth) {
         const int64_t byte_pitch = residue_pitch(padded_cols);
-        auto *bytes = reinterpret_cast<int8_t *>(products);
-        for (int64_t pair = 0; pair < count; ++pair)
-          FG_RETURN_IF_ERROR(own_int8_residues(residues_a + pair * a_stride, residues_b + pair * b_stride,
-                                               bytes + pair * padded_rows * byte_pitch, padded_rows, padded_cols,
-                                               byte_pitch, depth, constants->modulus[pair % constants->count], stream));
+        FG_RETURN_IF_ERROR(own_int8_residues(residues_a, residues_b, reinterpret_cast<int8_t *>(products), padded_rows,
+                                             padded_cols, byte_pitch, depth, count, constants->modulus,
+                                             constants->count, stream));
         *residue_bytes = byte_pitch;
         return Status::success();
       }
-      for (int64_t pair = 0; pair < count; ++pair)
-        FG_RETURN_IF_ERROR(own_int8_product(residues_a + pair * a_stride, residues_b + pair * b_stride,
-                                            products + pair * product_stride, padded_rows, padded_cols, pitch, depth,
-                                            stream));
-      return Status::success();
+      return own_int8_products(residues_a, residues_b, products, padded_rows, padded_cols, pitch, depth, count, stream);
     }
     for (int64_t pair = 0; pair < count; ++pair)
       FG_CUBLAS_CHECK(cublasGemmEx(

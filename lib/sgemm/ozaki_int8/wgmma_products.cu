@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's own INT8 product on Hopper (wgmma_products.hpp). Built for sm_90a only (CMakeLists.txt).
-// Each block is persistent over 128 x 256 tiles of the product, walked 16 tile rows at a time down each column of
+// Each block is persistent over 128 x 256 tiles of the pairs' products, one pair after the other (so that the last
+// round of blocks is shared by all pairs, not repeated for each), walked 16 tile rows at a time down each column of
 // tiles (so that a column's residues_b tile stays in L2 for 16 of them). Its first warpgroup is the producer: one
 // thread copies each 128-deep step of the tile's residues_a (128 rows) and residues_b (256 rows) into one of 4
 // stages of shared memory with the tensor copy (128-byte swizzle; rows and depth past the operands come as zeros),
@@ -20,6 +21,7 @@
 #include "core/check.hpp"
 #include "core/launch.cuh"
 #include "cuda/hopper.cuh"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {
@@ -41,8 +43,12 @@ constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 constexpr int kLaunchRegisters = (128 * kProducerRegisters + 256 * kConsumerRegisters + kThreads - 1) / kThreads;
 
 struct Shape {
-  int rows, cols, pitch, depth;     // pitch in elements of the output
-  double modulus, inverse_modulus;  // for residues: each sum s written as s - p rint(s / p), one byte
+  int rows, cols, pitch, depth;  // of one pair's product; pitch in elements of the output
+  int pairs;
+  int64_t output_stride;  // elements of the output from one pair's product to the next
+  // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli].
+  int moduli;
+  double modulus[kMaxModuli], inverse_modulus[kMaxModuli];
 };
 
 __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_cols, int *row0, int *col0) {
@@ -80,15 +86,21 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   const int tile_rows = (shape.rows + kTileRows - 1) / kTileRows;
   const int tile_cols = (shape.cols + kTileCols - 1) / kTileCols;
-  const int tiles = tile_rows * tile_cols, steps = (shape.depth + kStepDepth - 1) / kStepDepth;
+  const int pair_tiles = tile_rows * tile_cols, tiles = pair_tiles * shape.pairs;
+  const int steps = (shape.depth + kStepDepth - 1) / kStepDepth;
+  // The pairs' residues lie one after the other, the tensor maps' lines pair * rows (or cols) on: a tile's lines
+  // past its pair's come from the next pair's (or zeros past the last), and give sums nobody stores.
 
   if (warpgroup == 0) {
     lower_registers<kProducerRegisters>();
     if (thread != 0) return;
     uint32_t step_count = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int pair = tile / pair_tiles;
       int row0 = 0, col0 = 0;
-      tile_origin(tile, tile_rows, tile_cols, &row0, &col0);
+      tile_origin(tile - pair * pair_tiles, tile_rows, tile_cols, &row0, &col0);
+      row0 += pair * shape.rows;
+      col0 += pair * shape.cols;
       for (int step = 0; step < steps; ++step, ++step_count) {
         const uint32_t s = step_count % kStages, parity = step_count / kStages & 1;
         barrier_wait(empty + 8 * s, parity ^ 1);
@@ -107,8 +119,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   int sums[128];
   uint32_t step_count = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int pair = tile / pair_tiles;
     int row0 = 0, col0 = 0;
-    tile_origin(tile, tile_rows, tile_cols, &row0, &col0);
+    tile_origin(tile - pair * pair_tiles, tile_rows, tile_cols, &row0, &col0);
 #pragma unroll
     for (int i = 0; i < 128; ++i) sums[i] = 0;
     uint32_t previous = 0;
@@ -140,9 +153,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t slab = slabs + (half * 4 + warp) * kSlabBytes;
     const int slab_row = row0 + half * 64 + warp * 16;
     if constexpr (kResidues) {
+      const double modulus = shape.modulus[pair % shape.moduli], inverse = shape.inverse_modulus[pair % shape.moduli];
       const auto residue = [&](int sum) {
         const double v = sum;
-        return static_cast<uint32_t>(static_cast<int>(fma(-rint(v * shape.inverse_modulus), shape.modulus, v))) & 0xffu;
+        return static_cast<uint32_t>(static_cast<int>(fma(-rint(v * inverse), modulus, v))) & 0xffu;
       };
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
@@ -154,7 +168,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       __syncwarp();
-      auto *bytes = static_cast<uint8_t *>(output);
+      auto *bytes = static_cast<uint8_t *>(output) + pair * shape.output_stride;
 #pragma unroll
       for (int p = 0; p < 8; ++p) {
         const int index = p * 32 + lane, r = index / 16, chunk = index % 16;
@@ -166,7 +180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       __syncwarp();
     } else {
-      auto *products = static_cast<int32_t *>(output);
+      auto *products = static_cast<int32_t *>(output) + pair * shape.output_stride;
 #pragma unroll
       for (int pass = 0; pass < 4; ++pass) {
 #pragma unroll
@@ -264,31 +278,41 @@ bool own_products_ready() {
   return state == 1;
 }
 
-bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth) {
+bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs) {
   // Whole tiles at least; the tensor copies' strides in multiples of 16 bytes, the stores' chunks of 4 columns
-  // wholly in or out; the tiles' count and every index in an int.
-  return padded_rows >= kTileRows && padded_cols >= kTileCols && depth >= kStepDepth && depth % 16 == 0 &&
+  // wholly in or out; the tiles' count, the tensor maps' lines and every index in an int.
+  return pairs >= 1 && padded_rows >= kTileRows && padded_cols >= kTileCols && depth >= kStepDepth && depth % 16 == 0 &&
          padded_cols % 4 == 0 && padded_rows < (1 << 30) && padded_cols < (1 << 30) && depth < (1 << 30) &&
-         padded_rows / kTileRows * (padded_cols / kTileCols) < (1 << 28);
+         pairs < (1 << 30) && pairs * padded_rows < (int64_t{1} << 31) && pairs * padded_cols < (int64_t{1} << 31) &&
+         pairs * ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols) < (1 << 28);
 }
 
 namespace {
 
 Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *output, bool residues, int64_t padded_rows,
-                   int64_t padded_cols, int64_t pitch, int64_t depth, double modulus, cudaStream_t stream) {
+                   int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
+                   int moduli_count, cudaStream_t stream) {
   CUtensorMap a = {}, b = {};
-  FG_RETURN_IF_ERROR(tensor_map(residues_a, padded_rows, depth, kTileRows, &a));
-  FG_RETURN_IF_ERROR(tensor_map(residues_b, padded_cols, depth, kTileCols, &b));
+  FG_RETURN_IF_ERROR(tensor_map(residues_a, pairs * padded_rows, depth, kTileRows, &a));
+  FG_RETURN_IF_ERROR(tensor_map(residues_b, pairs * padded_cols, depth, kTileCols, &b));
   int device = 0;
   FG_CUDA_CHECK(cudaGetDevice(&device));
-  const int64_t tiles = ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
+  const int64_t tiles =
+      pairs * ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
   const int64_t blocks = tiles < processors[device].load() ? tiles : processors[device].load();
-  const Shape shape{static_cast<int>(padded_rows),
-                    static_cast<int>(padded_cols),
-                    static_cast<int>(pitch),
-                    static_cast<int>(depth),
-                    modulus,
-                    modulus != 0.0 ? 1.0 / modulus : 0.0};
+  Shape shape{static_cast<int>(padded_rows),
+              static_cast<int>(padded_cols),
+              static_cast<int>(pitch),
+              static_cast<int>(depth),
+              static_cast<int>(pairs),
+              padded_rows * pitch,
+              moduli_count,
+              {},
+              {}};
+  for (int l = 0; l < moduli_count; ++l) {
+    shape.modulus[l] = moduli[l];
+    shape.inverse_modulus[l] = 1.0 / moduli[l];
+  }
   return launch(residues ? own_product_kernel<true> : own_product_kernel<false>,
                 dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads), kSharedBytes, stream, a, b,
                 output, shape);
@@ -298,21 +322,27 @@ bool aligned(const void *pointer) { return reinterpret_cast<uintptr_t>(pointer) 
 
 }  // namespace
 
-Status own_int8_product(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
-                        int64_t padded_cols, int64_t pitch, int64_t depth, cudaStream_t stream) {
-  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < padded_cols || pitch % 4 != 0 ||
+Status own_int8_products(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
+                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream) {
+  if (!own_products_take(padded_rows, padded_cols, depth, pairs) || pitch < padded_cols || pitch % 4 != 0 ||
       pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(products))
     return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
-  return own_product(residues_a, residues_b, products, false, padded_rows, padded_cols, pitch, depth, 0.0, stream);
+  const double none = 0.0;
+  return own_product(residues_a, residues_b, products, false, padded_rows, padded_cols, pitch, depth, pairs, &none, 1,
+                     stream);
 }
 
 Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int8_t *residues, int64_t padded_rows,
-                         int64_t padded_cols, int64_t pitch, int64_t depth, double modulus, cudaStream_t stream) {
-  if (!own_products_take(padded_rows, padded_cols, depth) || pitch < residue_pitch(padded_cols) || pitch % 16 != 0 ||
-      pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(residues) || modulus < 2.0 ||
-      modulus > 256.0)
+                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
+                         int moduli_count, cudaStream_t stream) {
+  bool moduli_fit = moduli != nullptr && moduli_count >= 1 && moduli_count <= kMaxModuli;
+  for (int l = 0; moduli_fit && l < moduli_count; ++l) moduli_fit = moduli[l] >= 2.0 && moduli[l] <= 256.0;
+  if (!own_products_take(padded_rows, padded_cols, depth, pairs) || pitch < residue_pitch(padded_cols) ||
+      pitch % 16 != 0 || pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(residues) ||
+      !moduli_fit)
     return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
-  return own_product(residues_a, residues_b, residues, true, padded_rows, padded_cols, pitch, depth, modulus, stream);
+  return own_product(residues_a, residues_b, residues, true, padded_rows, padded_cols, pitch, depth, pairs, moduli,
+                     moduli_count, stream);
 }
 
 }  // namespace fastgemm::detail::ozaki
