@@ -49,10 +49,10 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
-// ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them
-// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096 deep or more,
-// writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols) bytes a row:
-// then *residue_bytes is that pitch (0 for INT32 sums).
+// ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them, all pairs
+// in one launch (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096
+// deep or more, writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols)
+// bytes a row: then *residue_bytes is that pitch (0 for INT32 sums).
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
                      int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
                      int64_t count, const CrtConstants *constants, int64_t *residue_bytes) {
