@@ -712,6 +712,43 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
   }
 }
 
+TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they are taken and where pairs defeat them",
+          "[emulated][emulated-large][emulated-certificate]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  // 1024 x 2048 x 16384: a codes' product the own INT8 product takes on Hopper, whose half-depth set uniform and
+  // normal operands choose; pairs of a large and a tiny element (x_2m+1 = x_2m 2^-20 in size) keep the full depth.
+  // Either way, every element within the guarantee against the double reference, and uniform operands at the
+  // moduli count and with no element in FP32, as at full depth.
+  for (const int kind : {0, 1, 2}) {
+    const char *const names[] = {"uniform", "normal", "pairs 1 : 2^-20"};
+    INFO(names[kind]);
+    Operands o = make_operands(Inputs{kind == 1 ? Distribution::normal : Distribution::uniform, 0}, 1024, 2048, 16384,
+                               9600 + kind);
+    if (kind == 2) {
+      for (int64_t i = 0; i < o.m; ++i)
+        for (int64_t l = 1; l < o.k; l += 2) o.a[i * o.k + l] = std::ldexp(o.a[i * o.k + l], -20);
+      for (int64_t l = 1; l < o.k; l += 2)
+        for (int64_t j = 0; j < o.n; ++j) o.b[l * o.n + j] = std::ldexp(o.b[l * o.n + j], -20);
+    }
+    const Reference reference = reference_of(o);
+    DeviceProduct product(o);
+    product.poison();
+    REQUIRE_FG_OK(product.run(handle.get()));
+    const std::vector<float> c = product.result();
+    const Guarantee got = guarantee_of(c, reference, o.k);
+    const Emulation e = emulation_of(handle.get());
+    CHECK(got.beyond == 0);
+    if (kind == 0) {
+      CHECK(e.moduli <= 7);
+      CHECK(e.fp32_elements == 0);
+    }
+    std::printf("emulated, codes at half depth: %-16s 1024 x 2048 x 16384  moduli %d, FP32 %lld; worst %.3f\n",
+                names[kind], e.moduli, static_cast<long long>(e.fp32_elements), got.worst);
+  }
+}
+
 namespace {
 
 // A handle in the emulated mode on a non-blocking stream of its own, both given back at the end.

@@ -3,7 +3,8 @@
 // three pairs in one launch, on products whose sizes are no multiples of its tiles (so that tiles reach into the
 // next pair's lines), with a pitch wider than the product: every element of every pair equal to cuBLAS's INT32
 // product and, on a sample, to exact integer sums, and each residue byte to the residue of cuBLAS's sum modulo its
-// pair's modulus; nothing written past the product's columns.
+// pair's modulus; nothing written past the product's columns. With two sets of lines a pair (the plan's codes and
+// their half-depth set), the set the device-side counts choose.
 // It runs on devices of compute capability 9.0, and only there (elsewhere cuBLAS's product runs). Skipped (exit
 // 77) without a CUDA device.
 #define CATCH_CONFIG_RUNNER
@@ -144,6 +145,80 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
       }
       CHECK(wrong == 0);
       CHECK(past == 0);
+    }
+  }
+  (void)cublasDestroy(cublas);
+  (void)cudaStreamDestroy(stream);
+}
+
+TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken where the counts choose it",
+          "[own-int8]") {
+  if (!fastgemm::detail::ozaki::own_products_ready()) {
+    WARN("not a device of compute capability 9.0: cuBLAS's product runs here");
+    return;
+  }
+  using fastgemm::detail::ozaki::CodeChunks;
+  using fastgemm::detail::ozaki::kCodeSets;
+  struct Shape {
+    int64_t rows, cols, pitch, depth;
+  };
+  constexpr int kPairs = 2;
+  cublasHandle_t cublas = nullptr;
+  REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
+  // counted 256, lost 1: the half-depth sets (one piece in 256 lost); lost 2: the first sets.
+  for (const unsigned long long lost : {1ull, 2ull}) {
+    const CodeChunks counts{256, lost};
+    const int set = lost == 1 ? 1 : 0;
+    Device<CodeChunks> device_counts(1);
+    REQUIRE_CUDA(cudaMemcpy(device_counts.data, &counts, sizeof counts, cudaMemcpyHostToDevice));
+    for (const Shape s : {Shape{132, 260, 272, 192}, Shape{1000, 4100, 4100, 4160}, Shape{2052, 1028, 1040, 16448}}) {
+      INFO(s.rows << " x " << s.cols << " x " << s.depth << ", set " << set);
+      const int64_t a_size = s.rows * s.depth, b_size = s.cols * s.depth, c_size = s.rows * s.pitch;
+      // [pair][set][line][depth]; the half-depth sets zero from depth / 2 on, as the codes' kernel writes them.
+      std::vector<int8_t> a(kPairs * kCodeSets * a_size), b(kPairs * kCodeSets * b_size);
+      std::mt19937_64 random(static_cast<uint64_t>(s.rows + s.depth + lost));
+      const auto fill = [&](std::vector<int8_t> &x, int64_t size) {
+        for (int64_t at = 0; at < static_cast<int64_t>(x.size()); ++at) {
+          const bool half_set = at / size % kCodeSets == 1, past_half = at % s.depth >= s.depth / 2;
+          x[at] = half_set && past_half ? 0 : static_cast<int8_t>(random() % 128);  // codes: 0..127
+        }
+      };
+      fill(a, a_size);
+      fill(b, b_size);
+      Device<int8_t> da(a.size()), db(b.size());
+      Device<int32_t> own(kPairs * c_size), reference(kPairs * c_size);
+      REQUIRE_CUDA(cudaMemcpy(da.data, a.data(), a.size(), cudaMemcpyHostToDevice));
+      REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
+      REQUIRE_CUDA(cudaMemset(own.data, 0x7f, kPairs * c_size * 4));
+      const int32_t one = 1, zero = 0;
+      REQUIRE(cublasGemmStridedBatchedEx(
+                  cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows),
+                  static_cast<int>(s.depth), &one, db.data + set * b_size, CUDA_R_8I, static_cast<int>(s.depth),
+                  kCodeSets * b_size, da.data + set * a_size, CUDA_R_8I, static_cast<int>(s.depth), kCodeSets * a_size,
+                  &zero, reference.data, CUDA_R_32I, static_cast<int>(s.pitch), c_size, kPairs, CUBLAS_COMPUTE_32I,
+                  CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+      REQUIRE(own_int8_products(da.data, db.data, own.data, s.rows, s.cols, s.pitch, s.depth, kPairs, stream,
+                                device_counts.data)
+                  .ok());
+      REQUIRE_CUDA(cudaStreamSynchronize(stream));
+      std::vector<int32_t> mine(kPairs * c_size), theirs(kPairs * c_size);
+      REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
+      REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
+      int64_t differ = 0, written_past = 0;
+      for (int pair = 0; pair < kPairs; ++pair)
+        for (int64_t row = 0; row < s.rows; ++row)
+          for (int64_t col = 0; col < s.pitch; ++col) {
+            const int64_t at = pair * c_size + row * s.pitch + col;
+            if (col < s.cols)
+              differ += mine[at] != theirs[at];
+            else
+              written_past += mine[at] != 0x7f7f7f7f;
+          }
+      CHECK(differ == 0);
+      CHECK(written_past == 0);
     }
   }
   (void)cublasDestroy(cublas);

@@ -412,6 +412,91 @@ TEST_CASE("ozaki: every element the certificate passes meets the guarantee, agai
     }
 }
 
+TEST_CASE("ozaki: the codes at half depth are the geometric means' floors, and twice their product a lower bound",
+          "[ozaki]") {
+  // half_code(a, b) = floor(sqrt(a b)) exactly, on codes' inputs (floats times a power of two, below 128),
+  // perfect squares and their neighbours among them.
+  std::mt19937_64 random(28);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  const auto check_code = [](float a, float b) {
+    const double product = static_cast<double>(a) * b;  // exact: two 24-bit significands
+    const int code = half_code(a, b);
+    INFO(a << " x " << b);
+    CHECK(code >= 0);
+    CHECK(code <= 127);
+    CHECK(static_cast<double>(code) * code <= product);
+    CHECK(static_cast<double>(code + 1) * (code + 1) > product);
+  };
+  for (int trial = 0; trial < 200000; ++trial)
+    check_code(std::ldexp(unit(random), static_cast<int>(random() % 8)),
+               std::ldexp(unit(random), static_cast<int>(random() % 8)));
+  // Products at and next to every square, where the root's floor changes.
+  for (int n = 1; n < 128; ++n) {
+    const float f = static_cast<float>(n);
+    for (float a : {f, std::nextafter(f, 0.0f), std::nextafter(f, 128.0f)})
+      for (float b : {f, std::nextafter(f, 0.0f), std::nextafter(f, 128.0f)}) check_code(a, b);
+    for (int d = 1; d < 128; ++d) {
+      const float a = static_cast<float>(d), b = f * f / a;  // a b within an ulp of n^2
+      if (b >= 128.0f) continue;
+      check_code(a, b);
+      check_code(a, std::nextafter(b, 0.0f));
+      check_code(a, std::nextafter(b, 128.0f));
+    }
+  }
+  check_code(std::nextafter(128.0f, 0.0f), std::nextafter(128.0f, 0.0f));
+  check_code(0.0f, 100.0f);
+  check_code(0x1p-149f, 127.0f);  // below 2^-126: the code 0
+
+  // For every family, twice the half-depth codes' product, scaled, is at most (|x||y|) exactly, and the need it
+  // gives (no zero test) is at least the full codes' need: a lower bound the certificate may take as it takes
+  // the full one. Uniform lines keep their need.
+  std::vector<FamilyCase> cases(std::begin(kFamilyCases), std::end(kFamilyCases));
+  for (const FamilyCase &c : cases)
+    for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{257}, int64_t{2048}}) {
+      const CertificateConstants certificate = certificate_constants(k);
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<float> x, y;
+        fill_family(c.family, k, random, x, y, c.spread_bits);
+        if (trial == 3)  // pairs of a large and a tiny element: the half depth's worst case
+          for (int64_t l = 0; l < k; ++l) x[l] = l % 2 == 0 ? x[l] : std::ldexp(x[l], -20);
+        INFO(c.name << ", k " << k << ", trial " << trial);
+        LineFacts fx = facts_of(x, k), fy = facts_of(y, k);
+        const auto code = [](float value, int exponent) {  // |x| 2^g, a float as the codes' kernel makes it
+          return static_cast<float>(std::ldexp(std::fabs(static_cast<double>(value)), exponent));
+        };
+        int64_t full = 0, half = 0;
+        ExactSum absolute;
+        for (int64_t l = 0; l < k; ++l) {
+          full += static_cast<int64_t>(std::floor(code(x[l], fx.code_exponent))) *
+                  static_cast<int64_t>(std::floor(code(y[l], fy.code_exponent)));
+          absolute.add(std::fabs(static_cast<double>(x[l]) * y[l]));
+        }
+        for (int64_t l = 0; l < k; l += 2) {
+          const float x1 = l + 1 < k ? x[l + 1] : 0.0f, y1 = l + 1 < k ? y[l + 1] : 0.0f;
+          half += int64_t{half_code(code(x[l], fx.code_exponent), code(x1, fx.code_exponent))} *
+                  half_code(code(y[l], fy.code_exponent), code(y1, fy.code_exponent));
+        }
+        REQUIRE(2 * half < (int64_t{1} << 31));
+        ExactSum room = absolute;
+        room.add(-std::ldexp(static_cast<double>(2 * half), -(fx.code_exponent + fy.code_exponent)));
+        CHECK(room.value() >= 0.0);
+        const int full_need = element_need(fx, fy, static_cast<int32_t>(full), 1.0f, 0.0f, 0.0f, certificate, 7);
+        fx.flags &= ~kLineFaithful;
+        fy.flags &= ~kLineFaithful;
+        const int half_need = element_need(fx, fy, static_cast<int32_t>(2 * half), 1.0f, 0.0f, 0.0f, certificate, 7);
+        CHECK(half_need >= full_need);
+        if (c.family == Family::uniform && k >= 16 && trial < 3) CHECK(half_need == full_need);
+      }
+    }
+
+  // The choice: at most one piece in 256 lost.
+  CHECK_FALSE(codes_at_half_depth(CodeChunks{0, 0}));
+  CHECK(codes_at_half_depth(CodeChunks{1, 0}));
+  CHECK(codes_at_half_depth(CodeChunks{256, 1}));
+  CHECK_FALSE(codes_at_half_depth(CodeChunks{256, 2}));
+  CHECK_FALSE(codes_at_half_depth(CodeChunks{1, 1}));
+}
+
 TEST_CASE("ozaki: the plan's thresholds for a group of rows certify every element that reaches them", "[ozaki]") {
   std::mt19937_64 random(2611);
   const Scalars scalars[] = {{1.0f, 0.0f}, {-1.5f, 0.75f}, {0x1p-10f, 0.0f}, {0x1p-100f, 2.0f}};
@@ -566,7 +651,7 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
       {1, 1, 1, 1},         {16384, 16384, 16384, 1}, {65536, 65536, 4096, 1},  {9000000, 3, 5, 1},
       {70000, 8, 40000, 1}, {64, 64, 64, 100000},     {300, 100000, 131071, 1}, {1000, 1000, 1000, 3}};
   for (const Shape &s : shapes)
-    for (int count = kMinModuli; count <= kMaxModuli; ++count) {
+    for (int count = 1; count <= kMaxModuli; ++count) {  // 1: the codes' tiling, kCodeSets sets of codes
       INFO(s.m << " x " << s.n << " x " << s.k << " x " << s.batch << ", moduli " << count);
       const Tiling t = choose_tiling(s.m, s.n, s.k, s.batch, count);
       CHECK(t.depth % kDepthAlignment == 0);
@@ -579,6 +664,9 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
       CHECK(t.product_bytes <= (size_t{2} << 30));
       CHECK(t.a_residue_bytes <= (size_t{2} << 30));
       CHECK(t.b_residue_bytes <= (size_t{2} << 30));
+      const size_t sets = count == 1 ? kCodeSets : count;
+      CHECK(t.a_residue_bytes == t.batches * sets * t.padded_rows * t.depth);
+      CHECK(t.b_residue_bytes == t.batches * sets * t.padded_cols * t.depth);
       CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
       CHECK(t.batches * count < (int64_t{1} << 31));
       const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);

@@ -37,6 +37,7 @@ struct ScanSummary {
   unsigned long long flagged_lines[2];
   unsigned long long needs[kNeedsFp32 + 1];
   unsigned long long overflowed;
+  CodeChunks code_chunks;  // of the plan's codes, where they are made with their half-depth set
 };
 
 // For each line of every product (ids b * count + i): its LineFacts; the ids of lines holding NaN or Inf are
@@ -47,14 +48,17 @@ Status scan_lines(const Lines &lines, int64_t batch, int operand, const Certific
 // Lines first_line .. first_line + line_count - 1 of products first_batch .. first_batch + batches - 1 as int8 in
 // out[batch][modulus][line][depth], padded_lines lines (zeros past line_count) of depth (zeros past k): with
 // `constants`, the residues of each line scaled by 2^(T - n) and rounded; without (nullptr), one set of codes
-// floor(|x| 2^g) in [0, 127]. Lines holding NaN or Inf give zeros.
+// floor(|x| 2^g) in [0, 127], and, with `half_chunks`, a second set after them, out[batch][1][line][depth]: the
+// codes at half depth (math.hpp's half_code of elements 2m and 2m + 1 at m < depth / 2, zeros from depth / 2 to
+// the next multiple of kHalfSetStep, the rest unwritten),
+// the pieces counted into *half_chunks. Lines holding NaN or Inf give zeros.
 struct ResidueTile {
   int64_t first_batch = 0, batches = 1;
   int64_t first_line = 0, line_count = 0, padded_lines = 0;
   int64_t depth = 0;
 };
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
-                     int8_t *out, cudaStream_t stream);
+                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr);
 
 // A tile of C: rows first_row.. x cols first_col.. of products first_batch.., and the layout of its INT32
 // products, products[batch][modulus][row][padded_cols], or, where residue_pitch is not 0, of their residues modulo
@@ -64,6 +68,9 @@ struct ProductTile {
   int64_t first_row = 0, rows = 0, padded_rows = 0;
   int64_t first_col = 0, cols = 0, padded_cols = 0;
   int64_t residue_pitch = 0;
+  // The plan's: its codes were made with their half-depth set, and the product took that set where the summary's
+  // code_chunks chose it (codes_at_half_depth): each product then counts twice.
+  bool half_codes = false;
 };
 
 // From the product of the codes (one "modulus"), every element's need into needs[batch][row][n] (0 for elements

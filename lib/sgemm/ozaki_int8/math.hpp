@@ -291,6 +291,41 @@ FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, co
   return worst <= allowance.allowed;
 }
 
+// The code at half depth of elements a = |x_2m| 2^g and b = |x_2m+1| 2^g (floats, below 128, exact where 2^-126 or
+// more): floor(sqrt(a b)), the geometric mean's, in [0, 127]. For two lines x and y with such codes u_m and v_m,
+//   2 sum_m u_m v_m 2^-(g+h) <= sum_m 2 sqrt(|x_2m| |x_2m+1|) sqrt(|y_2m| |y_2m+1|) <= sum_l |x_l| |y_l|,
+// each pair's two terms being at least twice their geometric mean: the codes' product at half the depth, doubled,
+// is a lower bound of (|A||B|)_ij as the full one is. It misses what a pair with one zero holds, so it gives no zero
+// test (kLineFaithful), and it falls far below the full one where a pair's magnitudes differ (codes_at_half_depth).
+// The root: p = fl(a b) and e = fma(a, b, -p) give a b = p + e exactly wherever a b >= 2^-100 (no underflow).
+// p rsqrt(p) is within 2^-21 of sqrt(p), so its floor h is the root's floor, one less or one more, which the checks
+// put right: where h^2 or (h + 1)^2 lies within 2^-20 of p, its difference with p is exact (Sterbenz), and
+// h^2 > a b exactly when h^2 - p > e; elsewhere the difference is at least p / 2 or 1 - p, far above |e|. The code is
+// then floor(sqrt(a b)) exactly, on the device and on the host alike. An a or b below 2^-126 (rounded) gives a b
+// below 2^-119, the code 0.
+FG_OZAKI_INLINE int half_code(float a, float b) {
+  const float product = a * b, error = fmaf(a, b, -product);
+#if defined(__CUDA_ARCH__)
+  float code = __fadd_rd(product > 0.0f ? product * rsqrtf(product) : 0.0f, 0x1p23f) - 0x1p23f;  // floor
+#else
+  float code = floorf(product > 0.0f ? product * (1.0f / sqrtf(product)) : 0.0f);
+#endif
+  if (code >= 1.0f && code * code - product > error)
+    code -= 1.0f;
+  else if ((code + 1.0f) * (code + 1.0f) - product <= error)
+    code += 1.0f;
+  return static_cast<int>(code);
+}
+
+// Whether the plan's codes' product takes the half-depth set: at most one 64-deep piece of the operands' lines in
+// 256 (of those with a nonzero code) lost more than half of its codes' sum to its pairs (4 sum u < sum c), so that
+// nearly every element keeps most of its lower bound. Uniform and normal operands keep 0.7-0.8 of it, and their
+// moduli counts (a count covers a factor of about 256 in the bound); sparse operands, and exponents spread over
+// 2^16, lose most pieces and keep the full depth. A choice of speed only: either set gives a sound bound.
+FG_OZAKI_INLINE bool codes_at_half_depth(const CodeChunks &chunks) {
+  return chunks.counted > 0 && chunks.lost * 256 <= chunks.counted;
+}
+
 // A count that certifies element (i, j) before any product, from the product of the codes of x and y
 // (sum_l floor(|x_l| 2^g) floor(|y_l| 2^h), so that lower = code_product 2^-(g+h) <= (|A||B|)_ij), alpha, beta and
 // C0 (0 when beta is 0); kNeedsFp32 when none does. The search starts at `guess` (a neighbour's need); from a

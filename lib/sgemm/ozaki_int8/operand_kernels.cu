@@ -155,9 +155,50 @@ static_assert(kDepthAlignment % kRun == 0 && kDepthTile % kRun == 0, "depths are
 // Writes kRun consecutive elements of one line, multiplied by the line's scale: their codes, or their residues
 // for every modulus, 16 bytes each. The products by the scale are exact (a power of two, or 29 significant bits),
 // and so are floor and the rounding to an integer.
+// Where codes are made with their half-depth set (kernels.hpp's make_residues): where a run's codes at half depth
+// go, where its zeros past the half depth go, and the sums of its codes and of its half-depth codes, added to.
+struct HalfRun {
+  int8_t *codes = nullptr, *zeros = nullptr;
+  uint32_t code_sum = 0, half_sum = 0;
+};
+
+// For the run of kRun codes from element l on of a line whose codes start at `line`: its place in the half-depth
+// set, set_stride bytes on.
+__device__ __forceinline__ void half_run_at(HalfRun &half, int8_t *line, int64_t l, int64_t depth, int64_t set_stride) {
+  int8_t *const set = line + set_stride;
+  half.codes = set + l / 2;
+  // Zeros only where the own product reads them: up to the half depth rounded up to its steps.
+  const int64_t zero = depth / 2 + l / 2;
+  half.zeros = zero < divide_up(depth / 2, kHalfSetStep) * kHalfSetStep ? set + zero : nullptr;
+}
+
+__device__ __forceinline__ unsigned long long warp_total(unsigned long long value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// A piece of the operand (the codes of one line over 64 elements or more) into the counts: counted where any code
+// is nonzero, lost where the half-depth codes keep less than half of the codes' sum.
+__device__ __forceinline__ void count_piece(uint32_t code_sum, uint32_t half_sum, unsigned long long pieces,
+                                            CodeChunks *counts) {
+  if (code_sum == 0) return;
+  counts->counted += pieces;
+  if (4ull * half_sum < code_sum) counts->lost += pieces;
+}
+
+// A warp's counts added to the summary's, once.
+__device__ __forceinline__ void add_warp_counts(const CodeChunks &counts, CodeChunks *into) {
+  const unsigned long long counted = warp_total(counts.counted), lost = warp_total(counts.lost);
+  if (threadIdx.x % 32 == 0 && counted != 0) {
+    atomicAdd(&into->counted, counted);
+    if (lost != 0) atomicAdd(&into->lost, lost);
+  }
+}
+
 template <ResidueKind kKind>
 __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double scale, const CrtConstants &constants,
-                                              int8_t *out, int64_t modulus_stride) {
+                                              int8_t *out, int64_t modulus_stride, bool with_half, HalfRun &half) {
   const auto pack = [](const int(&bytes)[kRun]) {
     uint32_t words[kRun / 4];
 #pragma unroll
@@ -169,10 +210,31 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
     return make_uint4(words[0], words[1], words[2], words[3]);
   };
   if (kKind == kCodes) {
-    int codes[kRun];
+    // |x| 2^g in a float, as |x| 2^64 2^(g-64) where 2^g is no float (g > 127: then every |x| < 2^-120, so |x| 2^64
+    // is a normal float): exact (a float times powers of two, below 128), except below 2^-126, where it may round but
+    // stays below 1 (code 0).
+    const float first = scale > 0x1p127 ? 0x1p64f : 1.0f, second = static_cast<float>(scale / first);
+    float scaled[kRun];
 #pragma unroll
-    for (int e = 0; e < kRun; ++e) codes[e] = static_cast<int>(floor(fabs(x[e] * scale)));
+    for (int e = 0; e < kRun; ++e) scaled[e] = fabsf(x[e]) * first * second;
+    int codes[kRun];  // floor(scaled): 2^23 + scaled rounded down is 2^23 + the floor, whose low bits it is
+#pragma unroll
+    for (int e = 0; e < kRun; ++e) codes[e] = static_cast<int>(__float_as_uint(__fadd_rd(scaled[e], 0x1p23f)) & 0xffu);
     *reinterpret_cast<uint4 *>(out) = pack(codes);
+    if (with_half) {
+      // The run's pairs' codes at half depth, kRun / 2 bytes at half.codes, and as many zeros at half.zeros.
+      uint32_t words[kRun / 8] = {};
+#pragma unroll
+      for (int e = 0; e < kRun / 2; ++e) {
+        const int code = half_code(scaled[2 * e], scaled[2 * e + 1]);
+        words[e / 4] |= static_cast<uint32_t>(code) << (8 * (e % 4));
+        half.half_sum += code;
+      }
+#pragma unroll
+      for (int e = 0; e < kRun; ++e) half.code_sum += codes[e];
+      *reinterpret_cast<uint2 *>(half.codes) = make_uint2(words[0], words[1]);
+      if (half.zeros != nullptr) *reinterpret_cast<uint2 *>(half.zeros) = make_uint2(0u, 0u);
+    }
     return;
   }
   constexpr bool kNarrow = kKind == kNarrowResidues;
@@ -193,13 +255,16 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
 }
 
 // Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
+// With half_chunks (codes only), each line's half-depth set too, and the line counted as one piece of its depth.
 template <ResidueKind kKind>
 __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
-                                           CrtConstants constants, int8_t *residues) {
+                                           CrtConstants constants, int8_t *residues, CodeChunks *half_chunks) {
   lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
-  const int64_t outputs = kKind == kCodes ? 1 : constants.count;
+  if (kKind != kCodes) half_chunks = nullptr;  // only the codes have a half-depth set
+  const int64_t outputs = kKind == kCodes ? (half_chunks != nullptr ? kCodeSets : 1) : constants.count;
+  CodeChunks counts;
   const int64_t total = tile.batches * tile.padded_lines;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; index < total;
        index += static_cast<int64_t>(gridDim.x) * kWarps) {
@@ -210,6 +275,7 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
+    HalfRun half;
     for (int64_t l0 = kRun * lane; l0 < tile.depth; l0 += kRun * 32) {
       float v[kRun];
       if (scale != 0.0 && aligned && l0 + kRun <= lines.length) {
@@ -222,22 +288,32 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
 #pragma unroll
         for (int e = 0; e < kRun; ++e) v[e] = scale != 0.0 && l0 + e < lines.length ? __ldg(x + l0 + e) : 0.0f;
       }
-      store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride);
+      if (half_chunks != nullptr) half_run_at(half, out, l0, tile.depth, modulus_stride);
+      store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride, half_chunks != nullptr, half);
+    }
+    if (half_chunks != nullptr) {
+      const unsigned long long code_sum = warp_total(half.code_sum), half_sum = warp_total(half.half_sum);
+      if (lane == 0)
+        count_piece(static_cast<uint32_t>(code_sum), static_cast<uint32_t>(half_sum), tile.depth / 64, &counts);
     }
   }
+  if (half_chunks != nullptr) add_warp_counts(counts, half_chunks);
 }
 
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
 // shared memory, then written along each line, kRun elements a thread: a warp takes 8 lines (so that each 8
 // threads' 16-byte reads of shared memory fall in distinct banks) and 4 runs of each (64 bytes of each output).
+// With half_chunks (codes only), the half-depth set too, each line's 64 elements a warp takes counted as a piece.
 template <ResidueKind kKind>
 __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
-                                        int8_t *residues) {
+                                        int8_t *residues, CodeChunks *half_chunks) {
   static_assert(kLineTile == 32 && kDepthTile == 8 * kRun && kWarps == 8, "a warp takes 8 lines x 4 runs");
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   lines = live_lines(lines);
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
-  const int64_t outputs = kKind == kCodes ? 1 : constants.count;
+  if (kKind != kCodes) half_chunks = nullptr;  // only the codes have a half-depth set
+  const int64_t outputs = kKind == kCodes ? (half_chunks != nullptr ? kCodeSets : 1) : constants.count;
+  CodeChunks counts;
   const int64_t line_tiles = divide_up(tile.padded_lines, kLineTile), depth_tiles = divide_up(tile.depth, kDepthTile);
   const int64_t total = tile.batches * line_tiles * depth_tiles;
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
@@ -260,6 +336,7 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
     }
     __syncthreads();
     const int64_t local_line = line0 + my_line, l = l0 + my_run * kRun;
+    HalfRun half;
     if (local_line < tile.padded_lines && l < tile.depth) {
       const double scale =
           local_line < tile.line_count
@@ -271,12 +348,23 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
         const float4 group = *reinterpret_cast<const float4 *>(&values[my_line][my_run * kRun + 4 * q]);
         v[4 * q] = group.x, v[4 * q + 1] = group.y, v[4 * q + 2] = group.z, v[4 * q + 3] = group.w;
       }
-      store_encoded<kKind>(v, scale, constants,
-                           residues + local_batch * outputs * modulus_stride + local_line * tile.depth + l,
-                           modulus_stride);
+      int8_t *const line_out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
+      if (half_chunks != nullptr) half_run_at(half, line_out, l, tile.depth, modulus_stride);
+      store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
+    }
+    if (half_chunks != nullptr) {
+      // The 4 lanes of a warp on one line (lane % 8) hold its 64 elements.
+      uint32_t code_sum = half.code_sum, half_sum = half.half_sum;
+#pragma unroll
+      for (int offset = 8; offset < 32; offset *= 2) {
+        code_sum += __shfl_xor_sync(0xffffffffu, code_sum, offset);
+        half_sum += __shfl_xor_sync(0xffffffffu, half_sum, offset);
+      }
+      if (lane < 8) count_piece(code_sum, half_sum, 1, &counts);
     }
     __syncthreads();
   }
+  if (half_chunks != nullptr) add_warp_counts(counts, half_chunks);
 }
 
 }  // namespace
@@ -293,19 +381,19 @@ Status scan_lines(const Lines &lines, int64_t batch, int operand, const Certific
 
 template <ResidueKind kKind>
 Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants &constants,
-                    int8_t *out, cudaStream_t stream) {
+                    int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr) {
   if (lines.element_stride == 1)
     return launch(residues_contiguous_kernel<kKind>,
                   dim3(capped_grid(divide_up(tile.batches * tile.padded_lines, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, facts, tile, constants, out);
+                  stream, lines, facts, tile, constants, out, half_chunks);
   const int64_t tiles = tile.batches * divide_up(tile.padded_lines, kLineTile) * divide_up(tile.depth, kDepthTile);
   return launch(residues_strided_kernel<kKind>, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
-                facts, tile, constants, out);
+                facts, tile, constants, out, half_chunks);
 }
 
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
-                     int8_t *out, cudaStream_t stream) {
-  if (constants == nullptr) return encode_lines<kCodes>(lines, facts, tile, CrtConstants{}, out, stream);
+                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks) {
+  if (constants == nullptr) return encode_lines<kCodes>(lines, facts, tile, CrtConstants{}, out, stream, half_chunks);
   // A scaled line's elements are at most its 2-norm, S (1 + 2^-50), and round by at most 1/2.
   if (constants->scale_target + 1.0 < 0x1p28)
     return encode_lines<kNarrowResidues>(lines, facts, tile, *constants, out, stream);

@@ -126,8 +126,9 @@ CertificateConstants certificate_constants(int64_t k) {
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
   Tiling tiling;
   tiling.depth = round_up(k, kDepthAlignment);
+  const int64_t sets = count == 1 ? kCodeSets : count;
   const auto residue_bytes = [&](int64_t lines) {
-    return static_cast<size_t>(count * round_up(lines, 4) * tiling.depth);
+    return static_cast<size_t>(sets * round_up(lines, 4) * tiling.depth);
   };
   const auto product_bytes = [&](int64_t rows, int64_t cols) {
     return static_cast<size_t>(count * round_up(rows, 4) * round_up(cols, 4) * 4);
@@ -146,7 +147,7 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   } else {
     // One product at a time, in tiles: columns bounded by B's residues and by the products of a tile of
     // kRowQuantum rows, then rows by A's residues and by the products.
-    const int64_t line_bytes = count * tiling.depth;
+    const int64_t line_bytes = sets * tiling.depth;
     int64_t col_limit = static_cast<int64_t>(kResidueBudget) / line_bytes;
     const int64_t col_limit_by_products = static_cast<int64_t>(kProductBudget) / (count * kRowQuantum * 4);
     if (col_limit_by_products < col_limit) col_limit = col_limit_by_products;

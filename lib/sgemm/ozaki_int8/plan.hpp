@@ -101,14 +101,25 @@ struct ModuliChoice {
 // How the product is cut so that the workspace stays bounded: `batches` products at a time when each is whole
 // (rows == m and cols == n), otherwise tiles of C of rows x cols, one product at a time. The INT8 products run
 // over rows and cols rounded up to 4 (zero lines of residues past the tile), the form cuBLAS's INT8 kernels take.
-// With count = 1 it is the tiling of the codes' product, which the certificate's plan runs first.
+// With count = 1 it is the tiling of the codes' product, which the certificate's plan runs first; its residue
+// buffers then hold kCodeSets sets of codes a line (the codes and the codes at half depth, math.hpp's half_code).
+constexpr int kCodeSets = 2;
+// The own product reads a half-depth set in steps of this many bytes: the set is zero from depth / 2 up to the next
+// multiple (kernels.hpp's make_residues), what lies past it is never read.
+constexpr int64_t kHalfSetStep = 128;
+
+// What the codes' kernel finds of the pairs (math.hpp's codes_at_half_depth): the 64-deep pieces of lines with a
+// nonzero code, and those whose codes at half depth keep less than half of their codes' sum.
+struct CodeChunks {
+  unsigned long long counted = 0, lost = 0;
+};
 struct Tiling {
   int64_t batches = 1;
   int64_t rows = 0, cols = 0;
   int64_t padded_rows = 0, padded_cols = 0;  // rounded up to 4; padded_cols is also the INT32 products' pitch
   int64_t depth = 0;                         // k rounded up to kDepthAlignment
-  size_t a_residue_bytes = 0;                // batches * count * padded_rows * depth
-  size_t b_residue_bytes = 0;                // batches * count * padded_cols * depth
+  size_t a_residue_bytes = 0;                // batches * count * padded_rows * depth (kCodeSets for count 1)
+  size_t b_residue_bytes = 0;                // batches * count * padded_cols * depth (kCodeSets for count 1)
   size_t product_bytes = 0;                  // batches * count * padded_rows * padded_cols * 4
 };
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);

@@ -70,8 +70,12 @@ __global__ void __launch_bounds__(kThreads, 4)
   __shared__ CodeBounds warp_bounds[kPlanRows / 32];
   p = live_problem(p);
   const double alpha_abs = fabs(static_cast<double>(p.alpha));
+  // Codes at half depth (math.hpp's half_code): each product counts twice (shifted left by code_shift), and a
+  // product of 0 tells nothing. In shared memory, not held in a register through the searches.
+  __shared__ int code_shift;
   int run_need = 0;
   unsigned int run_length = 0;
+  if (threadIdx.x == 0) code_shift = tile.half_codes && codes_at_half_depth(summary->code_chunks) ? 1 : 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
   const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
@@ -89,6 +93,8 @@ __global__ void __launch_bounds__(kThreads, 4)
       __syncthreads();  // the last chunk's searches are done with them
       for (int word = threadIdx.x; word < chunk_rows * kFactWords; word += blockDim.x) to[word] = __ldg(from + word);
       __syncthreads();
+      // At half depth no row is faithful, so that no element takes the zero test (element_need's).
+      if (code_shift != 0 && threadIdx.x < chunk_rows) row_facts[threadIdx.x].flags &= ~kLineFaithful;
       if (threadIdx.x < kPlanRows) {
         const CodeBounds largest =
             warp_largest(threadIdx.x < chunk_rows ? code_bounds(row_facts[threadIdx.x]) : CodeBounds{});
@@ -114,7 +120,8 @@ __global__ void __launch_bounds__(kThreads, 4)
       int32_t codes[kPlanLoads];
 #pragma unroll
       for (int r = 0; r < kPlanLoads; ++r)
-        codes[r] = group + r < chunk_rows ? __ldg(column_codes + (first_row + group + r) * tile.padded_cols) : 0;
+        codes[r] =
+            group + r < chunk_rows ? __ldg(column_codes + (first_row + group + r) * tile.padded_cols) << code_shift : 0;
 #pragma unroll
       for (int r = 0; r < kPlanLoads; ++r) {
         if (group + r >= chunk_rows) break;

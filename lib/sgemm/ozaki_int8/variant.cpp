@@ -45,6 +45,15 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
   return max_workspace_bytes(p.m, p.n, p.k, p.batch);
 }
 
+// Products of at least this many multiply-adds run one launch (or one cuBLAS call) per pair, not a strided batch.
+constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
+
+// Whether int8_products runs the own product for `pairs` products of these sizes.
+bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs) {
+  return static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork &&
+         own_products_take(padded_rows, padded_cols, depth, pairs) && own_products_ready();
+}
+
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
@@ -52,30 +61,37 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them, all pairs
 // in one launch (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096
 // deep or more, writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols)
-// bytes a row: then *residue_bytes is that pitch (0 for INT32 sums).
+// bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With half_chunks, each pair's lines hold the
+// codes' kCodeSets sets (make_residues'): the own product takes the half-depth set where *half_chunks chose it, and
+// says so in *took_half; cuBLAS takes the first.
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
                      int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
-                     int64_t count, const CrtConstants *constants, int64_t *residue_bytes) {
-  constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
+                     int64_t count, const CrtConstants *constants, int64_t *residue_bytes, CodeChunks *half_chunks,
+                     bool *took_half) {
   const int32_t one = 1, zero = 0;
-  const int64_t a_stride = padded_rows * depth, b_stride = padded_cols * depth, product_stride = padded_rows * pitch;
+  const int64_t sets = half_chunks != nullptr ? kCodeSets : 1;
+  const int64_t a_stride = sets * padded_rows * depth, b_stride = sets * padded_cols * depth;
+  const int64_t product_stride = padded_rows * pitch;
   *residue_bytes = 0;
-  if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
-    if (own_products_take(padded_rows, padded_cols, depth, count) && own_products_ready()) {
-      // All pairs in one launch. Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the
-      // reduction in the product's epilogue, once per sum, costs less than the reconstruction's reads of INT32
-      // sums); shallower products keep their INT32 sums (not measured).
-      constexpr int64_t kResidueBytesDepth = 4096;
-      if (constants != nullptr && depth >= kResidueBytesDepth) {
-        const int64_t byte_pitch = residue_pitch(padded_cols);
-        FG_RETURN_IF_ERROR(own_int8_residues(residues_a, residues_b, reinterpret_cast<int8_t *>(products), padded_rows,
-                                             padded_cols, byte_pitch, depth, count, constants->modulus,
-                                             constants->count, stream));
-        *residue_bytes = byte_pitch;
-        return Status::success();
-      }
-      return own_int8_products(residues_a, residues_b, products, padded_rows, padded_cols, pitch, depth, count, stream);
+  if (took_half != nullptr) *took_half = false;
+  if (own_products_run(padded_rows, padded_cols, depth, count * sets)) {
+    // All pairs in one launch. Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the
+    // reduction in the product's epilogue, once per sum, costs less than the reconstruction's reads of INT32
+    // sums); shallower products keep their INT32 sums (not measured).
+    constexpr int64_t kResidueBytesDepth = 4096;
+    if (constants != nullptr && depth >= kResidueBytesDepth) {
+      const int64_t byte_pitch = residue_pitch(padded_cols);
+      FG_RETURN_IF_ERROR(own_int8_residues(residues_a, residues_b, reinterpret_cast<int8_t *>(products), padded_rows,
+                                           padded_cols, byte_pitch, depth, count, constants->modulus, constants->count,
+                                           stream));
+      *residue_bytes = byte_pitch;
+      return Status::success();
     }
+    if (took_half != nullptr) *took_half = half_chunks != nullptr;
+    return own_int8_products(residues_a, residues_b, products, padded_rows, padded_cols, pitch, depth, count, stream,
+                             half_chunks);
+  }
+  if (static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork) {
     for (int64_t pair = 0; pair < count; ++pair)
       FG_CUBLAS_CHECK(cublasGemmEx(
           handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(padded_cols), static_cast<int>(padded_rows),
@@ -114,27 +130,36 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   auto *products = reinterpret_cast<int32_t *>(workspace + layout.products);
   const int64_t count = steps.constants != nullptr ? steps.constants->count : 1;
   const bool a_whole = tiling.rows == p.m;
+  // The plan's codes carry their half-depth set where the own product takes the tiling's tiles.
+  CodeChunks *const half_chunks =
+      steps.constants == nullptr &&
+              own_products_run(tiling.padded_rows, tiling.padded_cols, tiling.depth, tiling.batches * kCodeSets)
+          ? &steps.summary->code_chunks
+          : nullptr;
   for (int64_t first_batch = 0; first_batch < p.batch; first_batch += tiling.batches) {
     const int64_t batches = tiling.batches < p.batch - first_batch ? tiling.batches : p.batch - first_batch;
     ResidueTile a_tile{first_batch, batches, 0, p.m, round_up_4(p.m), tiling.depth};
-    if (a_whole) FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
+    if (a_whole)
+      FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream, half_chunks));
     for (int64_t first_col = 0; first_col < p.n; first_col += tiling.cols) {
       const int64_t cols = tiling.cols < p.n - first_col ? tiling.cols : p.n - first_col;
       const ResidueTile b_tile{first_batch, batches, first_col, cols, round_up_4(cols), tiling.depth};
-      FG_RETURN_IF_ERROR(make_residues(b, b_facts, b_tile, steps.constants, b_residues, stream));
+      FG_RETURN_IF_ERROR(make_residues(b, b_facts, b_tile, steps.constants, b_residues, stream, half_chunks));
       for (int64_t first_row = 0; first_row < p.m; first_row += tiling.rows) {
         const int64_t rows = tiling.rows < p.m - first_row ? tiling.rows : p.m - first_row;
         if (!a_whole) {
           a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
-          FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream));
+          FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream, half_chunks));
         }
         int64_t residue_bytes = 0;
+        bool took_half = false;
         FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
                                          b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count,
-                                         steps.constants, &residue_bytes));
+                                         steps.constants, &residue_bytes, half_chunks, &took_half));
         ProductTile tile{first_batch,         batches,   first_row, rows,
                          a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
         tile.residue_pitch = residue_bytes;
+        tile.half_codes = took_half;
         if (steps.constants == nullptr)
           FG_RETURN_IF_ERROR(
               plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs, steps.summary, stream));

@@ -21,12 +21,14 @@
 #include "core/check.hpp"
 #include "core/launch.cuh"
 #include "cuda/hopper.cuh"
+#include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {
 
 constexpr int kTileRows = 128, kTileCols = 256, kStepDepth = 128, kStages = 4;
+static_assert(kStepDepth == kHalfSetStep, "a half-depth set is zero up to a whole step");
 constexpr int kWgmmaDepth = 32;
 constexpr int kGroupRows = 16;  // tile rows walked before the next column of tiles
 constexpr int kAStageBytes = kTileRows * kStepDepth, kBStageBytes = kTileCols * kStepDepth;
@@ -46,6 +48,9 @@ struct Shape {
   int rows, cols, pitch, depth;  // of one pair's product; pitch in elements of the output
   int pairs;
   int64_t output_stride;  // elements of the output from one pair's product to the next
+  // Where not null, each pair's operands hold kCodeSets sets of lines, the second the codes at half depth, taken
+  // where codes_at_half_depth(*half_chunks).
+  const CodeChunks *half_chunks;
   // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli].
   int moduli;
   double modulus[kMaxModuli], inverse_modulus[kMaxModuli];
@@ -87,7 +92,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tile_rows = (shape.rows + kTileRows - 1) / kTileRows;
   const int tile_cols = (shape.cols + kTileCols - 1) / kTileCols;
   const int pair_tiles = tile_rows * tile_cols, tiles = pair_tiles * shape.pairs;
-  const int steps = (shape.depth + kStepDepth - 1) / kStepDepth;
+  int sets = 1, set = 0, depth = shape.depth;  // the sets of lines a pair's operands hold, the one taken, its depth
+  if (shape.half_chunks != nullptr) {
+    sets = kCodeSets;
+    if (codes_at_half_depth(*shape.half_chunks)) set = 1, depth = shape.depth / 2;
+  }
+  const int steps = (depth + kStepDepth - 1) / kStepDepth;
   // The pairs' residues lie one after the other, the tensor maps' lines pair * rows (or cols) on: a tile's lines
   // past its pair's come from the next pair's (or zeros past the last), and give sums nobody stores.
 
@@ -99,8 +109,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int pair = tile / pair_tiles;
       int row0 = 0, col0 = 0;
       tile_origin(tile - pair * pair_tiles, tile_rows, tile_cols, &row0, &col0);
-      row0 += pair * shape.rows;
-      col0 += pair * shape.cols;
+      row0 += (pair * sets + set) * shape.rows;
+      col0 += (pair * sets + set) * shape.cols;
       for (int step = 0; step < steps; ++step, ++step_count) {
         const uint32_t s = step_count % kStages, parity = step_count / kStages & 1;
         barrier_wait(empty + 8 * s, parity ^ 1);
@@ -291,10 +301,11 @@ namespace {
 
 Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *output, bool residues, int64_t padded_rows,
                    int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
-                   int moduli_count, cudaStream_t stream) {
+                   int moduli_count, const CodeChunks *half_chunks, cudaStream_t stream) {
+  const int64_t sets = half_chunks != nullptr ? kCodeSets : 1;
   CUtensorMap a = {}, b = {};
-  FG_RETURN_IF_ERROR(tensor_map(residues_a, pairs * padded_rows, depth, kTileRows, &a));
-  FG_RETURN_IF_ERROR(tensor_map(residues_b, pairs * padded_cols, depth, kTileCols, &b));
+  FG_RETURN_IF_ERROR(tensor_map(residues_a, pairs * sets * padded_rows, depth, kTileRows, &a));
+  FG_RETURN_IF_ERROR(tensor_map(residues_b, pairs * sets * padded_cols, depth, kTileCols, &b));
   int device = 0;
   FG_CUDA_CHECK(cudaGetDevice(&device));
   const int64_t tiles =
@@ -306,6 +317,7 @@ Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *out
               static_cast<int>(depth),
               static_cast<int>(pairs),
               padded_rows * pitch,
+              half_chunks,
               moduli_count,
               {},
               {}};
@@ -323,13 +335,15 @@ bool aligned(const void *pointer) { return reinterpret_cast<uintptr_t>(pointer) 
 }  // namespace
 
 Status own_int8_products(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
-                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream) {
-  if (!own_products_take(padded_rows, padded_cols, depth, pairs) || pitch < padded_cols || pitch % 4 != 0 ||
+                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream,
+                         const CodeChunks *half_chunks) {
+  const int64_t sets = half_chunks != nullptr ? kCodeSets : 1;
+  if (!own_products_take(padded_rows, padded_cols, depth, pairs * sets) || pitch < padded_cols || pitch % 4 != 0 ||
       pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(products))
     return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
   const double none = 0.0;
   return own_product(residues_a, residues_b, products, false, padded_rows, padded_cols, pitch, depth, pairs, &none, 1,
-                     stream);
+                     half_chunks, stream);
 }
 
 Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int8_t *residues, int64_t padded_rows,
@@ -342,7 +356,7 @@ Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int
       !moduli_fit)
     return Status::failure(StatusCode::internal_error, "the own INT8 product cannot take this product's layout");
   return own_product(residues_a, residues_b, residues, true, padded_rows, padded_cols, pitch, depth, pairs, moduli,
-                     moduli_count, stream);
+                     moduli_count, nullptr, stream);
 }
 
 }  // namespace fastgemm::detail::ozaki

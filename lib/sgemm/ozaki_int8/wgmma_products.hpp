@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/status.hpp"
+#include "sgemm/ozaki_int8/plan.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -29,8 +30,14 @@ bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth, 
 // p padded_rows depth, residues_b_p = residues_b + p padded_cols depth, products_p = products + p padded_rows
 // pitch (depth a multiple of 16, the rows 16-byte aligned, products too, pitch a multiple of 4), enqueued on
 // `stream`. Only where own_products_ready(); an internal error for a layout it cannot take.
+// With half_chunks (device memory), each pair's operands hold kCodeSets sets of lines, the second the codes at half
+// depth (zeros from depth / 2 on; kernels.hpp's make_residues): residues_a_p = residues_a + p kCodeSets padded_rows
+// depth, and its half-depth set padded_rows depth further (the same for residues_b). The launch reads
+// *half_chunks when it runs and takes the half-depth sets, over depth / 2, where math.hpp's codes_at_half_depth
+// chooses them; the first sets otherwise.
 Status own_int8_products(const int8_t *residues_a, const int8_t *residues_b, int32_t *products, int64_t padded_rows,
-                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream);
+                         int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream,
+                         const CodeChunks *half_chunks = nullptr);
 
 // The same products, each sum written as one byte: its residue modulo q = moduli[p % moduli_count] (each 2..256,
 // moduli_count 1..kMaxModuli) as the Chinese remainder reconstruction reduces it, s - q rint(s / q)
