@@ -4,7 +4,7 @@
 // next pair's lines), with a pitch wider than the product: every element of every pair equal to cuBLAS's INT32
 // product and, on a sample, to exact integer sums, and each residue byte to the residue of cuBLAS's sum modulo its
 // pair's modulus; nothing written past the product's columns. With two sets of lines a pair (the plan's codes and
-// their half-depth set), the set the device-side counts choose.
+// their half-depth set), the set the device-side counts choose; and the device's half-depth codes of every two codes.
 // It runs on devices of compute capability 9.0, and only there (elsewhere cuBLAS's product runs). Skipped (exit
 // 77) without a CUDA device.
 #define CATCH_CONFIG_RUNNER
@@ -223,6 +223,20 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
   }
   (void)cublasDestroy(cublas);
   (void)cudaStreamDestroy(stream);
+}
+
+std::vector<int> device_half_codes();  // half_codes.cu
+
+TEST_CASE("own INT8 product's inputs: the device's codes at half depth are exact integer roots", "[own-int8]") {
+  const std::vector<int> codes = device_half_codes();
+  REQUIRE(codes.size() == 128 * 128);
+  int64_t wrong = 0;
+  for (int a = 0; a < 128; ++a)
+    for (int b = 0; b < 128; ++b) {
+      const int code = codes[a * 128 + b];
+      wrong += !(code >= 0 && code * code <= a * b && (code + 1) * (code + 1) > a * b);
+    }
+  CHECK(wrong == 0);
 }
 
 int main(int argc, char **argv) {

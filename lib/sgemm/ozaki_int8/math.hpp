@@ -291,30 +291,25 @@ FG_OZAKI_INLINE bool certified_before(const LineFacts &x, const LineFacts &y, co
   return worst <= allowance.allowed;
 }
 
-// The code at half depth of elements a = |x_2m| 2^g and b = |x_2m+1| 2^g (floats, below 128, exact where 2^-126 or
-// more): floor(sqrt(a b)), the geometric mean's, in [0, 127]. For two lines x and y with such codes u_m and v_m,
+// The code at half depth of two elements' codes c_a = floor(|x_2m| 2^g) and c_b = floor(|x_2m+1| 2^g) (integers
+// 0..127, as floats): floor(sqrt(c_a c_b)) <= sqrt(|x_2m| |x_2m+1|) 2^g, in [0, 127]. For two lines x and y with
+// such codes u_m and v_m,
 //   2 sum_m u_m v_m 2^-(g+h) <= sum_m 2 sqrt(|x_2m| |x_2m+1|) sqrt(|y_2m| |y_2m+1|) <= sum_l |x_l| |y_l|,
 // each pair's two terms being at least twice their geometric mean: the codes' product at half the depth, doubled,
 // is a lower bound of (|A||B|)_ij as the full one is. It misses what a pair with one zero holds, so it gives no zero
 // test (kLineFaithful), and it falls far below the full one where a pair's magnitudes differ (codes_at_half_depth).
-// The root: p = fl(a b) and e = fma(a, b, -p) give a b = p + e exactly wherever a b >= 2^-100 (no underflow).
-// p rsqrt(p) is within 2^-21 of sqrt(p), so its floor h is the root's floor, one less or one more, which the checks
-// put right: where h^2 or (h + 1)^2 lies within 2^-20 of p, its difference with p is exact (Sterbenz), and
-// h^2 > a b exactly when h^2 - p > e; elsewhere the difference is at least p / 2 or 1 - p, far above |e|. The code is
-// then floor(sqrt(a b)) exactly, on the device and on the host alike. An a or b below 2^-126 (rounded) gives a b
-// below 2^-119, the code 0.
-FG_OZAKI_INLINE int half_code(float a, float b) {
-  const float product = a * b, error = fmaf(a, b, -product);
+// The root: n = c_a c_b is an integer below 2^14, exact in a float. n rsqrt(n) is within 2^-14 of sqrt(n), while the
+// root of an integer that is no square lies at least 1 / (2 sqrt(n)) >= 2^-8 below the next integer: floor(r +
+// 2^-10) is floor(sqrt(n)) exactly, on the device and on the host alike.
+FG_OZAKI_INLINE int half_code(float code_a, float code_b) {
+  const float n = code_a * code_b;
 #if defined(__CUDA_ARCH__)
-  float code = __fadd_rd(product > 0.0f ? product * rsqrtf(product) : 0.0f, 0x1p23f) - 0x1p23f;  // floor
+  const float root = n * rsqrtf(fmaxf(n, 1.0f));
+  return static_cast<int>(__float_as_uint(__fadd_rd(root + 0x1p-10f, 0x1p23f)) & 0xffu);  // 2^23 + the floor
 #else
-  float code = floorf(product > 0.0f ? product * (1.0f / sqrtf(product)) : 0.0f);
+  const float root = n * (1.0f / sqrtf(fmaxf(n, 1.0f)));
+  return static_cast<int>(floorf(root + 0x1p-10f));
 #endif
-  if (code >= 1.0f && code * code - product > error)
-    code -= 1.0f;
-  else if ((code + 1.0f) * (code + 1.0f) - product <= error)
-    code += 1.0f;
-  return static_cast<int>(code);
 }
 
 // Whether the plan's codes' product takes the half-depth set: at most one 64-deep piece of the operands' lines in

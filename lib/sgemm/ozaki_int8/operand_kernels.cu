@@ -156,20 +156,15 @@ static_assert(kDepthAlignment % kRun == 0 && kDepthTile % kRun == 0, "depths are
 // for every modulus, 16 bytes each. The products by the scale are exact (a power of two, or 29 significant bits),
 // and so are floor and the rounding to an integer.
 // Where codes are made with their half-depth set (kernels.hpp's make_residues): where a run's codes at half depth
-// go, where its zeros past the half depth go, and the sums of its codes and of its half-depth codes, added to.
+// go, and the sums of its codes and of its half-depth codes, added to.
 struct HalfRun {
-  int8_t *codes = nullptr, *zeros = nullptr;
+  int8_t *codes = nullptr;
   uint32_t code_sum = 0, half_sum = 0;
 };
 
-// For the run of kRun codes from element l on of a line whose codes start at `line`: its place in the half-depth
-// set, set_stride bytes on.
-__device__ __forceinline__ void half_run_at(HalfRun &half, int8_t *line, int64_t l, int64_t depth, int64_t set_stride) {
-  int8_t *const set = line + set_stride;
-  half.codes = set + l / 2;
-  // Zeros only where the own product reads them: up to the half depth rounded up to its steps.
-  const int64_t zero = depth / 2 + l / 2;
-  half.zeros = zero < divide_up(depth / 2, kHalfSetStep) * kHalfSetStep ? set + zero : nullptr;
+// The bytes of zeros a half-depth set of codes holds from depth / 2 on: up to the next step of the own product.
+__device__ __forceinline__ int64_t half_set_zeros(int64_t depth) {
+  return divide_up(depth / 2, kHalfSetStep) * kHalfSetStep - depth / 2;
 }
 
 __device__ __forceinline__ unsigned long long warp_total(unsigned long long value) {
@@ -218,22 +213,26 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
 #pragma unroll
     for (int e = 0; e < kRun; ++e) scaled[e] = fabsf(x[e]) * first * second;
     int codes[kRun];  // floor(scaled): 2^23 + scaled rounded down is 2^23 + the floor, whose low bits it is
+    float floors[kRun];
 #pragma unroll
-    for (int e = 0; e < kRun; ++e) codes[e] = static_cast<int>(__float_as_uint(__fadd_rd(scaled[e], 0x1p23f)) & 0xffu);
+    for (int e = 0; e < kRun; ++e) {
+      const float shifted = __fadd_rd(scaled[e], 0x1p23f);
+      codes[e] = static_cast<int>(__float_as_uint(shifted) & 0xffu);
+      floors[e] = shifted - 0x1p23f;
+    }
     *reinterpret_cast<uint4 *>(out) = pack(codes);
     if (with_half) {
-      // The run's pairs' codes at half depth, kRun / 2 bytes at half.codes, and as many zeros at half.zeros.
+      // The run's pairs' codes at half depth, kRun / 2 bytes at half.codes.
       uint32_t words[kRun / 8] = {};
 #pragma unroll
       for (int e = 0; e < kRun / 2; ++e) {
-        const int code = half_code(scaled[2 * e], scaled[2 * e + 1]);
+        const int code = half_code(floors[2 * e], floors[2 * e + 1]);
         words[e / 4] |= static_cast<uint32_t>(code) << (8 * (e % 4));
         half.half_sum += code;
       }
 #pragma unroll
       for (int e = 0; e < kRun; ++e) half.code_sum += codes[e];
       *reinterpret_cast<uint2 *>(half.codes) = make_uint2(words[0], words[1]);
-      if (half.zeros != nullptr) *reinterpret_cast<uint2 *>(half.zeros) = make_uint2(0u, 0u);
     }
     return;
   }
@@ -276,6 +275,7 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
     HalfRun half;
+#pragma unroll 1
     for (int64_t l0 = kRun * lane; l0 < tile.depth; l0 += kRun * 32) {
       float v[kRun];
       if (scale != 0.0 && aligned && l0 + kRun <= lines.length) {
@@ -288,10 +288,12 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
 #pragma unroll
         for (int e = 0; e < kRun; ++e) v[e] = scale != 0.0 && l0 + e < lines.length ? __ldg(x + l0 + e) : 0.0f;
       }
-      if (half_chunks != nullptr) half_run_at(half, out, l0, tile.depth, modulus_stride);
+      half.codes = out + modulus_stride + l0 / 2;
       store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride, half_chunks != nullptr, half);
     }
     if (half_chunks != nullptr) {
+      if (8 * lane < half_set_zeros(tile.depth))
+        *reinterpret_cast<uint2 *>(out + modulus_stride + tile.depth / 2 + 8 * lane) = make_uint2(0u, 0u);
       const unsigned long long code_sum = warp_total(half.code_sum), half_sum = warp_total(half.half_sum);
       if (lane == 0)
         count_piece(static_cast<uint32_t>(code_sum), static_cast<uint32_t>(half_sum), tile.depth / 64, &counts);
@@ -349,8 +351,10 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
         v[4 * q] = group.x, v[4 * q + 1] = group.y, v[4 * q + 2] = group.z, v[4 * q + 3] = group.w;
       }
       int8_t *const line_out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
-      if (half_chunks != nullptr) half_run_at(half, line_out, l, tile.depth, modulus_stride);
+      half.codes = line_out + modulus_stride + l / 2;
       store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
+      if (half_chunks != nullptr && l / 2 < half_set_zeros(tile.depth))
+        *reinterpret_cast<uint2 *>(line_out + modulus_stride + tile.depth / 2 + l / 2) = make_uint2(0u, 0u);
     }
     if (half_chunks != nullptr) {
       // The 4 lanes of a warp on one line (lane % 8) hold its 64 elements.
