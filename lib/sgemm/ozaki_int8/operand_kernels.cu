@@ -182,13 +182,18 @@ __device__ __forceinline__ void count_piece(uint32_t code_sum, uint32_t half_sum
   if (4ull * half_sum < code_sum) counts->lost += pieces;
 }
 
-// A warp's counts added to the summary's, once.
-__device__ __forceinline__ void add_warp_counts(const CodeChunks &counts, CodeChunks *into) {
+// A block's counts added to the summary's, once (grids of tens of thousands of blocks: one atomic a warp on the same
+// two addresses would cost more than the codes). Every thread of the block calls it, at its end.
+__device__ __forceinline__ void add_block_counts(const CodeChunks &counts, CodeChunks *into) {
+  __shared__ unsigned long long warp_counts[kWarps][2];
   const unsigned long long counted = warp_total(counts.counted), lost = warp_total(counts.lost);
-  if (threadIdx.x % 32 == 0 && counted != 0) {
-    atomicAdd(&into->counted, counted);
-    if (lost != 0) atomicAdd(&into->lost, lost);
-  }
+  if (threadIdx.x % 32 == 0) warp_counts[threadIdx.x / 32][0] = counted, warp_counts[threadIdx.x / 32][1] = lost;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  CodeChunks block;
+  for (int warp = 0; warp < kWarps; ++warp) block.counted += warp_counts[warp][0], block.lost += warp_counts[warp][1];
+  if (block.counted != 0) atomicAdd(&into->counted, block.counted);
+  if (block.lost != 0) atomicAdd(&into->lost, block.lost);
 }
 
 template <ResidueKind kKind>
@@ -299,7 +304,7 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
         count_piece(static_cast<uint32_t>(code_sum), static_cast<uint32_t>(half_sum), tile.depth / 64, &counts);
     }
   }
-  if (half_chunks != nullptr) add_warp_counts(counts, half_chunks);
+  if (half_chunks != nullptr) add_block_counts(counts, half_chunks);
 }
 
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
@@ -368,7 +373,7 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
     }
     __syncthreads();
   }
-  if (half_chunks != nullptr) add_warp_counts(counts, half_chunks);
+  if (half_chunks != nullptr) add_block_counts(counts, half_chunks);
 }
 
 }  // namespace
