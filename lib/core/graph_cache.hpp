@@ -43,6 +43,7 @@ class GraphCache {
     int child_count = 0;
     Key operands{};  // the operands of its last launch, in the caller's words
     int tag = 0;
+    Key children_for{};  // what the child graphs it holds now were captured for, in the caller's words
     struct ChildGraph {
       Key operands{};
       cudaGraph_t graph = nullptr;  // owned

@@ -42,7 +42,8 @@ struct GemmProblem {
   int64_t ldc = 0;
   int64_t stride_c = 0;
   // Where given (device memory), the kernels that honour it read a.data, b.data, c, alpha and beta there when they
-  // run, instead of the values above, which the host's choices still use (beta == 0 among them).
+  // run, instead of the values above, which the host's choices still use (beta == 0 among them); cuBLAS's product
+  // (FG_SGEMM_CUBLAS) reads alpha and beta there.
   const LiveOperands *live = nullptr;
 };
 

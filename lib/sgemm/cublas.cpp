@@ -18,30 +18,42 @@ bool fits_int(const GemmProblem &p) {
   return true;
 }
 
+Status run_sgemm(const GemmProblem &p, cublasHandle_t handle, const float *alpha, const float *beta);
+
+// Where the problem has LiveOperands (a product captured into a kept graph), cuBLAS reads alpha and beta there when
+// it runs (its device pointer mode, the handle's host mode restored after), so that the product captured once
+// serves every scalar a launch publishes; the addresses stay the ones given.
 Status run_cublas(const GemmProblem &p, const RunArgs &args) {
-  cublasHandle_t handle = args.cublas;
+  if (p.live == nullptr) return run_sgemm(p, args.cublas, &p.alpha, &p.beta);
+  FG_CUBLAS_CHECK(cublasSetPointerMode(args.cublas, CUBLAS_POINTER_MODE_DEVICE));
+  const Status ran = run_sgemm(p, args.cublas, &p.live->alpha, &p.live->beta);
+  const cublasStatus_t restored = cublasSetPointerMode(args.cublas, CUBLAS_POINTER_MODE_HOST);
+  FG_RETURN_IF_ERROR(ran);
+  FG_CUBLAS_CHECK(restored);
+  return Status::success();
+}
+
+Status run_sgemm(const GemmProblem &p, cublasHandle_t handle, const float *alpha, const float *beta) {
   const cublasOperation_t op_b = p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (fits_int(p)) {
     const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
     const int lda = static_cast<int>(p.a.ld), ldb = static_cast<int>(p.b.ld), ldc = static_cast<int>(p.ldc);
     if (p.batch == 1) {
-      FG_CUBLAS_CHECK(
-          cublasSgemm(handle, op_b, op_a, n, m, k, &p.alpha, p.b.data, ldb, p.a.data, lda, &p.beta, p.c, ldc));
+      FG_CUBLAS_CHECK(cublasSgemm(handle, op_b, op_a, n, m, k, alpha, p.b.data, ldb, p.a.data, lda, beta, p.c, ldc));
     } else {
-      FG_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_b, op_a, n, m, k, &p.alpha, p.b.data, ldb, p.b.stride,
-                                                p.a.data, lda, p.a.stride, &p.beta, p.c, ldc, p.stride_c,
+      FG_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_b, op_a, n, m, k, alpha, p.b.data, ldb, p.b.stride, p.a.data,
+                                                lda, p.a.stride, beta, p.c, ldc, p.stride_c,
                                                 static_cast<int>(p.batch)));
     }
     return Status::success();
   }
   if (p.batch == 1) {
-    FG_CUBLAS_CHECK(cublasSgemm_64(handle, op_b, op_a, p.n, p.m, p.k, &p.alpha, p.b.data, p.b.ld, p.a.data, p.a.ld,
-                                   &p.beta, p.c, p.ldc));
+    FG_CUBLAS_CHECK(
+        cublasSgemm_64(handle, op_b, op_a, p.n, p.m, p.k, alpha, p.b.data, p.b.ld, p.a.data, p.a.ld, beta, p.c, p.ldc));
   } else {
-    FG_CUBLAS_CHECK(cublasSgemmStridedBatched_64(handle, op_b, op_a, p.n, p.m, p.k, &p.alpha, p.b.data, p.b.ld,
-                                                 p.b.stride, p.a.data, p.a.ld, p.a.stride, &p.beta, p.c, p.ldc,
-                                                 p.stride_c, p.batch));
+    FG_CUBLAS_CHECK(cublasSgemmStridedBatched_64(handle, op_b, op_a, p.n, p.m, p.k, alpha, p.b.data, p.b.ld, p.b.stride,
+                                                 p.a.data, p.a.ld, p.a.stride, beta, p.c, p.ldc, p.stride_c, p.batch));
   }
   return Status::success();
 }

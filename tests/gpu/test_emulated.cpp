@@ -989,7 +989,8 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     // The handle's graph of this shape was made by the first call above, on memory since freed: every call here
     // launches it again (or its beta != 0 twin), given its own addresses and scalars. Each call writes its own C
     // and no other; inner 2^+-40 runs FP32 throughout, the FP32 mode's product captured again for its operands. The
-    // last calls repeat earlier operands and scalars: the graph sets the FP32 product it kept for them.
+    // last calls repeat earlier operands and scalars: the graph sets the FP32 product it kept for them; then the same
+    // operands with new scalars, beta 0 and not: cuBLAS's FP32 product reads them where the graph published them.
     const Operands second = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7203);
     const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, m, n, k, 7204);
     const Reference second_reference = reference_of(second), inner_reference = reference_of(inner);
@@ -1009,7 +1010,8 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
           Call{&first_product, &uniform_reference, 1.0f, 0.0f}, Call{&inner_product, &inner_reference, 2.0f, 0.0f},
           Call{&second_product, &second_reference, 1.0f, 0.0f}, Call{&inner_product, &inner_reference, 2.0f, 0.0f},
           Call{&inner_product, &inner_reference, -1.0f, 0.5f}, Call{&first_product, &uniform_reference, 1.5f, -2.0f},
-          Call{&inner_product, &inner_reference, -1.0f, 0.5f}}) {
+          Call{&inner_product, &inner_reference, -1.0f, 0.5f}, Call{&inner_product, &inner_reference, 0.75f, 0.0f},
+          Call{&inner_product, &inner_reference, 3.0f, -0.25f}, Call{&inner_product, &inner_reference, -2.5f, 1.5f}}) {
       const int which = static_cast<int>(std::find(std::begin(all), std::end(all), call.product) - std::begin(all));
       INFO("operands " << which << ", alpha " << call.alpha << ", beta " << call.beta);
       for (DeviceProduct *each : all) each->poison();

@@ -34,8 +34,9 @@ Status add_switch(cudaStream_t stream, cudaGraphConditionalHandle handle, unsign
   return Status::success();
 }
 
-// The FP32 product of p (the operation's workspace-free AUTO choice, which holds p's addresses and scalars) captured
-// into a graph of its own, on `stream` or on a stream of its own; *algo is that choice.
+// The FP32 product of p (the operation's workspace-free AUTO choice, which holds p's addresses, and its scalars
+// unless it is cuBLAS's and p.live is given) captured into a graph of its own, on `stream` or on a stream of its
+// own; *algo is that choice.
 Status capture_fp32(const GemmProblem &p, const RunArgs &args, cudaGraph_t *graph, fg_sgemm_algo_t *algo,
                     cudaStream_t stream) {
   BranchCapture capture(args, stream);

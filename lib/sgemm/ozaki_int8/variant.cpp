@@ -331,6 +331,16 @@ GraphCache::Key operands_key(const GemmProblem &p) {
   return key;
 }
 
+// What a kept graph's FP32 products (child graphs) depend on: the addresses, and the scalars unless the product is
+// cuBLAS's (`fallback`), which reads them from the LiveOperands the graph's first node writes.
+GraphCache::Key product_key(const GemmProblem &p, int fallback) {
+  GraphCache::Key key;
+  KeyWriter writer(&key);
+  writer.add(p.a.data).add(p.b.data).add(p.c);
+  if (fallback != FG_SGEMM_CUBLAS) writer.add_float(p.alpha).add_float(p.beta);
+  return key;
+}
+
 // The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: first
 // the node that writes the call's addresses and scalars to `live` (given them again for other operands), then the
 // preview, the scan, the plan, decide (which leaves its choice in `choice`) and the switch nodes, whose kernels read
@@ -366,27 +376,33 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
   kept->child_count = nodes.fp32_count;
   kept->operands = operands_key(p);
   kept->tag = fallback;
+  kept->children_for = product_key(p, fallback);
   return Status::success();
 }
 
 // A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
 // again for them.
+// Where only the scalars changed and the FP32 products read them on the device (cuBLAS's), the first node's
+// arguments alone.
 Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
   FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
-  if (kept->child_count > 0) {
+  const GraphCache::Key products_for = product_key(p, kept->tag);
+  if (kept->child_count > 0 && products_for != kept->children_for) {
     // The FP32 product captured for these operands before, or captured now (and kept with the graph, which destroys
     // it: also where setting it fails, and the caller erases the graph).
-    const GraphCache::Key operands = operands_key(p);
-    cudaGraph_t product = kept->child_graph(operands);
+    cudaGraph_t product = kept->child_graph(products_for);
     if (product == nullptr) {
       fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
       cudaStream_t stream = nullptr;
       FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
-      FG_RETURN_IF_ERROR(capture_fp32(p, args, &product, &algo, stream));
-      kept->keep_child_graph(operands, product);
+      GemmProblem given = p;
+      given.live = live;  // as capture_call captured it: cuBLAS reads the scalars there
+      FG_RETURN_IF_ERROR(capture_fp32(given, args, &product, &algo, stream));
+      kept->keep_child_graph(products_for, product);
     }
     for (int child = 0; child < kept->child_count; ++child)
       FG_CUDA_CHECK(cudaGraphExecChildGraphNodeSetParams(kept->exec, kept->children[child], product));
+    kept->children_for = products_for;
   }
   kept->operands = operands_key(p);
   return Status::success();
