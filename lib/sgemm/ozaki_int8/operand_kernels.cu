@@ -152,9 +152,6 @@ __device__ __forceinline__ double encoding_scale(const LineFacts &facts, const C
 constexpr int kRun = 16;
 static_assert(kDepthAlignment % kRun == 0 && kDepthTile % kRun == 0, "depths are whole runs");
 
-// Writes kRun consecutive elements of one line, multiplied by the line's scale: their codes, or their residues
-// for every modulus, 16 bytes each. The products by the scale are exact (a power of two, or 29 significant bits),
-// and so are floor and the rounding to an integer.
 // Where codes are made with their half-depth set (kernels.hpp's make_residues): where a run's codes at half depth
 // go, and the sums of its codes and of its half-depth codes, added to.
 struct HalfRun {
@@ -196,6 +193,9 @@ __device__ __forceinline__ void add_block_counts(const CodeChunks &counts, CodeC
   if (block.lost != 0) atomicAdd(&into->lost, block.lost);
 }
 
+// Writes kRun consecutive elements of one line, multiplied by the line's scale: their codes, or their residues
+// for every modulus, 16 bytes each. The products by the scale are exact (a power of two, or 29 significant bits),
+// and so are floor and the rounding to an integer. With `with_half` (codes), the run's half-depth codes too.
 template <ResidueKind kKind>
 __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double scale, const CrtConstants &constants,
                                               int8_t *out, int64_t modulus_stride, bool with_half, HalfRun &half) {
@@ -259,7 +259,7 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
 }
 
 // Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
-// With half_chunks (codes only), each line's half-depth set too, and the line counted as one piece of its depth.
+// With half_chunks (codes only), each line's half-depth set too, the line counted whole (depth / 64 pieces).
 template <ResidueKind kKind>
 __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
                                            CrtConstants constants, int8_t *residues, CodeChunks *half_chunks) {
@@ -280,7 +280,6 @@ __global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, 
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
     HalfRun half;
-#pragma unroll 1
     for (int64_t l0 = kRun * lane; l0 < tile.depth; l0 += kRun * 32) {
       float v[kRun];
       if (scale != 0.0 && aligned && l0 + kRun <= lines.length) {

@@ -381,9 +381,7 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
 }
 
 // A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
-// again for them.
-// Where only the scalars changed and the FP32 products read them on the device (cuBLAS's), the first node's
-// arguments alone.
+// again for them (not where only the scalars changed and the FP32 products read them on the device: cuBLAS's).
 Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
   FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
   const GraphCache::Key products_for = product_key(p, kept->tag);
