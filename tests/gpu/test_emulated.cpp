@@ -569,6 +569,14 @@ Operands make_hard(const HardCase &hc, int64_t m, int64_t n, int64_t k, uint64_t
   return o;
 }
 
+// A reference with every element scaled by alpha.
+Reference scaled(const Reference &r, double alpha) {
+  Reference s = r;
+  for (double &x : s.product) x *= alpha;
+  for (double &x : s.magnitude) x *= std::fabs(alpha);
+  return s;
+}
+
 // Elements of C beyond the guarantee |C - R| <= 2^-24 (1 + sqrt(t)) |A||B|, t = min(k, nonzeros of the row of A, of
 // the column of B) at least 1 (the double reference's own error, below k 2^-53 |A||B|, allowed on top), and the
 // largest |C - R| / (|A||B|) in units of 2^-24 sqrt(t).
@@ -720,7 +728,7 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
   // 1024 x 2048 x 16384: a codes' product the own INT8 product takes on Hopper, whose half-depth set uniform and
   // normal operands choose; pairs of a large and a tiny element (x_2m+1 = x_2m 2^-20 in size) keep the full depth.
   // Either way, every element within the guarantee against the double reference, and uniform operands at the
-  // moduli count and with no element in FP32, as at full depth.
+  // moduli count and with no element in FP32, as at full depth. Then a batch, a transposed A and an odd depth.
   for (const int kind : {0, 1, 2}) {
     const char *const names[] = {"uniform", "normal", "pairs 1 : 2^-20"};
     INFO(names[kind]);
@@ -747,6 +755,43 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
     std::printf("emulated, codes at half depth: %-16s 1024 x 2048 x 16384  moduli %d, FP32 %lld; worst %.3f\n",
                 names[kind], e.moduli, static_cast<long long>(e.fp32_elements), got.worst);
   }
+  // A batch of two, op(A) = A^T (rows of op(A) strided, as B's columns), odd k (the last pair padded with a zero),
+  // beta != 0 over C0: both products within the guarantee.
+  const int64_t m = 1024, n = 2048, k = 16383, batch = 2;
+  const Operands first = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 9610),
+                 second = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 9611);
+  const float alpha = 0.75f, beta = -1.5f;
+  std::vector<float> a_t(static_cast<size_t>(batch * k * m)), b(static_cast<size_t>(batch * k * n)),
+      c0(static_cast<size_t>(batch * m * n));
+  fill_uniform(c0, 9612);
+  for (int64_t p = 0; p < batch; ++p) {
+    const Operands &o = p == 0 ? first : second;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t l = 0; l < k; ++l) a_t[p * k * m + l * m + i] = o.a[i * k + l];
+    std::copy(o.b.begin(), o.b.end(), b.begin() + p * k * n);
+  }
+  DeviceMemory da(a_t.size() * 4), db(b.size() * 4), dc(c0.size() * 4);
+  upload(da, a_t);
+  upload(db, b);
+  upload(dc, c0);
+  REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_T, FG_OP_N, m, n, k, alpha, da.as<float>(),
+                                         m, k * m, db.as<float>(), n, k * n, beta, dc.as<float>(), n, m * n, batch));
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> c = download<float>(dc, c0.size());
+  for (int64_t p = 0; p < batch; ++p) {
+    INFO("batch " << p << " of 2, A transposed, k " << k);
+    Reference expected = scaled(reference_of(p == 0 ? first : second), alpha);
+    for (int64_t e = 0; e < m * n; ++e) {
+      const double before = static_cast<double>(beta) * c0[p * m * n + e];
+      expected.product[e] += before;
+      expected.magnitude[e] += std::fabs(before);
+    }
+    const std::vector<float> slice(c.begin() + p * m * n, c.begin() + (p + 1) * m * n);
+    CHECK(guarantee_of(slice, expected, k).beyond == 0);
+  }
+  const Emulation e = emulation_of(handle.get());
+  CHECK(e.moduli <= 7);
+  CHECK(e.fp32_elements == 0);
 }
 
 namespace {
@@ -874,14 +919,6 @@ namespace {
 // A host function that holds its stream for `*milliseconds`: work enqueued behind it cannot have run before.
 void CUDART_CB hold_stream(void *milliseconds) {
   std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<const int *>(milliseconds)));
-}
-
-// The product of `o` and its reference with every element scaled by alpha.
-Reference scaled(const Reference &r, double alpha) {
-  Reference s = r;
-  for (double &x : s.product) x *= alpha;
-  for (double &x : s.magnitude) x *= std::fabs(alpha);
-  return s;
 }
 
 }  // namespace
