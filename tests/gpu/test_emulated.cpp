@@ -729,8 +729,8 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
   // normal operands choose; pairs of a large and a tiny element (x_2m+1 = x_2m 2^-20 in size) keep the full depth.
   // Either way, every element within the guarantee against the double reference, and uniform operands at the
   // moduli count and with no element in FP32, as at full depth. Then a batch, a transposed A and an odd depth.
-  for (const int kind : {0, 1, 2}) {
-    const char *const names[] = {"uniform", "normal", "pairs 1 : 2^-20"};
+  for (const int kind : {0, 1, 2, 3}) {
+    const char *const names[] = {"uniform", "normal", "pairs 1 : 2^-20", "every 4th row 0"};
     INFO(names[kind]);
     Operands o = make_operands(Inputs{kind == 1 ? Distribution::normal : Distribution::uniform, 0}, 1024, 2048, 16384,
                                9600 + kind);
@@ -740,6 +740,8 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
       for (int64_t l = 1; l < o.k; l += 2)
         for (int64_t j = 0; j < o.n; ++j) o.b[l * o.n + j] = std::ldexp(o.b[l * o.n + j], -20);
     }
+    if (kind == 3)  // rows of zeros: certified without a product (every term 0), none sent to FP32
+      for (int64_t i = 0; i < o.m; i += 4) std::fill(o.a.begin() + i * o.k, o.a.begin() + (i + 1) * o.k, 0.0f);
     const Reference reference = reference_of(o);
     DeviceProduct product(o);
     product.poison();
@@ -748,9 +750,15 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
     const Guarantee got = guarantee_of(c, reference, o.k);
     const Emulation e = emulation_of(handle.get());
     CHECK(got.beyond == 0);
-    if (kind == 0) {
+    if (kind == 0 || kind == 3) {
       CHECK(e.moduli <= 7);
       CHECK(e.fp32_elements == 0);
+    }
+    if (kind == 3) {
+      int64_t nonzero = 0;
+      for (int64_t i = 0; i < o.m; i += 4)
+        for (int64_t j = 0; j < o.n; ++j) nonzero += c[i * o.n + j] != 0.0f;
+      CHECK(nonzero == 0);
     }
     std::printf("emulated, codes at half depth: %-16s 1024 x 2048 x 16384  moduli %d, FP32 %lld; worst %.3f\n",
                 names[kind], e.moduli, static_cast<long long>(e.fp32_elements), got.worst);

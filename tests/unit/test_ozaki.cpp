@@ -243,7 +243,8 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
       if (!certified_before(fx, fy, allowance, count, certificate)) break;
       fewest = count;
     }
-    const bool no_codes = code_product == 0 && (fx.flags & kLineFaithful) != 0 && (fy.flags & kLineFaithful) != 0;
+    const bool no_codes = code_product == 0 && (fx.nonzeros == 0 || fy.nonzeros == 0 ||
+                                                ((fx.flags & kLineFaithful) != 0 && (fy.flags & kLineFaithful) != 0));
     if (!no_codes) CHECK(verdict.need == fewest);
     for (int count = kMinModuli; count <= kMaxModuli; ++count)
       if (certified_before(fx, fy, allowance, count, certificate)) CHECK(count >= fewest);
@@ -307,7 +308,19 @@ Verdict check_element(const std::vector<float> &x, const std::vector<float> &y, 
   return verdict;
 }
 
-enum class Family { uniform, inner_scaled, outlier, sparse, binary, counts, large_integers, cancel, wide, tiny_codes };
+enum class Family {
+  uniform,
+  inner_scaled,
+  outlier,
+  sparse,
+  binary,
+  counts,
+  large_integers,
+  cancel,
+  wide,
+  tiny_codes,
+  zero_row
+};
 
 // Row x of op(A) and column y of op(B) of one family: the acceptance probes' families and some of the
 // certificate's own hard cases.
@@ -348,6 +361,9 @@ void fill_family(Family family, int64_t k, std::mt19937_64 &random, std::vector<
       case Family::wide:
         x[l] = std::ldexp(uniform(random), exponent(random)), y[l] = std::ldexp(uniform(random), exponent(random));
         break;
+      case Family::zero_row:  // a row of zeros against a column whose small elements have no code
+        x[l] = 0.0f, y[l] = uniform(random);
+        break;
       case Family::tiny_codes:  // elements just below the codes' resolution, nothing else meeting them
         x[l] = l % 3 == 0 ? 1.0f : std::ldexp(uniform(random), -8);
         y[l] = l % 3 == 0 ? 0.0f : uniform(random);
@@ -373,7 +389,8 @@ const FamilyCase kFamilyCases[] = {{Family::uniform, 0, "uniform"},
                                    {Family::large_integers, 0, "integers"},
                                    {Family::cancel, 0, "cancelling pairs"},
                                    {Family::wide, 16, "exponents 2^16"},
-                                   {Family::tiny_codes, 0, "below the codes"}};
+                                   {Family::tiny_codes, 0, "below the codes"},
+                                   {Family::zero_row, 0, "a row of zeros"}};
 
 struct Scalars {
   float alpha, beta;
@@ -405,6 +422,8 @@ TEST_CASE("ozaki: every element the certificate passes meets the guarantee, agai
         }
         if (c.family == Family::uniform && k >= 16) CHECK(verdict.need <= 8);
         if (c.family == Family::binary && k == 2048) CHECK(verdict.need <= 4);
+        // Every term is 0: certified at the fewest count, whatever the column's codes miss.
+        if (c.family == Family::zero_row) CHECK(verdict.need == kMinModuli);
       }
       // The guarantee was exercised, except where no count can give it.
       if (c.family != Family::inner_scaled && c.family != Family::outlier) CHECK(checked > 0);

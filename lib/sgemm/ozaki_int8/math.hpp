@@ -331,8 +331,11 @@ FG_OZAKI_INLINE bool codes_at_half_depth(const CodeChunks &chunks) {
 FG_OZAKI_INLINE int element_need(const LineFacts &x, const LineFacts &y, int32_t code_product, float alpha, float beta,
                                  float c0, const CertificateConstants &constants, int guess, bool descend = true,
                                  bool largest_first = false) {
-  // No nonzero element of x meets one of y (the codes miss none): every term is 0, so is the sum at any count.
-  if (code_product == 0 && (x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0) return kMinModuli;
+  // No nonzero element of x meets one of y (a line of zeros, or the codes miss none): every term is 0, so is the sum
+  // at any count (the scaled zero line's integers are 0, and so is V).
+  if (code_product == 0 &&
+      (x.nonzeros == 0 || y.nonzeros == 0 || ((x.flags & kLineFaithful) != 0 && (y.flags & kLineFaithful) != 0)))
+    return kMinModuli;
   // Code exponents lie in [-122, 155]: their sum's power of two is a normal double.
   const double lower = exact_double(code_product) * power_of_two(-(x.code_exponent + y.code_exponent));
   const double beta_c_abs = beta == 0.0f ? 0.0 : fabs(static_cast<double>(beta) * static_cast<double>(c0));

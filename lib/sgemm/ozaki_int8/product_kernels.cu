@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       __syncthreads();  // the last chunk's searches are done with them
       for (int word = threadIdx.x; word < chunk_rows * kFactWords; word += blockDim.x) to[word] = __ldg(from + word);
       __syncthreads();
-      // At half depth no row is faithful, so that no element takes the zero test (element_need's).
+      // At half depth no row is faithful: only lines of zeros take the zero test (element_need's).
       if (code_shift != 0 && threadIdx.x < chunk_rows) row_facts[threadIdx.x].flags &= ~kLineFaithful;
       if (threadIdx.x < kPlanRows) {
         const CodeBounds largest =
