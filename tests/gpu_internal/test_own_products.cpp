@@ -39,6 +39,25 @@ struct Device {
   Device &operator=(const Device &) = delete;
 };
 
+// One pair's product (rows x pitch INT32 from `first` on) against the reference: the elements of its columns that
+// differ, and those past its columns no longer holding the poison 0x7f7f7f7f.
+struct Mismatches {
+  int64_t differ = 0, written_past = 0;
+};
+Mismatches mismatches(const std::vector<int32_t> &mine, const std::vector<int32_t> &theirs, int64_t first, int64_t rows,
+                      int64_t cols, int64_t pitch) {
+  Mismatches found;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t col = 0; col < pitch; ++col) {
+      const int64_t at = first + row * pitch + col;
+      if (col < cols)
+        found.differ += mine[at] != theirs[at];
+      else
+        found.written_past += mine[at] != 0x7f7f7f7f;
+    }
+  return found;
+}
+
 }  // namespace
 
 TEST_CASE("own INT8 product: ready exactly on devices of compute capability 9.0", "[own-int8]") {
@@ -92,17 +111,9 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
     REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
     for (int pair = 0; pair < kPairs; ++pair) {
       INFO("pair " << pair);
-      int64_t differ = 0, written_past = 0;
-      for (int64_t row = 0; row < s.rows; ++row)
-        for (int64_t col = 0; col < s.pitch; ++col) {
-          const int64_t at = pair * c_size + row * s.pitch + col;
-          if (col < s.cols)
-            differ += mine[at] != theirs[at];
-          else
-            written_past += mine[at] != 0x7f7f7f7f;
-        }
-      CHECK(differ == 0);
-      CHECK(written_past == 0);
+      const Mismatches found = mismatches(mine, theirs, pair * c_size, s.rows, s.cols, s.pitch);
+      CHECK(found.differ == 0);
+      CHECK(found.written_past == 0);
       // Exact sums on a sample (the corners included).
       int64_t inexact = 0;
       for (int i = 0; i < 400; ++i) {
@@ -159,6 +170,7 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
   }
   using fastgemm::detail::ozaki::CodeChunks;
   using fastgemm::detail::ozaki::kCodeSets;
+  using fastgemm::detail::ozaki::kHalfSetStep;
   struct Shape {
     int64_t rows, cols, pitch, depth;
   };
@@ -177,13 +189,16 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
     for (const Shape s : {Shape{132, 260, 272, 192}, Shape{1000, 4100, 4100, 4160}, Shape{2052, 1028, 1040, 16448}}) {
       INFO(s.rows << " x " << s.cols << " x " << s.depth << ", set " << set);
       const int64_t a_size = s.rows * s.depth, b_size = s.cols * s.depth, c_size = s.rows * s.pitch;
-      // [pair][set][line][depth]; the half-depth sets zero from depth / 2 on, as the codes' kernel writes them.
+      // [pair][set][line][depth]; the half-depth sets zero from depth / 2 to the next multiple of kHalfSetStep, as
+      // the codes' kernel writes them, and other codes past that, which the product must not read.
+      const int64_t half_read = (s.depth / 2 + kHalfSetStep - 1) / kHalfSetStep * kHalfSetStep;
       std::vector<int8_t> a(kPairs * kCodeSets * a_size), b(kPairs * kCodeSets * b_size);
       std::mt19937_64 random(static_cast<uint64_t>(s.rows + s.depth + lost));
       const auto fill = [&](std::vector<int8_t> &x, int64_t size) {
         for (int64_t at = 0; at < static_cast<int64_t>(x.size()); ++at) {
-          const bool half_set = at / size % kCodeSets == 1, past_half = at % s.depth >= s.depth / 2;
-          x[at] = half_set && past_half ? 0 : static_cast<int8_t>(random() % 128);  // codes: 0..127
+          const int64_t l = at % s.depth;
+          const bool zero = at / size % kCodeSets == 1 && l >= s.depth / 2 && l < half_read;
+          x[at] = zero ? 0 : static_cast<int8_t>(random() % 128);  // codes: 0..127
         }
       };
       fill(a, a_size);
@@ -194,9 +209,10 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
       REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
       REQUIRE_CUDA(cudaMemset(own.data, 0x7f, kPairs * c_size * 4));
       const int32_t one = 1, zero = 0;
+      const int64_t depth_read = set == 1 ? half_read : s.depth;  // the half-depth set over its steps only
       REQUIRE(cublasGemmStridedBatchedEx(
                   cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows),
-                  static_cast<int>(s.depth), &one, db.data + set * b_size, CUDA_R_8I, static_cast<int>(s.depth),
+                  static_cast<int>(depth_read), &one, db.data + set * b_size, CUDA_R_8I, static_cast<int>(s.depth),
                   kCodeSets * b_size, da.data + set * a_size, CUDA_R_8I, static_cast<int>(s.depth), kCodeSets * a_size,
                   &zero, reference.data, CUDA_R_32I, static_cast<int>(s.pitch), c_size, kPairs, CUBLAS_COMPUTE_32I,
                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
@@ -207,18 +223,12 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
       std::vector<int32_t> mine(kPairs * c_size), theirs(kPairs * c_size);
       REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
       REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
-      int64_t differ = 0, written_past = 0;
-      for (int pair = 0; pair < kPairs; ++pair)
-        for (int64_t row = 0; row < s.rows; ++row)
-          for (int64_t col = 0; col < s.pitch; ++col) {
-            const int64_t at = pair * c_size + row * s.pitch + col;
-            if (col < s.cols)
-              differ += mine[at] != theirs[at];
-            else
-              written_past += mine[at] != 0x7f7f7f7f;
-          }
-      CHECK(differ == 0);
-      CHECK(written_past == 0);
+      for (int pair = 0; pair < kPairs; ++pair) {
+        INFO("pair " << pair);
+        const Mismatches found = mismatches(mine, theirs, pair * c_size, s.rows, s.cols, s.pitch);
+        CHECK(found.differ == 0);
+        CHECK(found.written_past == 0);
+      }
     }
   }
   (void)cublasDestroy(cublas);
