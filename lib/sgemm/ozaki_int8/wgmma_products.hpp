@@ -31,7 +31,8 @@ bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth, 
 // pitch (depth a multiple of 16, the rows 16-byte aligned, products too, pitch a multiple of 4), enqueued on
 // `stream`. Only where own_products_ready(); an internal error for a layout it cannot take.
 // With half_chunks (device memory), each pair's operands hold kCodeSets sets of lines, the second the codes at half
-// depth (zeros from depth / 2 on; kernels.hpp's make_residues): residues_a_p = residues_a + p kCodeSets padded_rows
+// depth (zeros from depth / 2 to the next multiple of kHalfSetStep, nothing read past it; kernels.hpp's
+// make_residues): residues_a_p = residues_a + p kCodeSets padded_rows
 // depth, and its half-depth set padded_rows depth further (the same for residues_b). The launch reads
 // *half_chunks when it runs and takes the half-depth sets, over depth / 2, where math.hpp's codes_at_half_depth
 // chooses them; the first sets otherwise.
