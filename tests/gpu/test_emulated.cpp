@@ -600,6 +600,23 @@ Guarantee guarantee_of(const std::vector<float> &c, const Reference &r, int64_t 
   return g;
 }
 
+// One call of `o` through fastgemm over C poisoned with NaN: the double reference, C, and C against the guarantee.
+struct PoisonedRun {
+  Reference reference;
+  std::vector<float> c;
+  Guarantee got;
+};
+PoisonedRun run_over_poison(fg_handle_t handle, const Operands &o) {
+  PoisonedRun run;
+  run.reference = reference_of(o);
+  DeviceProduct product(o);
+  product.poison();
+  REQUIRE_FG_OK(product.run(handle));
+  run.c = product.result();
+  run.got = guarantee_of(run.c, run.reference, o.k);
+  return run;
+}
+
 bool is_integer_family(Hard family) {
   return family == Hard::binary || family == Hard::counts || family == Hard::integers;
 }
@@ -696,12 +713,10 @@ TEST_CASE("emulated: AUTO on large integer operands is exact, and on inner-scale
     // bytes.
     const int64_t rows = hc.family == Hard::binary ? 2048 : 1024, depth = hc.family == Hard::binary ? 16384 : 8192;
     const Operands o = make_hard(hc, rows, 2048, depth, 9500);
-    const Reference reference = reference_of(o);
-    DeviceProduct product(o);
-    product.poison();
-    REQUIRE_FG_OK(product.run(handle.get()));
-    const std::vector<float> c = product.result();
-    const Guarantee got = guarantee_of(c, reference, o.k);
+    const PoisonedRun run = run_over_poison(handle.get(), o);
+    const Reference &reference = run.reference;
+    const std::vector<float> &c = run.c;
+    const Guarantee &got = run.got;
     if (hc.family == Hard::binary) {
       CHECK(got.beyond == 0);
       CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
@@ -742,12 +757,10 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
     }
     if (kind == 3)  // rows of zeros: certified without a product (every term 0), none sent to FP32
       for (int64_t i = 0; i < o.m; i += 4) std::fill(o.a.begin() + i * o.k, o.a.begin() + (i + 1) * o.k, 0.0f);
-    const Reference reference = reference_of(o);
-    DeviceProduct product(o);
-    product.poison();
-    REQUIRE_FG_OK(product.run(handle.get()));
-    const std::vector<float> c = product.result();
-    const Guarantee got = guarantee_of(c, reference, o.k);
+    const PoisonedRun run = run_over_poison(handle.get(), o);
+    const Reference &reference = run.reference;
+    const std::vector<float> &c = run.c;
+    const Guarantee &got = run.got;
     const Emulation e = emulation_of(handle.get());
     CHECK(got.beyond == 0);
     if (kind == 0 || kind == 3) {

@@ -39,23 +39,52 @@ struct Device {
   Device &operator=(const Device &) = delete;
 };
 
-// One pair's product (rows x pitch INT32 from `first` on) against the reference: the elements of its columns that
-// differ, and those past its columns no longer holding the poison 0x7f7f7f7f.
-struct Mismatches {
-  int64_t differ = 0, written_past = 0;
+// The first `count` elements of device memory, on the host.
+template <typename T>
+std::vector<T> on_host(const Device<T> &memory, int64_t count) {
+  std::vector<T> values(static_cast<size_t>(count));
+  REQUIRE_CUDA(cudaMemcpy(values.data(), memory.data, values.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  return values;
+}
+
+// The products' shapes: rows x cols of each pair's product, pitch elements a row of the output, depth.
+struct Shape {
+  int64_t rows, cols, pitch, depth;
 };
-Mismatches mismatches(const std::vector<int32_t> &mine, const std::vector<int32_t> &theirs, int64_t first, int64_t rows,
-                      int64_t cols, int64_t pitch) {
-  Mismatches found;
-  for (int64_t row = 0; row < rows; ++row)
-    for (int64_t col = 0; col < pitch; ++col) {
-      const int64_t at = first + row * pitch + col;
-      if (col < cols)
-        found.differ += mine[at] != theirs[at];
+
+// A cuBLAS handle bound to a non-blocking stream of its own, both released at the end.
+struct CublasOnStream {
+  cublasHandle_t cublas = nullptr;
+  cudaStream_t stream = nullptr;
+  CublasOnStream() {
+    REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
+  }
+  ~CublasOnStream() {
+    (void)cublasDestroy(cublas);
+    (void)cudaStreamDestroy(stream);
+  }
+  CublasOnStream(const CublasOnStream &) = delete;
+  CublasOnStream &operator=(const CublasOnStream &) = delete;
+};
+
+// Pair `pair` of the products (rows x pitch INT32 each, c_size apart) against the reference: every element of its
+// columns equal, and nothing written past them (the poison 0x7f7f7f7f still there).
+void check_pair(const std::vector<int32_t> &mine, const std::vector<int32_t> &theirs, int pair, int64_t c_size,
+                const Shape &s) {
+  INFO("pair " << pair);
+  int64_t differ = 0, written_past = 0;
+  for (int64_t row = 0; row < s.rows; ++row)
+    for (int64_t col = 0; col < s.pitch; ++col) {
+      const int64_t at = pair * c_size + row * s.pitch + col;
+      if (col < s.cols)
+        differ += mine[at] != theirs[at];
       else
-        found.written_past += mine[at] != 0x7f7f7f7f;
+        written_past += mine[at] != 0x7f7f7f7f;
     }
-  return found;
+  CHECK(differ == 0);
+  CHECK(written_past == 0);
 }
 
 }  // namespace
@@ -75,15 +104,10 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
     WARN("not a device of compute capability 9.0: cuBLAS's product runs here (the test above checks that)");
     return;
   }
-  struct Shape {
-    int64_t rows, cols, pitch, depth;
-  };
   constexpr int kPairs = 3;
-  cublasHandle_t cublas = nullptr;
-  REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
-  cudaStream_t stream = nullptr;
-  REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
+  const CublasOnStream on;
+  cublasHandle_t cublas = on.cublas;
+  cudaStream_t stream = on.stream;
   for (const Shape s : {Shape{128, 256, 256, 128}, Shape{132, 260, 272, 144}, Shape{1000, 4100, 4100, 4112},
                         Shape{2052, 1028, 1040, 16400}, Shape{3000, 300, 300, 1040}, Shape{4096, 4096, 4096, 4096}}) {
     INFO(s.rows << " x " << s.cols << " (pitch " << s.pitch << ") x " << s.depth << ", " << kPairs << " pairs");
@@ -106,14 +130,10 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
     const auto status = own_int8_products(da.data, db.data, own.data, s.rows, s.cols, s.pitch, s.depth, kPairs, stream);
     REQUIRE(status.ok());
     REQUIRE_CUDA(cudaStreamSynchronize(stream));
-    std::vector<int32_t> mine(kPairs * c_size), theirs(kPairs * c_size);
-    REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
-    REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
+    const std::vector<int32_t> mine = on_host(own, kPairs * c_size), theirs = on_host(reference, kPairs * c_size);
     for (int pair = 0; pair < kPairs; ++pair) {
+      check_pair(mine, theirs, pair, c_size, s);
       INFO("pair " << pair);
-      const Mismatches found = mismatches(mine, theirs, pair * c_size, s.rows, s.cols, s.pitch);
-      CHECK(found.differ == 0);
-      CHECK(found.written_past == 0);
       // Exact sums on a sample (the corners included).
       int64_t inexact = 0;
       for (int i = 0; i < 400; ++i) {
@@ -158,8 +178,6 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
       CHECK(past == 0);
     }
   }
-  (void)cublasDestroy(cublas);
-  (void)cudaStreamDestroy(stream);
 }
 
 TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken where the counts choose it",
@@ -171,15 +189,10 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
   using fastgemm::detail::ozaki::CodeChunks;
   using fastgemm::detail::ozaki::kCodeSets;
   using fastgemm::detail::ozaki::kHalfSetStep;
-  struct Shape {
-    int64_t rows, cols, pitch, depth;
-  };
   constexpr int kPairs = 2;
-  cublasHandle_t cublas = nullptr;
-  REQUIRE(cublasCreate(&cublas) == CUBLAS_STATUS_SUCCESS);
-  cudaStream_t stream = nullptr;
-  REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  REQUIRE(cublasSetStream(cublas, stream) == CUBLAS_STATUS_SUCCESS);
+  const CublasOnStream on;
+  cublasHandle_t cublas = on.cublas;
+  cudaStream_t stream = on.stream;
   // counted 256, lost 1: the half-depth sets (one piece in 256 lost); lost 2: the first sets.
   for (const unsigned long long lost : {1ull, 2ull}) {
     const CodeChunks counts{256, lost};
@@ -220,19 +233,10 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
                                 device_counts.data)
                   .ok());
       REQUIRE_CUDA(cudaStreamSynchronize(stream));
-      std::vector<int32_t> mine(kPairs * c_size), theirs(kPairs * c_size);
-      REQUIRE_CUDA(cudaMemcpy(mine.data(), own.data, mine.size() * 4, cudaMemcpyDeviceToHost));
-      REQUIRE_CUDA(cudaMemcpy(theirs.data(), reference.data, theirs.size() * 4, cudaMemcpyDeviceToHost));
-      for (int pair = 0; pair < kPairs; ++pair) {
-        INFO("pair " << pair);
-        const Mismatches found = mismatches(mine, theirs, pair * c_size, s.rows, s.cols, s.pitch);
-        CHECK(found.differ == 0);
-        CHECK(found.written_past == 0);
-      }
+      const std::vector<int32_t> mine = on_host(own, kPairs * c_size), theirs = on_host(reference, kPairs * c_size);
+      for (int pair = 0; pair < kPairs; ++pair) check_pair(mine, theirs, pair, c_size, s);
     }
   }
-  (void)cublasDestroy(cublas);
-  (void)cudaStreamDestroy(stream);
 }
 
 std::vector<int> device_half_codes();  // half_codes.cu
