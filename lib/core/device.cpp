@@ -190,6 +190,28 @@ Status query_pointer(const void *pointer, PointerAttributes *attributes) {
   return Status::success();
 }
 
+Status kernel_node_launch(cudaGraphNode_t node, KernelNodeLaunch *launch) {
+  // Looked up on first use, apart from the table: a driver without it fails this query only.
+  using GetParams = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
+  static const GetParams get_params = [] {
+    GetParams function = nullptr;
+    return look_up("cuGraphKernelNodeGetParams", &function).ok() ? function : nullptr;
+  }();
+  if (get_params == nullptr)
+    return Status::failure(StatusCode::not_supported, "the CUDA driver has no cuGraphKernelNodeGetParams");
+  CUDA_KERNEL_NODE_PARAMS_v2 params = {};
+  FG_RETURN_IF_ERROR(driver_status(get_params(node, &params), "cuGraphKernelNodeGetParams"));
+  launch->function = params.func;
+  const unsigned int grid[3] = {params.gridDimX, params.gridDimY, params.gridDimZ};
+  const unsigned int block[3] = {params.blockDimX, params.blockDimY, params.blockDimZ};
+  for (int axis = 0; axis < 3; ++axis) {
+    launch->grid[axis] = grid[axis];
+    launch->block[axis] = block[axis];
+  }
+  launch->shared_bytes = params.sharedMemBytes;
+  return Status::success();
+}
+
 Status query_buffer_id(const void *pointer, uint64_t *buffer_id) {
   FG_RETURN_IF_ERROR(driver().loaded);
   unsigned long long id = 0;

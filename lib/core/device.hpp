@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cuda_runtime_api.h>
+
 #include "core/status.hpp"
 
 namespace fastgemm::detail {
@@ -71,6 +73,14 @@ Status query_pointer(const void *pointer, PointerAttributes *attributes);
 // Only the allocation's id (0 for memory the driver does not know): the one attribute a cached answer
 // needs to be known current.
 Status query_buffer_id(const void *pointer, uint64_t *buffer_id);
+
+// The function a graph's kernel node launches and its launch shape, as the driver gives them: also for a kernel of
+// a library's own module (cuBLAS's), whose parameters the runtime's cudaGraphKernelNodeGetParams does not give.
+struct KernelNodeLaunch {
+  const void *function = nullptr;
+  unsigned int grid[3] = {}, block[3] = {}, shared_bytes = 0;
+};
+Status kernel_node_launch(cudaGraphNode_t node, KernelNodeLaunch *launch);
 
 // The answers of query_pointer for the last few allocations a handle's calls have named, keyed by the
 // allocation's id, so that a pointer into one of them costs the driver one single-attribute query. An entry

@@ -44,6 +44,7 @@ class GraphCache {
     Key operands{};  // the operands of its last launch, in the caller's words
     int tag = 0;
     Key children_for{};  // what the child graphs it holds now were captured for, in the caller's words
+    bool children_read_addresses = false;  // they read the operands' addresses at launch: children_for leaves them out
     struct ChildGraph {
       Key operands{};
       cudaGraph_t graph = nullptr;  // owned

@@ -43,8 +43,9 @@ struct GemmProblem {
   int64_t stride_c = 0;
   // Where given (device memory), the kernels that honour it read a.data, b.data, c, alpha and beta there when they
   // run, instead of the values above, which the host's choices still use (beta == 0 among them); cuBLAS's product
-  // (FG_SGEMM_CUBLAS) reads alpha and beta there.
+  // (FG_SGEMM_CUBLAS) reads alpha and beta there, and the addresses too where `live_addresses` (sgemm/cublas.hpp).
   const LiveOperands *live = nullptr;
+  bool live_addresses = false;
 };
 
 // output (L x N) = matrix (L x L) * means^T, means[k][j] = mean over M of input[k][j][:].

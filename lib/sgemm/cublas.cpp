@@ -4,6 +4,8 @@
 // Problems whose sizes fit an int go through the classic 32-bit entry points, as a program that calls
 // cuBLAS directly does: the same kernels, bit for bit, and the 64-bit ones were measured choosing slower
 // kernels on some shapes (bench/NOTES-sgemm-fast.md). Larger ones take the 64-bit entry points.
+#include "sgemm/cublas.hpp"
+
 #include <climits>
 
 #include "core/check.hpp"
@@ -20,13 +22,24 @@ bool fits_int(const GemmProblem &p) {
 
 Status run_sgemm(const GemmProblem &p, cublasHandle_t handle, const float *alpha, const float *beta);
 
-// Where the problem has LiveOperands (a product captured into a kept graph), cuBLAS reads alpha and beta there when
-// it runs (its device pointer mode, the handle's host mode restored after), so that the product captured once
-// serves every scalar a launch publishes; the addresses stay the ones given.
+// Where the problem has LiveOperands (a product captured into a kept graph), cuBLAS reads alpha and beta there when it
+// runs (its device pointer mode, the handle's host mode restored after), and the addresses too where asked
+// (`live_addresses`, cublas.hpp), so that the product captured once serves every operand a launch publishes.
 Status run_cublas(const GemmProblem &p, const RunArgs &args) {
   if (p.live == nullptr) return run_sgemm(p, args.cublas, &p.alpha, &p.beta);
   FG_CUBLAS_CHECK(cublasSetPointerMode(args.cublas, CUBLAS_POINTER_MODE_DEVICE));
-  const Status ran = run_sgemm(p, args.cublas, &p.live->alpha, &p.live->beta);
+  Status ran = Status::success();
+  if (p.live_addresses && cublas_may_read_live_addresses(p)) {
+    // cuBLAS is column-major: B's array goes first (as in run_sgemm). Each field is an array of one pointer.
+    const cublasStatus_t status =
+        cublasSgemmBatched(args.cublas, p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           p.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(p.n), static_cast<int>(p.m),
+                           static_cast<int>(p.k), &p.live->alpha, &p.live->b, static_cast<int>(p.b.ld), &p.live->a,
+                           static_cast<int>(p.a.ld), &p.live->beta, &p.live->c, static_cast<int>(p.ldc), 1);
+    ran = cublas_status(status, "cublasSgemmBatched");
+  } else {
+    ran = run_sgemm(p, args.cublas, &p.live->alpha, &p.live->beta);
+  }
   const cublasStatus_t restored = cublasSetPointerMode(args.cublas, CUBLAS_POINTER_MODE_HOST);
   FG_RETURN_IF_ERROR(ran);
   FG_CUBLAS_CHECK(restored);
@@ -59,6 +72,8 @@ Status run_sgemm(const GemmProblem &p, cublasHandle_t handle, const float *alpha
 }
 
 }  // namespace
+
+bool cublas_may_read_live_addresses(const GemmProblem &p) { return p.batch == 1 && fits_int(p); }
 
 extern const SgemmVariant cublas_sgemm = {
     FG_SGEMM_CUBLAS, "cublas", accepts_any_problem<GemmProblem>, no_workspace<GemmProblem>,

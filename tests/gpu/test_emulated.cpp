@@ -1140,6 +1140,51 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     }
   }
 
+  SECTION("declined operands on memory taken in turn, whether the FP32 product holds the addresses or reads them") {
+    // cuBLAS's FP32 product in the graph reads the addresses at launch where its batched entry point runs
+    // cublasSgemm's kernels (on the H100, 1024 x 16384 x 1024), and is captured again for each set of addresses
+    // elsewhere (B's rows of 2050 floats). Two places hold the same declined operands; each call writes its own C and
+    // no other, with alpha and beta changing, and the last gives the FP32 mode's bits.
+    struct Shape {
+      int64_t m, n, k;
+    };
+    for (const Shape &shape : {Shape{1030, 2050, 8190}, Shape{1024, 16384, 1024}}) {
+      INFO("shape " << shape.m << " x " << shape.n << " x " << shape.k);
+      REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+      const Operands inner = make_hard(HardCase{Hard::inner, 40, "inner 2^+-40"}, shape.m, shape.n, shape.k, 7210);
+      const Reference inner_reference = reference_of(inner);
+      DeviceProduct here(inner), there(inner);
+      DeviceProduct *places[] = {&here, &there};
+      std::vector<float> c0(static_cast<size_t>(shape.m * shape.n));
+      fill_uniform(c0, 7211);
+      const float alphas[] = {1.0f, -2.0f, 0.5f, 3.0f, 1.0f}, betas[] = {0.0f, 0.0f, 0.75f, -1.5f, 0.0f};
+      for (int call = 0; call < 5; ++call) {
+        DeviceProduct &product = *places[call % 2];
+        INFO("call " << call);
+        for (DeviceProduct *each : places) each->poison();
+        if (betas[call] != 0.0f)
+          REQUIRE_CUDA_OK(cudaMemcpy(product.c(), c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
+        REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+        REQUIRE_FG_OK(product.run(handle.get(), alphas[call], betas[call]));
+        CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+        REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+        Reference expected = scaled(inner_reference, alphas[call]);
+        for (size_t i = 0; i < c0.size(); ++i)
+          expected.product[i] += betas[call] != 0.0f ? static_cast<double>(betas[call]) * c0[i] : 0.0;
+        CHECK(relative_error(product.result(), expected.product) <= gemm_tolerance(shape.k));
+        int64_t written_elsewhere = 0;
+        for (float x : places[(call + 1) % 2]->result()) written_elsewhere += !std::isnan(x);
+        CHECK(written_elsewhere == 0);
+      }
+      const std::vector<float> emulated = here.result();
+      REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32));
+      here.poison();
+      REQUIRE_FG_OK(here.run(handle.get(), alphas[4], 0.0f));
+      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+      CHECK(same_bits(emulated, here.result()));
+    }
+  }
+
   SECTION("batched and transposed, with alpha and beta: the graph's bits are the forced algorithm's") {
     struct Case {
       fg_op_t transa, transb;

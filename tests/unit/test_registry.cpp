@@ -9,6 +9,7 @@
 
 #include "auto_choice.hpp"
 #include "rowmean/registry.hpp"
+#include "sgemm/cublas.hpp"
 #include "sgemm/registry.hpp"
 
 using namespace fastgemm;
@@ -132,4 +133,23 @@ TEST_CASE("AUTO within a caller's workspace: SGEMM runs cuBLAS where a faster al
           CHECK(variant->can_implement(p, hopper).ok());
           CHECK(variant->workspace_bytes(p, hopper) <= limit);
         }
+}
+
+TEST_CASE("cuBLAS's product in a kept graph may read the addresses at launch only for one product of 32-bit sizes",
+          "[auto]") {
+  // Where it may, the emulation still compares the kernels the batched entry point captures with cublasSgemm's.
+  detail::GemmProblem p = sgemm(4096, 2050, 8191, FG_MATH_FP32_EMULATED);
+  CHECK(detail::cublas_may_read_live_addresses(p));
+  p.a.transposed = true, p.a.ld = 4096;
+  CHECK(detail::cublas_may_read_live_addresses(p));
+  detail::GemmProblem batched = p;
+  batched.batch = 2;
+  CHECK_FALSE(detail::cublas_may_read_live_addresses(batched));
+  for (int field = 0; field < 6; ++field) {
+    detail::GemmProblem large = p;
+    int64_t *sizes[] = {&large.m, &large.n, &large.k, &large.a.ld, &large.b.ld, &large.ldc};
+    *sizes[field] = int64_t{1} << 31;  // past cuBLAS's 32-bit entry points
+    INFO("field " << field);
+    CHECK_FALSE(detail::cublas_may_read_live_addresses(large));
+  }
 }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 
+#include <vector>
+
+#include "core/device.hpp"
+
 namespace fastgemm::detail::ozaki {
 
 // A conditional handle in the graph that `stream` is being captured into.
@@ -53,6 +57,35 @@ Status capture_fp32(const GemmProblem &p, const RunArgs &args, cudaGraph_t *grap
     FG_RETURN_IF_ERROR(built);
     FG_CUDA_CHECK(ended);
   }
+  return Status::success();
+}
+
+Status same_kernels(cudaGraph_t first, cudaGraph_t second, bool *same) {
+  *same = false;
+  size_t count = 0, other_count = 0;
+  FG_CUDA_CHECK(cudaGraphGetNodes(first, nullptr, &count));
+  FG_CUDA_CHECK(cudaGraphGetNodes(second, nullptr, &other_count));
+  if (count != other_count || count == 0) return Status::success();
+  std::vector<cudaGraphNode_t> nodes(count), other_nodes(count);
+  FG_CUDA_CHECK(cudaGraphGetNodes(first, nodes.data(), &count));
+  FG_CUDA_CHECK(cudaGraphGetNodes(second, other_nodes.data(), &other_count));
+  for (size_t index = 0; index < count; ++index) {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty, other_type = cudaGraphNodeTypeEmpty;
+    FG_CUDA_CHECK(cudaGraphNodeGetType(nodes[index], &type));
+    FG_CUDA_CHECK(cudaGraphNodeGetType(other_nodes[index], &other_type));
+    if (type != other_type) return Status::success();
+    if (type != cudaGraphNodeTypeKernel) continue;
+    KernelNodeLaunch launch, other;
+    // A kernel whose launch the driver cannot give counts as another.
+    if (!kernel_node_launch(nodes[index], &launch).ok() || !kernel_node_launch(other_nodes[index], &other).ok())
+      return Status::success();
+    bool alike =
+        launch.function != nullptr && launch.function == other.function && launch.shared_bytes == other.shared_bytes;
+    for (int axis = 0; axis < 3; ++axis)
+      alike = alike && launch.grid[axis] == other.grid[axis] && launch.block[axis] == other.block[axis];
+    if (!alike) return Status::success();
+  }
+  *same = true;
   return Status::success();
 }
 

@@ -80,6 +80,11 @@ Status capture_branches(const RunArgs &args, cudaGraph_t *bodies, unsigned int s
 Status capture_fp32(const GemmProblem &p, const RunArgs &args, cudaGraph_t *graph, fg_sgemm_algo_t *algo,
                     cudaStream_t stream = nullptr);
 
+// Whether two graphs captured from one FP32 product run the same kernels: as many nodes, of the same types in the same
+// order, whose kernel nodes launch the same function over the same grid, blocks and shared memory. *same is false
+// where a node's parameters cannot be read.
+Status same_kernels(cudaGraph_t first, cudaGraph_t second, bool *same);
+
 // A child graph node running `child` (copied) after everything captured on `stream` so far, which goes on after it.
 Status add_child(cudaStream_t stream, cudaGraph_t child, cudaGraphNode_t *node);
 

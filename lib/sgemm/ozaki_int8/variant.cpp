@@ -15,6 +15,7 @@
 
 #include "core/check.hpp"
 #include "core/graph_cache.hpp"
+#include "sgemm/cublas.hpp"
 #include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
@@ -203,20 +204,57 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
 }
 
 // The nodes of a kept graph (run_as_graph) that are set again for other operands: its FP32 products, each a child
-// graph node captured again for the new addresses and scalars.
+// graph node captured again for the new addresses and scalars, unless every one reads them at launch.
 struct GivenNodes {
   cudaGraphNode_t fp32[GraphCache::kMostChildren] = {};
   int fp32_count = 0;
+  bool fp32_read_addresses = true;
 };
 
+// For a kept graph's FP32 product captured as *product: where it is cuBLAS's (`algo`), the product captured again to
+// read the addresses from p.live at launch takes its place when it runs the same kernels (cublas.hpp); *reads tells.
+// Where that capture fails, the product captured first stays.
+Status product_reading_addresses(const GemmProblem &p, const RunArgs &body_args, fg_sgemm_algo_t algo,
+                                 cudaGraph_t *product, bool *reads) {
+  *reads = false;
+  if (algo != FG_SGEMM_CUBLAS || p.live == nullptr || !cublas_may_read_live_addresses(p)) return Status::success();
+  GemmProblem reading = p;
+  reading.live_addresses = true;
+  cudaGraph_t candidate = nullptr;
+  fg_sgemm_algo_t candidate_algo = FG_SGEMM_AUTO;
+  if (!capture_fp32(reading, body_args, &candidate, &candidate_algo).ok()) {
+    (void)cudaGetLastError();
+    return Status::success();
+  }
+  bool same = false;
+  const Status compared = candidate_algo == algo ? same_kernels(*product, candidate, &same) : Status::success();
+  if (!compared.ok() || !same) {
+    (void)cudaGraphDestroy(candidate);
+    FG_RETURN_IF_ERROR(compared);
+    return Status::success();
+  }
+  (void)cudaGraphDestroy(*product);
+  *product = candidate;
+  *reads = true;
+  return Status::success();
+}
+
 // FP32 throughout, as a branch of the graph: the operation's workspace-free AUTO choice. In a kept graph (`given`),
-// it is a child graph node, recorded there, so that a launch for other operands can capture it again for them.
+// it is a child graph node, recorded there, so that a launch for other operands can capture it again for them (or
+// cuBLAS's, reading them at launch).
 Status fp32_branch(const GemmProblem &p, const RunArgs &body_args, GivenNodes *given, fg_sgemm_algo_t *fallback) {
   if (given == nullptr) return body_args.fp32_product(p, body_args, fallback);
   if (given->fp32_count == GraphCache::kMostChildren)
     return Status::failure(StatusCode::internal_error, "more FP32 branches than a kept graph records");
   cudaGraph_t product = nullptr;
   FG_RETURN_IF_ERROR(capture_fp32(p, body_args, &product, fallback));
+  bool reads = false;
+  const Status chosen = product_reading_addresses(p, body_args, *fallback, &product, &reads);
+  if (!chosen.ok()) {
+    (void)cudaGraphDestroy(product);
+    return chosen;
+  }
+  given->fp32_read_addresses = given->fp32_read_addresses && reads;
   const Status added = add_child(body_args.stream, product, &given->fp32[given->fp32_count]);
   (void)cudaGraphDestroy(product);
   FG_RETURN_IF_ERROR(added);
@@ -331,12 +369,13 @@ GraphCache::Key operands_key(const GemmProblem &p) {
   return key;
 }
 
-// What a kept graph's FP32 products (child graphs) depend on: the addresses, and the scalars unless the product is
-// cuBLAS's (`fallback`), which reads them from the LiveOperands the graph's first node writes.
-GraphCache::Key product_key(const GemmProblem &p, int fallback) {
+// What a kept graph's FP32 products (child graphs) depend on: the addresses, unless they read them at launch
+// (`read_addresses`), and the scalars unless the product is cuBLAS's (`fallback`), which reads them from the
+// LiveOperands the graph's first node writes.
+GraphCache::Key product_key(const GemmProblem &p, int fallback, bool read_addresses) {
   GraphCache::Key key;
   KeyWriter writer(&key);
-  writer.add(p.a.data).add(p.b.data).add(p.c);
+  if (!read_addresses) writer.add(p.a.data).add(p.b.data).add(p.c);
   if (fallback != FG_SGEMM_CUBLAS) writer.add_float(p.alpha).add_float(p.beta);
   return key;
 }
@@ -376,15 +415,17 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
   kept->child_count = nodes.fp32_count;
   kept->operands = operands_key(p);
   kept->tag = fallback;
-  kept->children_for = product_key(p, fallback);
+  kept->children_read_addresses = nodes.fp32_count > 0 && nodes.fp32_read_addresses;
+  kept->children_for = product_key(p, fallback, kept->children_read_addresses);
   return Status::success();
 }
 
 // A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
-// again for them (not where only the scalars changed and the FP32 products read them on the device: cuBLAS's).
+// again for them (not where they read on the device what changed: cuBLAS's reads the scalars, and the addresses where
+// product_reading_addresses took it).
 Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
   FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
-  const GraphCache::Key products_for = product_key(p, kept->tag);
+  const GraphCache::Key products_for = product_key(p, kept->tag, kept->children_read_addresses);
   if (kept->child_count > 0 && products_for != kept->children_for) {
     // The FP32 product captured for these operands before, or captured now (and kept with the graph, which destroys
     // it: also where setting it fails, and the caller erases the graph).
