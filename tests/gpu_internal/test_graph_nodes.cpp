@@ -16,19 +16,13 @@
 #include <vector>
 
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
-#define REQUIRE_CUDA(call) REQUIRE((call) == cudaSuccess)
-#define REQUIRE_CUBLAS(call) REQUIRE((call) == CUBLAS_STATUS_SUCCESS)
+using fgtest::DeviceMemory;
 
-struct Memory {
-  float *data = nullptr;
-  explicit Memory(size_t count) { REQUIRE_CUDA(cudaMalloc(reinterpret_cast<void **>(&data), count * 4)); }
-  ~Memory() { (void)cudaFree(data); }
-  Memory(const Memory &) = delete;
-  Memory &operator=(const Memory &) = delete;
-};
+#define REQUIRE_CUBLAS(call) REQUIRE((call) == CUBLAS_STATUS_SUCCESS)
 
 // What the batched call reads on the device: arrays of one pointer each, and the scalars.
 struct Published {
@@ -41,9 +35,9 @@ class Products {
  public:
   Products() {
     REQUIRE_CUBLAS(cublasCreate(&handle_));
-    REQUIRE_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    REQUIRE_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     REQUIRE_CUBLAS(cublasSetStream(handle_, stream_));
-    REQUIRE_CUDA(cudaMalloc(&workspace_, kWorkspace));
+    REQUIRE_CUDA_OK(cudaMalloc(&workspace_, kWorkspace));
     REQUIRE_CUBLAS(cublasSetWorkspace(handle_, workspace_, kWorkspace));
   }
   ~Products() {
@@ -72,10 +66,10 @@ class Products {
   }
   void run(cudaGraph_t graph) {
     cudaGraphExec_t exec = nullptr;
-    REQUIRE_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-    REQUIRE_CUDA(cudaGraphLaunch(exec, stream_));
-    REQUIRE_CUDA(cudaStreamSynchronize(stream_));
-    REQUIRE_CUDA(cudaGraphExecDestroy(exec));
+    REQUIRE_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    REQUIRE_CUDA_OK(cudaGraphLaunch(exec, stream_));
+    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream_));
+    REQUIRE_CUDA_OK(cudaGraphExecDestroy(exec));
   }
 
  private:
@@ -83,9 +77,9 @@ class Products {
   template <typename Call>
   cudaGraph_t captured(const Call &call) {
     cudaGraph_t graph = nullptr;
-    REQUIRE_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
     const cublasStatus_t status = call();
-    REQUIRE_CUDA(cudaStreamEndCapture(stream_, &graph));
+    REQUIRE_CUDA_OK(cudaStreamEndCapture(stream_, &graph));
     REQUIRE_CUBLAS(status);
     return graph;
   }
@@ -100,12 +94,6 @@ bool same(cudaGraph_t first, cudaGraph_t second) {
   return result;
 }
 
-std::vector<float> download(const float *data, size_t count) {
-  std::vector<float> host(count);
-  REQUIRE_CUDA(cudaMemcpy(host.data(), data, count * 4, cudaMemcpyDeviceToHost));
-  return host;
-}
-
 }  // namespace
 
 TEST_CASE("emulation's graphs: captured FP32 products compared by their kernels", "[graph_nodes]") {
@@ -117,37 +105,39 @@ TEST_CASE("emulation's graphs: captured FP32 products compared by their kernels"
     INFO("shape " << shape.m << " x " << shape.n << " x " << shape.k);
     const size_t size_a = size_t(shape.m) * shape.k, size_b = size_t(shape.k) * shape.n,
                  size_c = size_t(shape.m) * shape.n;
-    Memory a(size_a), b(size_b), c(size_c), other_c(size_c), published_memory(sizeof(Published) / 4 + 1);
-    std::vector<float> host(size_a > size_b ? size_a : size_b);
+    DeviceMemory a(size_a * 4), b(size_b * 4), c(size_c * 4), other_c(size_c * 4), published_memory(sizeof(Published));
+    std::vector<float> host_a(size_a), host_b(size_b);
     std::mt19937 random(static_cast<unsigned>(shape.n));
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    for (float &x : host) x = uniform(random);
-    REQUIRE_CUDA(cudaMemcpy(a.data, host.data(), size_a * 4, cudaMemcpyHostToDevice));
-    REQUIRE_CUDA(cudaMemcpy(b.data, host.data(), size_b * 4, cudaMemcpyHostToDevice));
+    for (std::vector<float> *host : {&host_a, &host_b})
+      for (float &x : *host) x = uniform(random);
+    fgtest::upload(a, host_a);
+    fgtest::upload(b, host_b);
 
     // One call captured twice, for two outputs: the same kernels. Another shape: not.
-    cudaGraph_t first = products.plain(shape.m, shape.n, shape.k, a.data, b.data, c.data);
-    cudaGraph_t again = products.plain(shape.m, shape.n, shape.k, a.data, b.data, other_c.data);
+    cudaGraph_t first = products.plain(shape.m, shape.n, shape.k, a.as<float>(), b.as<float>(), c.as<float>());
+    cudaGraph_t again = products.plain(shape.m, shape.n, shape.k, a.as<float>(), b.as<float>(), other_c.as<float>());
     CHECK(same(first, again));
-    cudaGraph_t smaller = products.plain(shape.m / 2, shape.n / 4, shape.k, a.data, b.data, other_c.data);
+    cudaGraph_t smaller =
+        products.plain(shape.m / 2, shape.n / 4, shape.k, a.as<float>(), b.as<float>(), other_c.as<float>());
     CHECK_FALSE(same(first, smaller));
 
     // The batched call, captured before its addresses are published: where it runs the same kernels, it gives
     // cublasSgemm's bits, into the C published at launch (C poisoned first).
-    auto *published = reinterpret_cast<Published *>(published_memory.data);
+    auto *published = published_memory.as<Published>();
     cudaGraph_t batched = products.batched(shape.m, shape.n, shape.k, published);
     if (same(first, batched)) {
       products.run(first);
-      const std::vector<float> expected = download(c.data, size_c);
-      REQUIRE_CUDA(cudaMemset(other_c.data, 0xff, size_c * 4));
-      const Published given{b.data, a.data, other_c.data, 1.0f, 0.0f};
-      REQUIRE_CUDA(cudaMemcpy(published, &given, sizeof given, cudaMemcpyHostToDevice));
+      const std::vector<float> expected = fgtest::download<float>(c, size_c);
+      REQUIRE_CUDA_OK(cudaMemset(other_c.as<float>(), 0xff, size_c * 4));
+      const Published given{b.as<float>(), a.as<float>(), other_c.as<float>(), 1.0f, 0.0f};
+      REQUIRE_CUDA_OK(cudaMemcpy(published, &given, sizeof given, cudaMemcpyHostToDevice));
       products.run(batched);
-      const std::vector<float> got = download(other_c.data, size_c);
+      const std::vector<float> got = fgtest::download<float>(other_c, size_c);
       CHECK(std::memcmp(got.data(), expected.data(), size_c * 4) == 0);
     } else {
       WARN("the batched entry point captures other kernels here: the emulation holds the addresses in its product");
     }
-    for (cudaGraph_t graph : {first, again, smaller, batched}) REQUIRE_CUDA(cudaGraphDestroy(graph));
+    for (cudaGraph_t graph : {first, again, smaller, batched}) REQUIRE_CUDA_OK(cudaGraphDestroy(graph));
   }
 }
