@@ -102,7 +102,8 @@ const ValueOption *find_value_option(const std::string &name) {
 
 bool is_flag(const std::string &arg) {
   return arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--list" || arg == "--suite" ||
-         arg == "--hot" || arg == "--host" || arg == "--pinned" || arg == "--profile" || arg == "--stages";
+         arg == "--hot" || arg == "--host" || arg == "--pinned" || arg == "--profile" || arg == "--stages" ||
+         arg == "--host-time";
 }
 
 void apply_flag(Options &options, const std::string &arg) {
@@ -114,6 +115,8 @@ void apply_flag(Options &options, const std::string &arg) {
     options.profile = true;
   } else if (arg == "--stages") {
     options.stages = true;
+  } else if (arg == "--host-time") {
+    options.host_time = true;
   } else if (arg == "--hot") {
     options.cold = false;
     options.hot = true;
@@ -235,6 +238,7 @@ Options:
   --host, --pinned    sgemm operands in pageable or pinned host memory, through fg_sgemm_host
   --math MODE         fp32, or fp32_emulated (FP32 accuracy from tensor-core products)
   --stages            with --math fp32_emulated: each row's kernel time by stage, from a trace (CUPTI)
+  --host-time         each row's host time per call, over calls enqueued back to back
   --algo LIST         algorithm names as --list prints them, or all (default auto); cuBLAS always runs
   --mode cold|hot|both  cold: each call after an L2 flush (default); hot: back to back
   --max-seconds S     time budget of one algorithm on one problem (default 1)
@@ -303,6 +307,11 @@ sgemm: C = op(A) op(B), FP32, alpha 1, beta 0, inputs uniform in (-1, 1) unless 
                       on the device by stage: scan (the preview and the scan), codes (the codes and their
                       INT8 product), plan, residues, products, rebuild and recompute (the elements done in
                       FP32); columns stage_*_ms in CSV and JSON. Without libcupti the rows say so
+  --host-time         after each row's timing, the same call up to 15 times back to back (as an
+                      application's loop makes them: an emulated call's graph is kept from the timed
+                      calls), each timed on the host from the call to its return; the median, column
+                      host_us_per_call. Not with --stages: once CUPTI has traced, every call of the
+                      process costs the host more
   Rates are GFLOP/s = 2 m n k batch / time; "% of peak" is of SMs x FP32 lanes per SM x clock x 2.
 
 rowmean: output = matrix * row means of input, L x N, through fg_rowmean_matvec.

@@ -29,8 +29,9 @@ struct Options {
   std::vector<int64_t> sizes;       // --sizes
   std::vector<std::string> shapes;  // --shape entries, unparsed
   bool suite = false;
-  bool profile = false;  // overhead --profile
-  bool stages = false;   // sgemm --stages: each emulated row's time by stage, from a trace of one more call
+  bool profile = false;    // overhead --profile
+  bool stages = false;     // sgemm --stages: each emulated row's time by stage, from a trace of one more call
+  bool host_time = false;  // sgemm --host-time: each row's host time per call, over calls back to back
   // sgemm --host / --pinned: operands in pageable / pinned host memory, through fg_sgemm_host; empty:
   // device memory, through fg_sgemm.
   std::string host_memory;

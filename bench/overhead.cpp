@@ -386,7 +386,7 @@ std::vector<Field> entry_fields(const Entry &entry) {
 OverheadPlan make_overhead_plan(const Options &options) {
   if (!options.algos.empty() || !options.sizes.empty() || options.suite || !options.trans.empty() ||
       !options.layouts.empty() || options.dtype || options.hot || options.math || !options.distributions.empty() ||
-      !options.depths.empty() || options.stages) {
+      !options.depths.empty() || options.stages || options.host_time) {
     throw UsageError("overhead takes --shape, --batch, --repeats, --profile, --device, --csv and --json only");
   }
   OverheadPlan plan;

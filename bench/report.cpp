@@ -49,6 +49,7 @@ std::vector<Field> row_fields(const Row &row, const Metric &metric) {
   for (int stage = 0; stage < kStageCount; ++stage)
     fields.push_back(number_field(std::string("stage_") + stage_name(stage) + "_ms",
                                   row.stages.traced ? row.stages.ms[stage] : kNoValue));
+  fields.push_back(number_field("host_us_per_call", row.host_calls > 0 ? row.host_us : kNoValue));
   return fields;
 }
 
@@ -167,6 +168,8 @@ std::string table_line(const Row &row, const Metric &metric, size_t algo_width) 
   } else if (!row.stages.why_not.empty()) {
     line += "; no stages: " + row.stages.why_not;
   }
+  if (row.host_calls > 0)
+    line += format("; host %.1f us a call (median of %d back to back)", row.host_us, row.host_calls);
   return line;
 }
 

@@ -65,6 +65,10 @@ struct Row {
   double int8_tops = kNoValue;
   // sgemm --stages, in the emulated math mode: one more call's kernels, traced, in ms by stage (stages.hpp).
   StageTimes stages;
+  // sgemm --host-time: the median host time of host_calls calls enqueued back to back, each from the call to its
+  // return, in us (0 calls: not measured).
+  double host_us = kNoValue;
+  int host_calls = 0;
 };
 
 struct RunInfo {

@@ -119,12 +119,17 @@ RowmeanShape parse_shape(const std::string &text, fg_dtype_t default_dtype) {
 }
 
 void reject_sgemm_options(const Options &options) {
-  const std::pair<bool, const char *> sgemm_only[] = {
-      {!options.sizes.empty(), "--sizes"},          {options.suite, "--suite"},
-      {!options.trans.empty(), "--trans"},          {!options.layouts.empty(), "--layout"},
-      {options.batch.has_value(), "--batch"},       {!options.host_memory.empty(), "--host or --pinned"},
-      {!options.host_devices.empty(), "--devices"}, {options.math.has_value(), "--math"},
-      {!options.distributions.empty(), "--dist"},   {options.stages, "--stages"}};
+  const std::pair<bool, const char *> sgemm_only[] = {{!options.sizes.empty(), "--sizes"},
+                                                      {options.suite, "--suite"},
+                                                      {!options.trans.empty(), "--trans"},
+                                                      {!options.layouts.empty(), "--layout"},
+                                                      {options.batch.has_value(), "--batch"},
+                                                      {!options.host_memory.empty(), "--host or --pinned"},
+                                                      {!options.host_devices.empty(), "--devices"},
+                                                      {options.math.has_value(), "--math"},
+                                                      {!options.distributions.empty(), "--dist"},
+                                                      {options.stages, "--stages"},
+                                                      {options.host_time, "--host-time"}};
   for (const auto &[given, name] : sgemm_only) {
     if (given) throw UsageError(std::string(name) + " is an sgemm option");
   }

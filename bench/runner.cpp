@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runner.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "gpu.hpp"
 #include "measure.hpp"
@@ -16,6 +20,31 @@ namespace bench {
 namespace {
 
 constexpr int kLastAlgoId = 100;
+
+// --host-time: calls back to back until this many, or until they have taken this long on the host (a call over host
+// memory returns when done), at least kLeastHostCalls.
+constexpr int kMostHostCalls = 15;
+constexpr int kLeastHostCalls = 3;
+constexpr double kHostCallsSeconds = 0.5;
+
+// The median host time of `call` over calls enqueued back to back, each from the call to its return, in us; *calls
+// is how many ran. Waits for the device after them.
+double host_us_per_call(const std::function<void()> &call, int *calls) {
+  std::vector<double> us;
+  double seconds = 0;
+  while (static_cast<int>(us.size()) < kMostHostCalls &&
+         (static_cast<int>(us.size()) < kLeastHostCalls || seconds < kHostCallsSeconds)) {
+    const auto begin = std::chrono::steady_clock::now();
+    call();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    us.push_back(took * 1e6);
+    seconds += took;
+  }
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the calls timed on the host");
+  std::sort(us.begin(), us.end());
+  *calls = static_cast<int>(us.size());
+  return us[us.size() / 2];
+}
 
 std::string version_string(int version) {
   return format("%d.%d.%d", version / 10000, version / 100 % 100, version % 100);
@@ -30,6 +59,7 @@ class Runner {
         timer_(timer),
         run_(run),
         trace_stages_(options.stages),
+        host_time_(options.host_time),
         host_devices_(options.host_devices) {
     if (options.cold) modes_.push_back(Mode::cold);
     if (options.hot) modes_.push_back(Mode::hot);
@@ -62,6 +92,7 @@ class Runner {
   Progress progress_;
   size_t algo_width_ = 0;
   bool trace_stages_ = false;      // --stages: the emulated rows' kernels by stage
+  bool host_time_ = false;         // --host-time: each row's host time per call
   std::vector<int> host_devices_;  // --devices, which main set on the bench's handle
   std::vector<Mode> modes_;
   double baseline_median_ms_[2] = {kNoValue, kNoValue};  // by Mode
@@ -177,6 +208,11 @@ std::vector<Row> Runner::measure(Row row, Workload &workload, int algo) {
         timed.baseline_median_ms = pair.second.median_ms;
       }
       rows.push_back(std::move(timed));
+    }
+    if (host_time_) {
+      int calls = 0;
+      const double us = host_us_per_call(call, &calls);
+      for (Row &timed : rows) timed.host_us = us, timed.host_calls = calls;
     }
     if (trace_stages_ && !direct && row.math == "fp32_emulated") {
       const StageTimes stages = traced_call(workload, algo);

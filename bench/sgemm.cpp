@@ -452,6 +452,10 @@ Plan make_sgemm_plan(const Options &options) {
   if (options.distributions.size() > 1) throw UsageError("sgemm takes one --dist");
   if (options.stages && options.math != FG_MATH_FP32_EMULATED)
     throw UsageError("--stages times the emulated mode's stages: it needs --math fp32_emulated");
+  if (options.stages && options.host_time)
+    throw UsageError(
+        "--host-time and --stages exclude each other: once CUPTI has traced a call, every call of the "
+        "process costs the host more");
   const Distribution distribution =
       options.distributions.empty() ? Distribution::uniform : parse_distribution(options.distributions.front());
   Plan plan;

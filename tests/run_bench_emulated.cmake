@@ -2,8 +2,10 @@
 # Runs `fastgemm-bench sgemm --stages` in the emulated math mode on one problem (BENCH, SIZE) and checks its CSV:
 # AUTO's row ran the emulation and tells its moduli count (2 or more), a positive INT8 rate over the call and its
 # kernels' time by stage (each stage the emulation runs above 0, their sum within a factor of 2 of the call's median
-# time; where libcupti cannot be loaded the row says so and the stages go unchecked); cuBLAS's row (FP32) tells no
-# moduli, no INT8 rate and no stages. Without a GPU the bench exits 3: the test prints the skip line CTest and test.sh
+# time; where libcupti cannot be loaded the row says so and the stages go unchecked) and no host time (not asked);
+# cuBLAS's row (FP32) tells no moduli, no INT8 rate and no stages. Then again with --host-time: AUTO's emulated call
+# costs the host less than its median time on the device (it enqueues its work and returns), and cuBLAS's row tells
+# its host time too. Without a GPU the bench exits 3: the test prints the skip line CTest and test.sh
 # recognize.
 
 # A CSV time in ms ("%.9g", fixed notation above 1e-4) as whole microseconds, for CMake's integer arithmetic.
@@ -34,7 +36,7 @@ foreach(stage IN LISTS stages)
   list(APPEND stage_columns stage_${stage}_ms)
 endforeach()
 string(FIND "${output}" "no stages: libcupti" no_cupti)
-foreach(name algo ran moduli int8_tops median_ms ${stage_columns})
+foreach(name algo ran moduli int8_tops median_ms host_us_per_call ${stage_columns})
   list(FIND columns ${name} at_${name})
   if(at_${name} LESS 0)
     message(FATAL_ERROR "the CSV has no column ${name}: ${header}")
@@ -49,6 +51,10 @@ foreach(line IN LISTS lines)
   list(GET fields ${at_ran} ran)
   list(GET fields ${at_moduli} moduli)
   list(GET fields ${at_int8_tops} int8_tops)
+  list(GET fields ${at_host_us_per_call} host_us)
+  if(NOT host_us STREQUAL "")
+    message(FATAL_ERROR "${algo}'s row tells a host time '${host_us}' that --stages did not ask for")
+  endif()
   if(algo STREQUAL "auto")
     set(seen_auto TRUE)
     if(NOT ran STREQUAL "ozaki_int8" OR moduli LESS 2 OR NOT int8_tops GREATER 0)
@@ -85,4 +91,45 @@ foreach(line IN LISTS lines)
 endforeach()
 if(NOT seen_auto OR NOT seen_cublas)
   message(FATAL_ERROR "the CSV lacks AUTO's or cuBLAS's row")
+endif()
+
+set(host_csv "${CMAKE_CURRENT_BINARY_DIR}/bench_emulated_host_${SIZE}.csv")
+run_bench_on_gpu(sgemm --sizes ${SIZE} --math fp32_emulated --algo auto --max-seconds 0.2 --host-time --csv "${host_csv}")
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "fastgemm-bench sgemm --host-time exited with ${status}")
+endif()
+file(STRINGS "${host_csv}" lines)
+list(GET lines 0 header)
+string(REPLACE "," ";" columns "${header}")
+foreach(name algo ran median_ms host_us_per_call)
+  list(FIND columns ${name} at_${name})
+  if(at_${name} LESS 0)
+    message(FATAL_ERROR "the --host-time CSV has no column ${name}: ${header}")
+  endif()
+endforeach()
+list(REMOVE_AT lines 0)
+set(seen_auto FALSE)
+set(seen_cublas FALSE)
+foreach(line IN LISTS lines)
+  string(REPLACE "," ";" fields "${line}")
+  list(GET fields ${at_algo} algo)
+  list(GET fields ${at_ran} ran)
+  list(GET fields ${at_median_ms} median)
+  list(GET fields ${at_host_us_per_call} host_us)
+  to_microseconds("${median}" median_us)
+  if(algo STREQUAL "auto")
+    set(seen_auto TRUE)
+    if(NOT ran STREQUAL "ozaki_int8" OR NOT host_us GREATER 0 OR NOT host_us LESS median_us)
+      message(FATAL_ERROR "AUTO's row with --host-time: ran '${ran}', host time '${host_us}' us a call, "
+                          "median on the device ${median_us} us")
+    endif()
+  elseif(algo STREQUAL "cublas_direct")
+    set(seen_cublas TRUE)
+    if(NOT host_us GREATER 0)
+      message(FATAL_ERROR "cuBLAS's row with --host-time: host time '${host_us}'")
+    endif()
+  endif()
+endforeach()
+if(NOT seen_auto OR NOT seen_cublas)
+  message(FATAL_ERROR "the --host-time CSV lacks AUTO's or cuBLAS's row")
 endif()

@@ -66,6 +66,7 @@ Status Context::set_stream(cudaStream_t stream) {
   if (stream == stream_) return Status::success();
   FG_RETURN_IF_ERROR(mark_legacy_uses());
   stream_ = stream;
+  capture_known_ = false;
   if (recorded_) wait_before_use_ = true;
   return Status::success();
 }
@@ -89,9 +90,18 @@ Status Context::set_workspace(void *memory, size_t bytes) {
 void Context::begin_call() {
   used_in_call_ = false;
   taken_in_call_ = 0;
+  in_call_ = true;
+  capture_known_ = false;
 }
 
 Status Context::end_call() {
+  const Status ended = record_call_end();
+  in_call_ = false;
+  capture_known_ = false;
+  return ended;
+}
+
+Status Context::record_call_end() {
   if (!used_in_call_) return Status::success();
   if (is_legacy_stream(stream_)) {
     unmarked_legacy_use_ = true;
@@ -116,9 +126,15 @@ Status Context::mark_legacy_uses() {
 }
 
 Status Context::capturing(bool *active) {
+  if (in_call_ && capture_known_) {
+    *active = capture_active_;
+    return Status::success();
+  }
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   FG_CUDA_CHECK(cudaStreamIsCapturing(stream_, &status));
   *active = status != cudaStreamCaptureStatusNone;
+  capture_known_ = in_call_;
+  capture_active_ = *active;
   return Status::success();
 }
 

@@ -70,7 +70,8 @@ class Context {
   // caller's workspace that is too small is StatusCode::not_supported naming the bytes needed.
   Status workspace(size_t bytes, void **out);
 
-  // Whether the stream is being captured into a graph.
+  // Whether the stream is being captured into a graph. Within a call (begin_call to end_call) the driver is asked
+  // once: a call's own work cannot start or end a capture of the handle's stream.
   Status capturing(bool *active);
 
   // The graphs of the handle's calls that choose on the device (graph_cache.hpp). They hold the workspace's and
@@ -89,6 +90,8 @@ class Context {
   Status create_cublas();
   // Records the event after the work of uses on the legacy stream that no record covers yet.
   Status mark_legacy_uses();
+  // end_call's record of the call's last use.
+  Status record_call_end();
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
@@ -117,7 +120,10 @@ class Context {
   bool recorded_ = false;
   bool wait_before_use_ = false;  // the stream changed since the last record
   bool used_in_call_ = false;
-  size_t taken_in_call_ = 0;  // bytes of the workspace this call has taken
+  size_t taken_in_call_ = 0;    // bytes of the workspace this call has taken
+  bool in_call_ = false;        // between begin_call and end_call
+  bool capture_known_ = false;  // capturing() asked the driver in this call, which said capture_active_
+  bool capture_active_ = false;
 };
 
 }  // namespace fastgemm::detail
