@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # fastgemm-bench --help is short (under 60 lines) and names --version and --help-all; --help-all has every
-# option and the sections on checking and timing; --algo and --list know the rowmean relay by both its names.
+# option and the sections on checking and timing; --algo and --list know the rowmean relay by both its names;
+# --host-time outside sgemm, or with --stages, is a usage error.
 # None needs a GPU. Run with cmake -P and BENCH.
 execute_process(COMMAND ${BENCH} --help RESULT_VARIABLE status OUTPUT_VARIABLE short ERROR_VARIABLE errors)
 if(NOT status EQUAL 0)
@@ -17,7 +18,7 @@ foreach(option --version --help-all --list --algo --csv)
   endif()
 endforeach()
 execute_process(COMMAND ${BENCH} --help-all RESULT_VARIABLE status OUTPUT_VARIABLE all)
-foreach(part "--devices LIST" "--repeats N" "--dist LIST" "--stages" "\nChecking:" "\nTiming:" "--version" "--help-all")
+foreach(part "--devices LIST" "--repeats N" "--dist LIST" "--stages" "--host-time" "\nChecking:" "\nTiming:" "--version" "--help-all")
   if(NOT all MATCHES "${part}")
     message(FATAL_ERROR "fastgemm-bench --help-all has no '${part}'")
   endif()
@@ -28,6 +29,14 @@ foreach(name relay pipelined)
   execute_process(COMMAND ${BENCH} rowmean --algo ${name},no_such_algo RESULT_VARIABLE status ERROR_VARIABLE errors)
   if(NOT status EQUAL 2 OR NOT errors MATCHES "--algo 'no_such_algo' is not an algorithm")
     message(FATAL_ERROR "fastgemm-bench rowmean --algo ${name},no_such_algo exited ${status}: ${errors}")
+  endif()
+endforeach()
+# --host-time is sgemm's, and excludes --stages (CUPTI's trace slows the process's later calls): usage errors, before
+# any GPU is looked for.
+foreach(arguments "sgemm;--math;fp32_emulated;--stages;--host-time" "rowmean;--host-time" "accuracy;--host-time")
+  execute_process(COMMAND ${BENCH} ${arguments} RESULT_VARIABLE status ERROR_VARIABLE errors)
+  if(NOT status EQUAL 2 OR NOT errors MATCHES "--host-time")
+    message(FATAL_ERROR "fastgemm-bench ${arguments} exited ${status}: ${errors}")
   endif()
 endforeach()
 execute_process(COMMAND ${BENCH} --list RESULT_VARIABLE status OUTPUT_VARIABLE list)
