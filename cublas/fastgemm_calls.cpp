@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -155,22 +156,23 @@ struct DeviceHandle {
   std::vector<std::pair<ProblemKey, size_t>> warm;
 };
 
+// The handles of threads that have ended, destroyed by the next call served on their device. A thread's own
+// destructors cannot destroy them: libfastgemm's thread-local state (its last error message) may already be gone by
+// then, and fg_destroy would write into it.
+std::mutex g_orphans_mutex;
+std::vector<DeviceHandle> g_orphans;
+std::atomic<int> g_orphan_count{0};  // read without the lock by every served call
+
 class ThreadHandles {
  public:
   ~ThreadHandles() {
     // The main thread's are left to the process's end, when the driver releases everything: exit neither calls into
     // a CUDA runtime being torn down nor waits for other threads' work.
-    if (gettid() == getpid() || handles_.empty() || g_exiting.load()) return;
-    const FastgemmLibrary *fastgemm = fastgemm_library();
-    Forwarding forwarding;
-    for (DeviceHandle &entry : handles_) {
-      if (entry.handle == nullptr || cudaSetDevice(entry.device) != cudaSuccess) continue;
-      // fg_destroy waits for the work that used the workspace.
-      (void)fastgemm->destroy(entry.handle);
-      if (entry.workspace.memory != nullptr && !entry.workspace.captured)
-        (void)cudaFreeAsync(entry.workspace.memory, cudaStreamLegacy);
-      if (entry.last_use != nullptr) (void)cudaEventDestroy(entry.last_use);
-    }
+    if (gettid() == getpid() || g_exiting.load()) return;
+    std::lock_guard<std::mutex> lock(g_orphans_mutex);
+    for (DeviceHandle &entry : handles_)
+      if (entry.handle != nullptr) g_orphans.push_back(std::move(entry));
+    g_orphan_count.store(static_cast<int>(g_orphans.size()));
   }
   DeviceHandle *find(int device) {
     for (DeviceHandle &entry : handles_)
@@ -184,6 +186,31 @@ class ThreadHandles {
  private:
   std::vector<DeviceHandle> handles_;
 };
+
+// Outside captures only: fg_destroy waits for the work that used the handle's workspace.
+void destroy_orphans(const FastgemmLibrary &fastgemm, int device) {
+  if (g_orphan_count.load(std::memory_order_relaxed) == 0) return;
+  std::vector<DeviceHandle> orphans;
+  {
+    std::lock_guard<std::mutex> lock(g_orphans_mutex);
+    for (auto it = g_orphans.begin(); it != g_orphans.end();) {
+      if (it->device == device) {
+        orphans.push_back(std::move(*it));
+        it = g_orphans.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    g_orphan_count.store(static_cast<int>(g_orphans.size()));
+  }
+  for (DeviceHandle &orphan : orphans) {
+    (void)fastgemm.destroy(orphan.handle);
+    if (orphan.workspace.memory != nullptr && !orphan.workspace.captured &&
+        cudaFreeAsync(orphan.workspace.memory, cudaStreamLegacy) != cudaSuccess)
+      (void)cudaGetLastError();
+    if (orphan.last_use != nullptr && cudaEventDestroy(orphan.last_use) != cudaSuccess) (void)cudaGetLastError();
+  }
+}
 
 thread_local ThreadHandles t_handles;
 
@@ -316,6 +343,7 @@ Served serve(const Product &p) {
   const FastgemmLibrary *fastgemm = fastgemm_library();
   if (fastgemm == nullptr) return passed(g_unusable_why);
   Forwarding forwarding;
+  if (!capturing) destroy_orphans(*fastgemm, device);
   if (entry->handle == nullptr) {
     if (capturing) return passed("captured before this thread made a fastgemm handle");
     const std::string why = make_handle(*fastgemm, entry);

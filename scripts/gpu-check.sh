@@ -5,6 +5,7 @@
 # (first argument, default build/gpu-check-logs); a summary table is printed last.
 #   FASTGEMM_SANITIZER_TOOLS  sanitizer tools to run (default "memcheck initcheck racecheck synccheck")
 #   FASTGEMM_BENCH_ARGS       arguments of `fastgemm-bench sgemm` (default: the default sweep)
+#   FASTGEMM_CUBLAS_BENCH_ARGS  arguments of bench/cublas_interposer.py (default: its default sweep)
 #   FASTGEMM_SKIP_BENCH=1     stop after the sanitizers
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -47,6 +48,11 @@ done
 if [ "${FASTGEMM_SKIP_BENCH:-0}" != 1 ] && [ -x "$build_dir/bench/fastgemm-bench" ]; then
   step bench-sgemm "$build_dir/bench/fastgemm-bench" sgemm ${FASTGEMM_BENCH_ARGS:-} --csv "$log_dir/sgemm.csv" --json "$log_dir/sgemm.json"
   step bench-rowmean "$build_dir/bench/fastgemm-bench" rowmean --csv "$log_dir/rowmean.csv" --json "$log_dir/rowmean.json"
+  # The same PyTorch and CuPy programs with and without libfastgemm_cublas.so preloaded (where python3 has them).
+  if python3 -c "import torch" 2>/dev/null || python3 -c "import cupy" 2>/dev/null; then
+    step bench-cublas python3 "$fastgemm_root/bench/cublas_interposer.py" --preload "$build_dir/libfastgemm_cublas.so" \
+      ${FASTGEMM_CUBLAS_BENCH_ARGS:-} --csv "$log_dir/cublas.csv"
+  fi
 fi
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)) =="
