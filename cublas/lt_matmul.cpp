@@ -142,6 +142,8 @@ Decision decide_lt(const LtCall &call, Product *p, Epilogue *epilogue) {
   if (call.alpha == nullptr || call.beta == nullptr) return {"a null scalar, which cuBLASLt checks", {}};
   const float alpha = *static_cast<const float *>(call.alpha), beta = *static_cast<const float *>(call.beta);
   if (alpha == 0.0f) return {"alpha = 0: C is only scaled", {}};
+  if (call.c == call.d && (c.ld != d.ld || c.stride != d.stride))
+    return {"C and D one matrix under two layouts, which cuBLASLt checks", {}};
   if (beta != 0.0f && call.c != call.d) {
     // D starts as a copy of C, made before fastgemm computes in place.
     if (c.ld != d.ld || c.stride != d.stride) return {"C and D apart, with other layouts", {}};
