@@ -32,6 +32,7 @@ struct FastgemmLibrary {
   decltype(&fg_destroy) destroy;
   decltype(&fg_set_stream) set_stream;
   decltype(&fg_set_math_mode) set_math_mode;
+  decltype(&fg_get_reproducibility) get_reproducibility;
   decltype(&fg_set_workspace) set_workspace;
   decltype(&fg_sgemm_workspace_size) workspace_size;
   decltype(&fg_sgemm) sgemm;
@@ -84,6 +85,7 @@ const FastgemmLibrary *load(std::string *why) {
   bind(library, "fg_destroy", &fastgemm.destroy, &missing);
   bind(library, "fg_set_stream", &fastgemm.set_stream, &missing);
   bind(library, "fg_set_math_mode", &fastgemm.set_math_mode, &missing);
+  bind(library, "fg_get_reproducibility", &fastgemm.get_reproducibility, &missing);
   bind(library, "fg_set_workspace", &fastgemm.set_workspace, &missing);
   bind(library, "fg_sgemm_workspace_size", &fastgemm.workspace_size, &missing);
   bind(library, "fg_sgemm", &fastgemm.sgemm, &missing);
@@ -104,16 +106,19 @@ const FastgemmLibrary *load(std::string *why) {
 std::atomic<bool> g_unusable{false};
 std::string g_unusable_why;  // written once, before g_unusable is set
 
+// Turns fastgemm off for the process, once, for a reason that holds for every thread.
+void give_up(const std::string &why) {
+  static std::atomic<bool> told{false};
+  if (!g_unusable.load() && !told.exchange(true)) {
+    g_unusable_why = why;
+    g_unusable.store(true);
+  }
+}
+
 const FastgemmLibrary *fastgemm_library() {
   static std::string why;
   static const FastgemmLibrary *const loaded = load(&why);
-  if (loaded == nullptr && !g_unusable.load()) {
-    static std::atomic<bool> told{false};
-    if (!told.exchange(true)) {
-      g_unusable_why = why;
-      g_unusable.store(true);
-    }
-  }
+  if (loaded == nullptr) give_up(why);
   return loaded;
 }
 
@@ -233,32 +238,33 @@ std::string failure(const FastgemmLibrary &fastgemm, const char *call, fg_status
 }
 
 // Makes the handle; "" on success, else why not. A refusal that holds for every thread (no device, an environment
-// fastgemm refuses) turns fastgemm off for the process.
+// fastgemm refuses, FASTGEMM_REPRODUCIBLE=shape, at which the emulation never runs) turns fastgemm off for the
+// process: its calls would run FP32 kernels other than cuBLAS's, to no gain.
 std::string make_handle(const FastgemmLibrary &fastgemm, DeviceHandle *entry) {
   fg_handle_t handle = nullptr;
   fg_status_t status = fastgemm.create(&handle);
   if (status != FG_STATUS_SUCCESS) {
     const std::string why = failure(fastgemm, "fg_create", status);
-    if ((status == FG_STATUS_NO_DEVICE || status == FG_STATUS_INVALID_VALUE) && !g_unusable.load()) {
-      static std::atomic<bool> told{false};
-      if (!told.exchange(true)) {
-        g_unusable_why = why;
-        g_unusable.store(true);
-      }
-    }
+    if (status == FG_STATUS_NO_DEVICE || status == FG_STATUS_INVALID_VALUE) give_up(why);
+    return why;
+  }
+  fg_reproducibility_t level = FG_REPRODUCIBLE_RUN;
+  if (fastgemm.get_reproducibility(handle, &level) == FG_STATUS_SUCCESS && level == FG_REPRODUCIBLE_SHAPE) {
+    (void)fastgemm.destroy(handle);
+    const std::string why = "FASTGEMM_REPRODUCIBLE=shape, at which fastgemm does not emulate";
+    give_up(why);
     return why;
   }
   status = fastgemm.set_math_mode(handle, FG_MATH_FP32_EMULATED);
-  if (status == FG_STATUS_SUCCESS &&
-      cudaEventCreateWithFlags(&entry->last_use, cudaEventDisableTiming) != cudaSuccess) {
-    (void)cudaGetLastError();
-    (void)fastgemm.destroy(handle);
-    return "cudaEventCreateWithFlags failed";
-  }
   if (status != FG_STATUS_SUCCESS) {
     const std::string why = failure(fastgemm, "fg_set_math_mode", status);
     (void)fastgemm.destroy(handle);
     return why;
+  }
+  if (cudaEventCreateWithFlags(&entry->last_use, cudaEventDisableTiming) != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)fastgemm.destroy(handle);
+    return "cudaEventCreateWithFlags failed";
   }
   entry->handle = handle;
   return "";

@@ -48,6 +48,14 @@ endif()
 if(NOT EXISTS "${prefix}/lib/libfastgemm_blas.so")
   message(FATAL_ERROR "the ${KIND} install has no lib/libfastgemm_blas.so, the drop-in BLAS")
 endif()
+if(NOT EXISTS "${prefix}/lib/libfastgemm_cublas.so")
+  message(FATAL_ERROR "the ${KIND} install has no lib/libfastgemm_cublas.so, the cuBLAS interposer")
+endif()
+# Preloaded into a program that does not use cuBLAS, the installed interposer changes nothing.
+run_in("${WORK_DIR}" env -i "LD_PRELOAD=${prefix}/lib/libfastgemm_cublas.so" FASTGEMM_LOG=1 ${CMAKE_COMMAND} -E echo preloaded)
+if(NOT run_output STREQUAL "preloaded\n")
+  message(FATAL_ERROR "with the installed libfastgemm_cublas.so preloaded, cmake -E echo printed '${run_output}'")
+endif()
 
 # The installed bench.
 set(bench "${prefix}/bin/fastgemm-bench")
