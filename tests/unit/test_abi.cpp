@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The parts of the C ABI that need no GPU: version, status and algorithm names, NULL handles, and
-// fg_create's answer on the machine at hand.
+// fg_create's answer on the machine at hand; with a GPU, fg_last_cuda_error after a CUDA failure the test
+// provokes.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -155,15 +159,76 @@ TEST_CASE("fg_create reports the machine's device, or its absence", "[abi]") {
   }
 }
 
-TEST_CASE("fg_last_cuda_error: the last CUDA failure's error, kept by other failures, per thread", "[abi]") {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
-    SUCCEED("a device is present: fg_create reports no CUDA failure here");
-    return;
-  }
-  fg_handle_t handle = nullptr;
-  REQUIRE(fg_create(&handle) == FG_STATUS_NO_DEVICE);
+namespace {
+
+// A CUDA failure on a machine with a device, one that leaves the device usable: while a blocking stream is
+// being captured, CUDA refuses any use of the legacy stream (cudaErrorStreamCaptureImplicit, in every capture
+// mode), so a call on a handle whose stream is the legacy stream fails as it enqueues. Once the capture has
+// ended the same call succeeds. Returns fg_last_cuda_error() as the failure left it.
+int provoke_cuda_failure_on_device() {
+  fg_handle_t created = nullptr;
+  REQUIRE(fg_create(&created) == FG_STATUS_SUCCESS);
+  const std::unique_ptr<fg_context, decltype(&fg_destroy)> handle(created, fg_destroy);
+  // The naive kernel needs no workspace and no cuBLAS, whatever the math mode: the stream's first use in the
+  // call is fastgemm's own, and the failure is a CUDA error, not cuBLAS's status.
+  REQUIRE(fg_set_sgemm_algo(handle.get(), FG_SGEMM_NAIVE) == FG_STATUS_SUCCESS);
+  REQUIRE(fg_set_stream(handle.get(), cudaStreamLegacy) == FG_STATUS_SUCCESS);
+  constexpr int kSize = 4;
+  constexpr size_t kElements = kSize * kSize;
+  void *allocated = nullptr;
+  REQUIRE(cudaMalloc(&allocated, 3 * kElements * sizeof(float)) == cudaSuccess);
+  const std::unique_ptr<void, decltype(&cudaFree)> memory(allocated, cudaFree);
+  float *a = static_cast<float *>(allocated), *b = a + kElements, *c = b + kElements;
+  const std::vector<float> ones(2 * kElements, 1.0f);
+  REQUIRE(cudaMemcpy(a, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemset(c, 0, kElements * sizeof(float)) == cudaSuccess);
+  const auto product = [&] {
+    return fg_sgemm(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kSize, kSize, kSize, 1.0f, a, kSize, b, kSize, 0.0f,
+                    c, kSize);
+  };
+
+  cudaStream_t made = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&made, cudaStreamDefault) == cudaSuccess);  // blocking: synchronizes with legacy
+  const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> blocking(made, cudaStreamDestroy);
+  REQUIRE(cudaStreamBeginCapture(blocking.get(), cudaStreamCaptureModeRelaxed) == cudaSuccess);
+  const fg_status_t status = product();
+  const std::string message = fg_last_error_message();
   const int error = fg_last_cuda_error();
+  // The refused use has invalidated the capture (or, refused at a query, left it empty): either way it ends
+  // here, before anything can leave the test with the stream still capturing.
+  cudaGraph_t graph = nullptr;
+  (void)cudaStreamEndCapture(blocking.get(), &graph);
+  if (graph != nullptr) (void)cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+
+  INFO(fg_status_name(status) << ": " << message);
+  CHECK(status == FG_STATUS_CUDA_ERROR);
+  CHECK(error == static_cast<int>(cudaErrorStreamCaptureImplicit));
+  CHECK(message.find("fg_sgemm: ") == 0);
+  CHECK(message.find("cudaErrorStreamCaptureImplicit") != std::string::npos);
+  // A call that succeeds leaves the error as it is, as it leaves the message: both tell of the last failure.
+  CHECK(product() == FG_STATUS_SUCCESS);
+  CHECK(fg_last_cuda_error() == error);
+  CHECK(std::string(fg_last_error_message()) == message);
+  std::vector<float> result(kElements, 0.0f);
+  CHECK(cudaMemcpy(result.data(), c, kElements * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(std::all_of(result.begin(), result.end(), [](float x) { return x == float(kSize); }));
+  return error;
+}
+
+}  // namespace
+
+TEST_CASE("fg_last_cuda_error: the last CUDA failure's error, kept by later calls, per thread", "[abi]") {
+  int devices = 0;
+  const bool has_device = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  int error = 0;
+  if (has_device) {
+    error = provoke_cuda_failure_on_device();
+  } else {
+    fg_handle_t handle = nullptr;
+    REQUIRE(fg_create(&handle) == FG_STATUS_NO_DEVICE);
+    error = fg_last_cuda_error();
+  }
   REQUIRE(error != 0);
   float value = 0;
   CHECK(fg_sgemm(nullptr, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, 1, 1, 1, 1.0f, &value, 1, &value, 1, 0.0f, &value, 1) ==
