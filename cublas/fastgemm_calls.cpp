@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "epilogue.hpp"
 #include "fastgemm/fastgemm.h"
 #include "interposer.hpp"
 
@@ -155,11 +154,8 @@ struct DeviceHandle {
   bool emulation_pays = false;
   fg_handle_t handle = nullptr;
   Workspace workspace;
-  std::vector<void *> kept;  // earlier workspaces that captures used
-  // cuBLAS's device pointer mode: the product op(A) op(B) is computed here first, then scaled into C on the device.
-  Workspace scratch;
-  cudaEvent_t last_use = nullptr;      // recorded after each served call outside a capture
-  cudaStream_t last_stream = nullptr;  // where it was recorded
+  std::vector<void *> kept;        // earlier workspaces that captures used
+  cudaEvent_t last_use = nullptr;  // recorded after each served call outside a capture
   bool recorded = false;
   // Problems served outside a capture, with the workspace each needs; the most recent last.
   std::vector<std::pair<ProblemKey, size_t>> warm;
@@ -213,13 +209,9 @@ void destroy_orphans(const FastgemmLibrary &fastgemm, int device) {
     g_orphan_count.store(static_cast<int>(g_orphans.size()));
   }
   for (DeviceHandle &orphan : orphans) {
-    // The last served call's work ends with the interposer's own kernels, after fastgemm's.
-    if (orphan.recorded && cudaEventSynchronize(orphan.last_use) != cudaSuccess) (void)cudaGetLastError();
     (void)fastgemm.destroy(orphan.handle);
     if (orphan.workspace.memory != nullptr && !orphan.workspace.captured &&
         cudaFreeAsync(orphan.workspace.memory, cudaStreamLegacy) != cudaSuccess)
-      (void)cudaGetLastError();
-    if (orphan.scratch.memory != nullptr && cudaFreeAsync(orphan.scratch.memory, cudaStreamLegacy) != cudaSuccess)
       (void)cudaGetLastError();
     if (orphan.last_use != nullptr && cudaEventDestroy(orphan.last_use) != cudaSuccess) (void)cudaGetLastError();
   }
@@ -300,23 +292,6 @@ std::string grow_workspace(const FastgemmLibrary &fastgemm, DeviceHandle *entry,
   return "";
 }
 
-// The product's scratch for the device pointer mode, of at least `bytes`, on the product's stream (never in a capture:
-// such calls go to cuBLAS). "" on success, else why not.
-std::string grow_scratch(DeviceHandle *entry, size_t bytes, cudaStream_t stream) {
-  void *memory = nullptr;
-  if (cudaMallocAsync(&memory, bytes, stream) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "no device memory for the product of " + std::to_string(bytes) + " bytes that alpha and beta scale";
-  }
-  void *old = entry->scratch.memory;
-  entry->scratch = Workspace{memory, bytes, false};
-  if (old == nullptr) return "";
-  if ((entry->recorded && cudaStreamWaitEvent(stream, entry->last_use, 0) != cudaSuccess) ||
-      cudaFreeAsync(old, stream) != cudaSuccess)
-    (void)cudaGetLastError();
-  return "";
-}
-
 const size_t *warm_bytes(const DeviceHandle &entry, const ProblemKey &key) {
   for (const auto &known : entry.warm)
     if (known.first == key) return &known.second;
@@ -366,10 +341,6 @@ Served serve(const Product &p) {
     return passed("the stream's capture status is unknown");
   }
   const bool capturing = capture != cudaStreamCaptureStatusNone;
-  // The device pointer mode's scratch is the interposer's, not fastgemm's: a replay of a graph could race a later
-  // call over it.
-  const bool device_scalars = p.alpha_device != nullptr;
-  if (capturing && device_scalars) return passed("alpha and beta in device memory inside a capture");
   const ProblemKey key{p.a_transposed, p.b_transposed, p.m, p.n, p.k, p.batch};
   const size_t *known_bytes = warm_bytes(*entry, key);
   if (capturing && known_bytes == nullptr)
@@ -401,46 +372,23 @@ Served serve(const Product &p) {
     const std::string why = grow_workspace(*fastgemm, entry, bytes + kCublasPart, p.stream);
     if (!why.empty()) return passed(why);
   }
-  // Where fastgemm writes: C, or with alpha and beta on the device the scratch, dense, which scale_product then
-  // reads into C.
-  float *target = p.c;
-  int64_t target_ld = p.ldc, target_stride = p.stride_c;
-  float alpha = p.alpha, beta = p.beta;
-  if (device_scalars) {
-    const size_t product_bytes =
-        sizeof(float) * static_cast<size_t>(p.m) * static_cast<size_t>(p.n) * static_cast<size_t>(p.batch);
-    if (product_bytes > entry->scratch.bytes) {
-      const std::string why = grow_scratch(entry, product_bytes, p.stream);
-      if (!why.empty()) return passed(why);
-    }
-    if (entry->recorded && entry->last_stream != p.stream &&
-        cudaStreamWaitEvent(p.stream, entry->last_use, 0) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return passed("the product's scratch cannot be ordered after its last use");
-    }
-    target = static_cast<float *>(entry->scratch.memory), target_ld = p.m, target_stride = p.m * p.n;
-    alpha = 1.0f, beta = 0.0f;
-  }
-  status = p.batch == 1 ? fastgemm->sgemm(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, alpha, p.a, p.lda,
-                                          p.b, p.ldb, beta, target, target_ld)
-                        : fastgemm->sgemm_strided_batched(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, alpha,
-                                                          p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, beta, target,
-                                                          target_ld, target_stride, p.batch);
+  status = p.batch == 1 ? fastgemm->sgemm(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, p.alpha, p.a, p.lda,
+                                          p.b, p.ldb, p.beta, p.c, p.ldc)
+                        : fastgemm->sgemm_strided_batched(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k,
+                                                          p.alpha, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
+                                                          p.beta, p.c, p.ldc, p.stride_c, p.batch);
   if (status != FG_STATUS_SUCCESS) {
     // Refusals found before any work was enqueued leave C untouched, and with beta == 0 cuBLAS rewrites C whole
     // after whatever was enqueued: cuBLAS computes it. Otherwise part of C may be written, and no result is right.
     const bool untouched = status == FG_STATUS_INVALID_VALUE || status == FG_STATUS_NOT_SUPPORTED ||
                            status == FG_STATUS_ALLOC_FAILED || status == FG_STATUS_NO_DEVICE;
     Served result = passed(failure(*fastgemm, p.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched", status));
-    if (!untouched && !device_scalars && p.beta != 0.0f) {
+    if (!untouched && p.beta != 0.0f) {
       result.computed = true;
       result.status = CUBLAS_STATUS_EXECUTION_FAILED;
     }
     return result;
   }
-  if (device_scalars && scale_product(p.c, p.ldc, p.stride_c, target, p.m, p.n, p.batch, p.alpha_device, p.beta_device,
-                                      p.stream) != cudaSuccess)
-    return passed("the scaling of the product by alpha and beta on the device could not be enqueued");
   Served served;
   served.computed = true;
   if (capturing) {
@@ -450,14 +398,12 @@ Served serve(const Product &p) {
   }
   if (cudaEventRecord(entry->last_use, p.stream) == cudaSuccess) {
     entry->recorded = true;
-    entry->last_stream = p.stream;
   } else {
     (void)cudaGetLastError();
     entry->workspace.captured = true;  // its last use is unknown: never freed
   }
   remember(entry, key, bytes);
-  if (settings().log)
-    served.why = outcome(*fastgemm, entry->handle) + (device_scalars ? "; alpha and beta read on the device" : "");
+  if (settings().log) served.why = outcome(*fastgemm, entry->handle);
   return served;
 }
 
