@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // libfastgemm.so (with the CUDA runtime and cuBLAS it brings, most of a second to load) is opened on the
 // first product the GPU takes, not when the process starts: a program that only makes small calls never
-// loads it. Everything of it is reached through the function pointers of GpuLibrary.
+// loads it, and neither does one whose driver has no device. Everything of it is reached through the
+// function pointers of GpuLibrary.
 #include "gpu.hpp"
 
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "common.hpp"
@@ -64,10 +66,55 @@ bool bind(void *library, const char *name, Function *function, std::string *miss
   return *function != nullptr;
 }
 
+// Empty when the driver has a device, else why there is none. Asked of the driver itself, because
+// libfastgemm.so would load the CUDA runtime and cuBLAS (over 200 MB resident, a tenth of a second) only to
+// learn the same. The driver stays loaded only where it has a device, for the runtime to use.
+std::string why_no_device() {
+  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == nullptr) return std::string("no driver, ") + dlerror();
+  decltype(&cuInit) init = nullptr;
+  decltype(&cuDeviceGetCount) device_count = nullptr;
+  std::string missing, why;
+  bind(driver, "cuInit", &init, &missing);
+  bind(driver, "cuDeviceGetCount", &device_count, &missing);
+  int count = 0;
+  CUresult status = CUDA_SUCCESS;
+  const char *failed = nullptr;
+  if (!missing.empty()) {
+    why = "libcuda.so.1 lacks " + missing;
+  } else if ((status = init(0)) != CUDA_SUCCESS) {
+    failed = "cuInit(0)";
+  } else if ((status = device_count(&count)) != CUDA_SUCCESS) {
+    failed = "cuDeviceGetCount";
+  } else if (count <= 0) {
+    why = "cuDeviceGetCount counts 0";
+  }
+  if (failed != nullptr) {
+    // The code's name comes from the driver that answered; the toolkit's stub names none.
+    decltype(&cuGetErrorName) error_name = nullptr;
+    std::string unused;
+    const char *text = nullptr;
+    if (!bind(driver, "cuGetErrorName", &error_name, &unused) || error_name(status, &text) != CUDA_SUCCESS ||
+        text == nullptr)
+      text = status == CUDA_ERROR_STUB_LIBRARY ? "CUDA_ERROR_STUB_LIBRARY, the toolkit's stub libcuda.so" : "CUresult";
+    why = std::string(failed) + " -> " + text + " (" + std::to_string(static_cast<int>(status)) + ")";
+  }
+  if (!why.empty()) dlclose(driver);
+  return why;
+}
+
 // Beside this library first, then wherever the loader looks (LD_LIBRARY_PATH, the system's directories).
-// Null, with the reason logged under FASTGEMM_LOG=1, when it cannot be loaded or lacks a function.
+// Null, with the reason logged under FASTGEMM_LOG=1, when the driver has no device, or libfastgemm.so cannot
+// be loaded or lacks a function.
 const GpuLibrary *load() {
   static const char *const name = FASTGEMM_SHARED_LIBRARY;
+  const std::string no_device = why_no_device();
+  if (!no_device.empty()) {
+    if (settings().log)
+      std::fprintf(stderr, "fastgemm_blas: no GPU for this process (no CUDA device: %s); every SGEMM runs on the CPU\n",
+                   no_device.c_str());
+    return nullptr;
+  }
   const std::string beside = own_directory() + name;
   void *library = beside == name ? nullptr : dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) library = dlopen(name, RTLD_NOW | RTLD_LOCAL);

@@ -17,23 +17,34 @@ have_catch2() {
   return 1
 }
 
-# Whether what PACKAGE brings is already on the machine, however it got there.
+# Whether dpkg has PACKAGE installed ("deinstall ok config-files", left by a removal, is not installed).
+debian_package_installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+# Whether what PACKAGE brings is already on the machine. A package that brings a command is judged by the
+# command, however it got there; one that brings none, by dpkg, or else by the files it would bring where
+# those may come another way (a Catch2 built from source, numpy from pip). A package named nowhere below
+# brings no command: asking for its name as a command would find it missing forever, and call apt each run.
 package_present() {
   case "$1" in
+    cmake | pkg-config | gfortran | python3 | clang-format) command -v "$1" ;;
     ninja-build) command -v ninja ;;
     g++) command -v c++ ;;
-    catch2) have_catch2 ;;
-    # Debian's packages serve the system's interpreter, whatever python3 the PATH finds first.
-    python3-numpy) /usr/bin/python3 -c "import numpy" ;;
-    python3-pip) /usr/bin/python3 -c "import setuptools, wheel, pip" ;;
     clang) command -v clang++ ;;
+    catch2) debian_package_installed "$1" || have_catch2 ;;
+    # Debian's packages serve the system's interpreter, whatever python3 the PATH finds first.
+    python3-numpy) debian_package_installed "$1" || /usr/bin/python3 -c "import numpy" ;;
+    python3-pip) debian_package_installed "$1" || /usr/bin/python3 -c "import setuptools, wheel, pip" ;;
     # libFuzzer's runtime: clang prints a bare file name when it has none.
-    libclang-rt-dev) [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;
+    libclang-rt-dev)
+      debian_package_installed "$1" ||
+        [[ "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" == /* ]] ;;
     # The system BLAS with CBLAS's header, and netlib's test programs, where Debian puts them.
-    libblas-dev) compgen -G "/usr/include/*/cblas.h" || [ -f /usr/include/cblas.h ] ;;
-    libblas-test) compgen -G "/usr/lib/*/blas/xscblat3" ;;
-    *) command -v "$1" ;;
-  esac >/dev/null
+    libblas-dev) debian_package_installed "$1" || compgen -G "/usr/include/*/cblas.h" || [ -f /usr/include/cblas.h ] ;;
+    libblas-test) debian_package_installed "$1" || compgen -G "/usr/lib/*/blas/xscblat3" ;;
+    *) debian_package_installed "$1" ;;
+  esac >/dev/null 2>&1
 }
 
 # The CUDA toolkit is not a distribution package: it must be there, recent enough for the default

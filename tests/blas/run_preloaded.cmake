@@ -4,6 +4,10 @@
 # exactly once in the library's log (stderr), none of LOG_NEVER there, and that the library took the SGEMM
 # calls (its log lines). With GPU_ALSO, when a GPU is usable, some calls must have run on it; without one,
 # all must have gone to the CPU.
+# SKIP_WITHOUT_GPU is for the tests whose point is the GPU path: where the log says the process has no CUDA
+# device (the driver has none, or fastgemm found none), the run's exit status and output are still checked,
+# then "SKIPPED: no CUDA device" is printed (the test's SKIP_REGULAR_EXPRESSION) in place of the checks of the
+# GPU's part; with a device, a call that could not use it fails the test.
 # Optional: DECK_SIZES (separated by spaces) replaces the input deck's values of N (a larger deck, so that
 # calls are tiled); ONLY_SGEMM turns every other routine of the deck off; ENV (NAME=VALUE, separated by spaces); FORTRAN_SOURCE, compiled
 # first with FORTRAN_COMPILER and linked to -lblas, is then the PROGRAM.
@@ -64,6 +68,15 @@ if(failures)
 endif()
 if(NOT errors MATCHES "fastgemm_blas: (cblas_)?sgemm_?")
   list(APPEND problems "libfastgemm_blas.so took no SGEMM call (no log line)")
+endif()
+if(SKIP_WITHOUT_GPU AND errors MATCHES "no GPU for this process \\((no CUDA device|FG_STATUS_NO_DEVICE)[^\n]*")
+  if(problems)
+    message(FATAL_ERROR "${PROGRAM} (no CUDA device, all on the CPU): ${problems}\n--- output:\n${output}")
+  endif()
+  message(STATUS "SKIPPED: no CUDA device (${CMAKE_MATCH_0})")
+  return()
+elseif(SKIP_WITHOUT_GPU AND errors MATCHES "no GPU for this (thread|process)[^\n]*")
+  list(APPEND problems "a CUDA device is there, but the calls could not use it: ${CMAKE_MATCH_0}")
 endif()
 foreach(expected IN LISTS LOG_ONCE)
   string(REGEX MATCHALL "${expected}" found "${errors}")
