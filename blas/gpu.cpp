@@ -21,6 +21,7 @@
 
 #include "common.hpp"
 #include "fastgemm/fastgemm.h"
+#include "preload/loading.hpp"
 
 namespace fastgemm_blas {
 namespace {
@@ -52,19 +53,9 @@ struct GpuLibrary {
 };
 
 // This library's directory: libfastgemm.so is installed (and built) beside it.
-std::string own_directory() {
-  Dl_info info = {};
-  if (dladdr(reinterpret_cast<const void *>(&own_directory), &info) == 0 || info.dli_fname == nullptr) return "";
-  const char *slash = std::strrchr(info.dli_fname, '/');
-  return slash == nullptr ? "" : std::string(info.dli_fname, slash + 1);
-}
+std::string own_directory() { return fastgemm_preload::directory_of(reinterpret_cast<const void *>(&own_directory)); }
 
-template <typename Function>
-bool bind(void *library, const char *name, Function *function, std::string *missing) {
-  *function = reinterpret_cast<Function>(dlsym(library, name));
-  if (*function == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + name;
-  return *function != nullptr;
-}
+using fastgemm_preload::bind;
 
 // Empty when the driver has a device, else why there is none. Asked of the driver itself, because
 // libfastgemm.so would load the CUDA runtime and cuBLAS (over 200 MB resident, a tenth of a second) only to
@@ -272,10 +263,7 @@ const Settings &settings() {
     s.log = log != nullptr && std::strcmp(log, "1") == 0;
     const char *text = std::getenv("FASTGEMM_BLAS_MIN_FLOPS");
     if (text != nullptr && *text != '\0') {
-      char *end = nullptr;
-      const double value = std::strtod(text, &end);
-      if (*end == '\0' && value >= 0.0) {
-        s.min_flops = value;
+      if (fastgemm_preload::read_min_flops(text, &s.min_flops)) {
         s.default_rule = false;
       } else if (s.log) {
         std::fprintf(stderr, "fastgemm_blas: FASTGEMM_BLAS_MIN_FLOPS=%s is no number >= 0; the default rule applies\n",

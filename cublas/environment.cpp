@@ -14,6 +14,7 @@
 #include <string>
 
 #include "interposer.hpp"
+#include "preload/loading.hpp"
 
 namespace fastgemm_cublas {
 namespace {
@@ -40,10 +41,7 @@ const Settings &settings() {
     }
     const char *text = std::getenv("FASTGEMM_CUBLAS_MIN_FLOPS");
     if (text != nullptr && *text != '\0') {
-      char *end = nullptr;
-      const double value = std::strtod(text, &end);
-      if (*end == '\0' && value >= 0.0) {
-        s.min_flops = value;
+      if (fastgemm_preload::read_min_flops(text, &s.min_flops)) {
         s.default_rule = false;
       } else if (s.log) {
         std::fprintf(stderr,

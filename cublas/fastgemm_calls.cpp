@@ -22,6 +22,7 @@
 
 #include "fastgemm/fastgemm.h"
 #include "interposer.hpp"
+#include "preload/loading.hpp"
 
 namespace fastgemm_cublas {
 namespace {
@@ -50,24 +51,13 @@ std::atomic<bool> g_exiting{false};
 
 void note_exit() { g_exiting.store(true); }
 
-std::string own_directory() {
-  Dl_info info = {};
-  if (dladdr(reinterpret_cast<const void *>(&own_directory), &info) == 0 || info.dli_fname == nullptr) return "";
-  const char *slash = std::strrchr(info.dli_fname, '/');
-  return slash == nullptr ? "" : std::string(info.dli_fname, slash + 1);
-}
-
-template <typename Function>
-void bind(void *library, const char *name, Function *function, std::string *missing) {
-  *function = reinterpret_cast<Function>(dlsym(library, name));
-  if (*function == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + name;
-}
+using fastgemm_preload::bind;
 
 // Beside this library first (where it is built and installed), then wherever the loader looks. Null, with the reason
 // in *why, when it cannot be used.
 const FastgemmLibrary *load(std::string *why) {
   static const char *const name = FASTGEMM_SHARED_LIBRARY;
-  const std::string beside = own_directory() + name;
+  const std::string beside = fastgemm_preload::directory_of(reinterpret_cast<const void *>(&serve)) + name;
   void *library = beside == name ? nullptr : dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
