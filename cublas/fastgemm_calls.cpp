@@ -362,6 +362,16 @@ Served serve(const Product &p) {
     const std::string why = grow_workspace(*fastgemm, entry, bytes + kCublasPart, p.stream);
     if (!why.empty()) return passed(why);
   }
+  // D starts as C where they are apart: fastgemm computes in place. Should fastgemm then decline, cuBLASLt rewrites
+  // D whole from C.
+  if (p.copy_from != nullptr)
+    for (int64_t i = 0; i < p.batch; ++i)
+      if (cudaMemcpy2DAsync(p.c + i * p.stride_c, p.ldc * sizeof(float), p.copy_from + i * p.stride_c,
+                            p.ldc * sizeof(float), p.m * sizeof(float), p.n, cudaMemcpyDeviceToDevice,
+                            p.stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return passed("the copy of C into D could not be enqueued");
+      }
   status = p.batch == 1 ? fastgemm->sgemm(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, p.alpha, p.a, p.lda,
                                           p.b, p.ldb, p.beta, p.c, p.ldc)
                         : fastgemm->sgemm_strided_batched(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k,

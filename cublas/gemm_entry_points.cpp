@@ -41,8 +41,11 @@ bool real_op(cublasOperation_t op, bool *transposed) {
   return true;
 }
 
+// The flags that concern other precisions only: reduced-precision reductions (FP16 outputs) and
+// CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (8, double precision; named by number, as toolkits before 13.0 lack it).
 const char *math_refusal(cublasMath_t mode) {
-  switch (static_cast<int>(mode) & 0xf) {
+  constexpr int kOtherPrecisions = CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION | 8;
+  switch (static_cast<int>(mode) & ~kOtherPrecisions) {
     case CUBLAS_DEFAULT_MATH: return nullptr;
     case CUBLAS_TENSOR_OP_MATH: return "the handle's CUBLAS_TENSOR_OP_MATH (FP16 tensor cores for FP32)";
     case CUBLAS_PEDANTIC_MATH: return "the handle's CUBLAS_PEDANTIC_MATH";
@@ -65,6 +68,8 @@ Decision decide_classic(const ClassicCall &call, Product *p) {
   if (call.lda < std::max<int64_t>(1, a_rows) || call.ldb < std::max<int64_t>(1, b_rows) ||
       call.ldc < std::max<int64_t>(1, call.m) || call.stride_a < 0 || call.stride_b < 0 || call.stride_c < 0)
     return {"leading dimensions or strides cuBLAS checks", {}};
+  if (call.batch > 1 && call.stride_c < (call.n - 1) * call.ldc + call.m)
+    return {"batches of C that overlap, which fastgemm does not write", {}};
   if (const char *refusal = size_refusal(call.m, call.n, call.k)) return {refusal, {}};
   if (call.alpha == nullptr || call.beta == nullptr) return {"a null scalar, which cuBLAS checks", {}};
   static const auto get_pointer_mode =

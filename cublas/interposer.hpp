@@ -60,6 +60,8 @@ struct Product {
   int64_t ldc = 0, stride_c = 0;
   float alpha = 1.0f, beta = 0.0f;
   cudaStream_t stream = nullptr;
+  // cuBLASLt with C apart from D and beta != 0: C (in D's layout), copied into D just before fastgemm computes there.
+  const float *copy_from = nullptr;
 };
 
 // Whether the sizes call for fastgemm (FASTGEMM_CUBLAS_MIN_FLOPS, else the emulation's rule); null if so, else why not.

@@ -89,15 +89,17 @@ bool regions_overlap(const void *x, const Layout &lx, const void *y, const Layou
 
 Decision decide_lt(const LtCall &call, Product *p, Epilogue *epilogue) {
   const Settings &s = settings();
-  if (s.pass_all) return {s.pass_all_reason, {}};
-  if (call.handle == nullptr || call.desc == nullptr || call.a_desc == nullptr || call.b_desc == nullptr ||
-      call.c_desc == nullptr || call.d_desc == nullptr)
-    return {"a null handle or descriptor, which cuBLASLt checks", {}};
+  const bool described = call.handle != nullptr && call.desc != nullptr && call.a_desc != nullptr &&
+                         call.b_desc != nullptr && call.c_desc != nullptr && call.d_desc != nullptr;
   static const LtQueries q{
       real_function<decltype(&cublasLtMatmulDescGetAttribute)>(Library::cublas_lt, "cublasLtMatmulDescGetAttribute"),
       real_function<decltype(&cublasLtMatrixLayoutGetAttribute)>(Library::cublas_lt,
                                                                  "cublasLtMatrixLayoutGetAttribute")};
-  if (q.desc == nullptr || q.layout == nullptr) return {"the process's cuBLASLt lacks the descriptors' queries", {}};
+  const bool queries = q.desc != nullptr && q.layout != nullptr;
+  // Passing everything through, the sizes are read for the log only.
+  if (s.pass_all && !(s.log && described && queries)) return {s.pass_all_reason, {}};
+  if (!described) return {"a null handle or descriptor, which cuBLASLt checks", {}};
+  if (!queries) return {"the process's cuBLASLt lacks the descriptors' queries", {}};
   Forwarding forwarding;
   const Layout a = read_layout(q, call.a_desc), b = read_layout(q, call.b_desc), c = read_layout(q, call.c_desc),
                d = read_layout(q, call.d_desc);
@@ -105,6 +107,7 @@ Decision decide_lt(const LtCall &call, Product *p, Epilogue *epilogue) {
                 transb = attribute(q.desc, call.desc, CUBLASLT_MATMUL_DESC_TRANSB);
   p->a_transposed = transa != CUBLAS_OP_N, p->b_transposed = transb != CUBLAS_OP_N;
   p->m = d.rows, p->n = d.cols, p->k = p->a_transposed ? a.rows : a.cols, p->batch = d.batch;
+  if (s.pass_all) return {s.pass_all_reason, {}};
   if (attribute(q.desc, call.desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE) != CUBLAS_COMPUTE_32F)
     return {"a compute type other than CUBLAS_COMPUTE_32F", {}};
   if (attribute(q.desc, call.desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE) != CUDA_R_32F) return {"scales not FP32", {}};
@@ -153,6 +156,7 @@ Decision decide_lt(const LtCall &call, Product *p, Epilogue *epilogue) {
   p->a = static_cast<const float *>(call.a), p->lda = a.ld, p->stride_a = a.stride;
   p->b = static_cast<const float *>(call.b), p->ldb = b.ld, p->stride_b = b.stride;
   p->c = static_cast<float *>(call.d), p->ldc = d.ld, p->stride_c = d.stride;
+  if (beta != 0.0f && call.c != call.d) p->copy_from = static_cast<const float *>(call.c);
   return {};
 }
 
@@ -171,26 +175,8 @@ extern "C" cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtM
   if (real == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   const LtCall call{lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, stream};
   Epilogue epilogue;
-  bool copy_c = false;
   return route_call(
-      "cublasLtMatmul",
-      [&](Product *p) {
-        Decision decision = decide_lt(call, p, &epilogue);
-        copy_c = !decision.refused() && p->beta != 0.0f && C != D;
-        if (copy_c) {
-          // Before fastgemm, which computes in place: if fastgemm then declines, cuBLASLt rewrites D whole from C.
-          const Layout shape{CUDA_R_32F, CUBLASLT_ORDER_COL, p->m, p->n, p->ldc, p->batch, p->stride_c};
-          for (int64_t i = 0; i < shape.batch; ++i)
-            if (cudaMemcpy2DAsync(static_cast<float *>(D) + i * shape.stride, shape.ld * sizeof(float),
-                                  static_cast<const float *>(C) + i * shape.stride, shape.ld * sizeof(float),
-                                  shape.rows * sizeof(float), shape.cols, cudaMemcpyDeviceToDevice,
-                                  stream) != cudaSuccess) {
-              (void)cudaGetLastError();
-              return Decision{"the copy of C into D could not be enqueued", {}};
-            }
-        }
-        return decision;
-      },
+      "cublasLtMatmul", [&](Product *p) { return decide_lt(call, p, &epilogue); },
       [&](const Product &p) {
         if (epilogue.bias == nullptr && !epilogue.relu) return CUBLAS_STATUS_SUCCESS;
         return apply_epilogue(p.c, p.m, p.n, p.ldc, p.stride_c, p.batch, epilogue.bias, epilogue.bias_stride,

@@ -57,6 +57,7 @@ enum handle {
   H_BF16X9,
   H_DISALLOW_REDUCTION,
   H_DEVICE_POINTERS,
+  H_FP64_EMULATION,
   H_COUNT,
   H_NULL
 };
@@ -109,6 +110,9 @@ static const struct classic_case kClassic[] = {
     {.name = "strided_small", .entry = SGEMM_STRIDED, .m = 512, .n = 4096, .k = 8192},
     {.name = "strided_negative_stride", .entry = SGEMM_STRIDED, LARGE, .stride_c = -1},
     {.name = "strided_zero_batch", .entry = SGEMM_STRIDED, LARGE, .batch = -1},
+    /* C's second batch starts inside the first */
+    {.name = "strided_overlapping_c", .entry = SGEMM_STRIDED, LARGE, .stride_c = 1024},
+    {.name = "sgemm_fp64_emulation_handle", .entry = SGEMM, .handle = H_FP64_EMULATION, LARGE},
     {.name = "strided64_large", .entry = SGEMM_STRIDED_64, LARGE},
     {.name = "strided64_pedantic", .entry = SGEMM_STRIDED_64, .handle = H_PEDANTIC, LARGE},
     {.name = "sgemm_batched", .entry = SGEMM_BATCHED, LARGE},
@@ -148,6 +152,8 @@ static int make_handles(cublasHandle_t handles[H_COUNT]) {
       [H_BF16X9] = {CUBLAS_FP32_EMULATED_BF16X9_MATH, CUBLAS_POINTER_MODE_HOST},
       [H_DISALLOW_REDUCTION] = {CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, CUBLAS_POINTER_MODE_HOST},
       [H_DEVICE_POINTERS] = {CUBLAS_DEFAULT_MATH, CUBLAS_POINTER_MODE_DEVICE},
+      /* double precision's emulation (8, named by number as older toolkits lack it): FP32 products stay FP32 */
+      [H_FP64_EMULATION] = {(cublasMath_t)8, CUBLAS_POINTER_MODE_HOST},
   };
   for (int i = 0; i < H_COUNT; ++i) {
     cublasStatus_t status = cublasCreate(&handles[i]);
