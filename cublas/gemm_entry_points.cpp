@@ -68,7 +68,10 @@ Decision decide_classic(const ClassicCall &call, Product *p) {
   if (call.lda < std::max<int64_t>(1, a_rows) || call.ldb < std::max<int64_t>(1, b_rows) ||
       call.ldc < std::max<int64_t>(1, call.m) || call.stride_a < 0 || call.stride_b < 0 || call.stride_c < 0)
     return {"leading dimensions or strides cuBLAS checks", {}};
-  if (call.batch > 1 && call.stride_c < (call.n - 1) * call.ldc + call.m)
+  int64_t c_extent = 0;  // elements of one batch of C, first to last
+  if (__builtin_mul_overflow(call.n - 1, call.ldc, &c_extent) || __builtin_add_overflow(c_extent, call.m, &c_extent))
+    return {"sizes cuBLAS checks", {}};
+  if (call.batch > 1 && call.stride_c < c_extent)
     return {"batches of C that overlap, which fastgemm does not write", {}};
   if (const char *refusal = size_refusal(call.m, call.n, call.k)) return {refusal, {}};
   if (call.alpha == nullptr || call.beta == nullptr) return {"a null scalar, which cuBLAS checks", {}};
