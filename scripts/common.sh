@@ -7,7 +7,7 @@ fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
 # The README names the same lists (a test checks it).
 build_packages=(cmake ninja-build pkg-config g++)
-test_packages=(catch2 gfortran python3 python3-numpy python3-pip clang libclang-rt-dev clang-format libblas-dev libblas-test liblapack-test)
+test_packages=(catch2 gfortran python3 python3-numpy python3-pip python3-venv clang libclang-rt-dev clang-format libblas-dev libblas-test liblapack-test)
 
 have_catch2() {
   local dir

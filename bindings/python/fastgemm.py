@@ -17,8 +17,10 @@ raises fastgemm.Error, which carries the status and fg_last_error_message().
 The library is the file named by the FASTGEMM_LIBRARY environment variable; else libfastgemm.so(.0)
 beside this file; else the one in the lib directory of the prefix this file is installed in
 (<prefix>/share/fastgemm/python/fastgemm.py), or of Python's prefix (pip install ./bindings/python into
-the prefix fastgemm is installed in); else whatever the system's loader finds. Every install of this
-version has the shared library (a static build installs libfastgemm.so.0 beside libfastgemm.a).
+the prefix fastgemm is installed in); else the one that the install this file came from recorded in
+_fastgemm_paths.py beside it (the wheel in <prefix>/share/fastgemm/python, pip installed into any
+environment); else whatever the system's loader finds. Every install of this version has the shared
+library (a static build installs libfastgemm.so.0 beside libfastgemm.a).
 
 fastgemm.matmul(a, b, math=...) is the one-call form: NumPy arrays through fg_sgemm_host, device arrays of
 any framework through __cuda_array_interface__ or DLPack.
@@ -172,7 +174,24 @@ def _library_location():
     for candidate in _library_candidates():
         if candidate.is_file():
             return str(candidate)
+    recorded = _recorded_library()
+    if recorded and os.path.isfile(recorded):
+        return recorded
     return ctypes.util.find_library("fastgemm") or f"libfastgemm.so.{_SONAME_VERSION}"
+
+
+def _recorded_library():
+    """The library that fastgemm's install recorded in _fastgemm_paths.py beside this file, or None. Read
+    from this file's own directory, not imported: another _fastgemm_paths on sys.path belongs to another
+    copy of the module."""
+    record = pathlib.Path(__file__).resolve().with_name("_fastgemm_paths.py")
+    try:
+        source = record.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    values = {}
+    exec(compile(source, str(record), "exec"), values)
+    return values.get("LIBRARY")
 
 
 _SONAME_VERSION = 0
@@ -196,12 +215,23 @@ def _library_candidates():
 
 def _static_only_hint():
     """A sentence for the error when a libfastgemm.a is installed where no shared library was found."""
-    for directory in _library_directories() + [pathlib.Path("/usr/local/lib"), pathlib.Path("/usr/lib")]:
+    recorded = _recorded_library()
+    near_recorded = [pathlib.Path(recorded).parent] if recorded else []
+    for directory in _library_directories() + near_recorded + [pathlib.Path("/usr/local/lib"),
+                                                                pathlib.Path("/usr/lib")]:
         if (directory / "libfastgemm.a").is_file():
             return (f"; only a static libfastgemm is installed ({directory / 'libfastgemm.a'}), which Python "
                     "cannot load: install fastgemm from a build of this version (it installs libfastgemm.so."
                     f"{_SONAME_VERSION} beside the static library) or a shared build (-DBUILD_SHARED_LIBS=ON)")
     return ""
+
+
+def _moved_install_hint():
+    """A sentence for the error when the library that the install recorded is gone (moved or removed)."""
+    recorded = _recorded_library()
+    if os.environ.get("FASTGEMM_LIBRARY") or not recorded or os.path.isfile(recorded):
+        return ""
+    return f"; the fastgemm install this module came from had it at {recorded}, which is no longer there"
 
 
 def library():
@@ -217,8 +247,9 @@ def library():
                 function.restype = restype
                 function.argtypes = argtypes
         except (OSError, AttributeError) as error:
-            raise OSError(f"fastgemm: cannot use {location} as libfastgemm ({error}){_static_only_hint()}; set "
-                          "FASTGEMM_LIBRARY to the path of a shared libfastgemm of this version") from error
+            raise OSError(f"fastgemm: cannot use {location} as libfastgemm ({error}){_static_only_hint()}"
+                          f"{_moved_install_hint()}; set FASTGEMM_LIBRARY to the path of a shared libfastgemm "
+                          "of this version") from error
         _library = loaded
     return _library
 

@@ -241,6 +241,46 @@ class LookupTest(unittest.TestCase):
         module = self.place(prefix / "share" / "fastgemm" / "python", prefix / "lib")
         self.assertEqual(self.loaded_from(module), str(prefix / "lib" / "libfastgemm.so"))
 
+    def record(self, module_path, library):
+        """The _fastgemm_paths.py that fastgemm's install writes beside the module."""
+        module_path.with_name("_fastgemm_paths.py").write_text(f"LIBRARY = {str(library)!r}\n")
+
+    def test_recorded_by_the_install(self):
+        # A wheel's module pip installed into a virtual environment, far from fastgemm's prefix.
+        module_dir = self.directory / "env" / "lib" / "python3" / "site-packages"
+        module_dir.mkdir(parents=True)
+        module = module_dir / "fastgemm.py"
+        shutil.copy(pathlib.Path(fastgemm.__file__), module)
+        library = self.directory / "prefix" / "lib" / "libfastgemm.so.0"
+        library.parent.mkdir(parents=True)
+        library.symlink_to(pathlib.Path(self.library).resolve())
+        self.record(module, library)
+        self.assertEqual(self.loaded_from(module), str(library))
+        with mock.patch.dict(os.environ, {"FASTGEMM_LIBRARY": self.library}):
+            self.assertEqual(load_copy(module).library()._name, self.library)
+
+    def test_near_the_module_before_the_record(self):
+        prefix = self.directory / "prefix"
+        module = self.place(prefix / "share" / "fastgemm" / "python", prefix / "lib")
+        self.record(module, self.directory / "elsewhere" / "libfastgemm.so.0")
+        self.assertEqual(self.loaded_from(module), str(prefix / "lib" / "libfastgemm.so"))
+
+    def test_recorded_library_gone(self):
+        module_dir = self.directory / "env" / "lib" / "python3" / "site-packages"
+        module_dir.mkdir(parents=True)
+        module = module_dir / "fastgemm.py"
+        shutil.copy(pathlib.Path(fastgemm.__file__), module)
+        gone = self.directory / "moved" / "lib" / "libfastgemm.so.0"
+        self.record(module, gone)
+        with mock.patch.dict(os.environ), mock.patch("ctypes.util.find_library", return_value=None):
+            os.environ.pop("FASTGEMM_LIBRARY")
+            copy = load_copy(module)
+            copy._SONAME_VERSION = 99  # the loader would find the libfastgemm.so.0 this process loaded
+            with self.assertRaises(OSError) as caught:
+                copy.version()
+        self.assertIn(f"had it at {gone}, which is no longer there", str(caught.exception))
+        self.assertIn("FASTGEMM_LIBRARY", str(caught.exception))
+
     def test_static_only_install(self):
         prefix = self.directory / "static"
         module_dir = prefix / "share" / "fastgemm" / "python"

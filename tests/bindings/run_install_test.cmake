@@ -9,7 +9,8 @@
 # - the pkg-config commands of the README (C) and of docs/fortran.md build their examples, without a
 #   warning, and they run;
 # - each sample's own build commands (its first comment) build it, and it runs; samples/CMakeLists.txt too;
-# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library;
+# - docs/cpp.md's C++ example compiles; the installed Python module loads the shared library, on PYTHONPATH
+#   and, through the README's commands, pip installed from the install's wheel into a virtual environment;
 # - the install, moved, still serves CMake and pkg-config users: fastgemm.hpp in two translation units
 #   (C++11 and C++20) and the README's C program; find_package refuses a version newer than the install.
 # Programs run in an empty environment; without a GPU they say that fastgemm found no device.
@@ -198,13 +199,100 @@ foreach(version IN ITEMS ${major}.${next_minor} ${next_major}.0)
 endforeach()
 file(RENAME "${moved}" "${prefix}")
 
-if(KIND STREQUAL "shared")
-  if(NOT PYTHON)
-    message("No python3: the installed Python module was not loaded.")
-    return()
-  endif()
-  run(${CMAKE_COMMAND} -E env --unset=FASTGEMM_LIBRARY --unset=LD_LIBRARY_PATH "${PYTHON}" -c "import sys
-sys.path.insert(0, '${prefix}/share/fastgemm/python')
-import fastgemm
-print('installed fastgemm.py loads', fastgemm.library()._name, 'version', fastgemm.version())")
+# The Python module of the install: the copy in share/fastgemm/python on PYTHONPATH; then the README's
+# commands, which pip install the install's wheel into a fresh virtual environment, offline, and use it
+# there, where only the install's record of its library leads to it (no FASTGEMM_LIBRARY, no
+# LD_LIBRARY_PATH, nothing of the source tree); then, the install moved away, the module says where the
+# library was, and FASTGEMM_LIBRARY leads it to the library's new place.
+if(NOT PYTHON)
+  message("No python3: the installed Python module was not loaded.")
+  return()
 endif()
+set(python_env --unset=FASTGEMM_LIBRARY --unset=LD_LIBRARY_PATH --unset=PYTHONPATH --unset=PYTHONHOME
+    --unset=VIRTUAL_ENV --unset=PIP_FIND_LINKS --unset=PIP_INDEX_URL --unset=PIP_EXTRA_INDEX_URL)
+set(module_dir "${prefix}/share/fastgemm/python")
+set(library "${prefix}/lib/libfastgemm.so.0")
+file(STRINGS "${SOURCE_DIR}/include/fastgemm/fastgemm.h" header_version REGEX "^#define FG_VERSION_(MAJOR|MINOR|PATCH) ")
+string(REGEX REPLACE ".*FG_VERSION_MAJOR ([0-9]+).*FG_VERSION_MINOR ([0-9]+).*FG_VERSION_PATCH ([0-9]+).*"
+       "\\1.\\2.\\3" version "${header_version}")
+set(wheel "${module_dir}/fastgemm-${version}-py3-none-any.whl")
+foreach(file IN ITEMS "${module_dir}/fastgemm.py" "${module_dir}/_fastgemm_paths.py" "${wheel}")
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "the ${KIND} install has no ${file}")
+  endif()
+endforeach()
+file(READ "${module_dir}/_fastgemm_paths.py" record)
+string(FIND "${record}" "\nLIBRARY = \"${library}\"\n" position)
+if(position EQUAL -1)
+  message(FATAL_ERROR "the install's _fastgemm_paths.py does not name ${library}:\n${record}")
+endif()
+# Lines, not semicolons, which would split the command's arguments.
+set(show "import fastgemm\nprint(fastgemm.__file__)\nprint(fastgemm.library()._name)\nprint('%d.%d.%d' % fastgemm.version())")
+run_in("${WORK_DIR}" ${CMAKE_COMMAND} -E env ${python_env} "PYTHONPATH=${module_dir}" "${PYTHON}" -B -c "${show}")
+# Near itself, it finds the library of its prefix: libfastgemm.so where the install has that link.
+if(NOT run_output STREQUAL "${module_dir}/fastgemm.py\n${library}\n${version}\n"
+   AND NOT run_output STREQUAL "${module_dir}/fastgemm.py\n${prefix}/lib/libfastgemm.so\n${version}\n")
+  message(FATAL_ERROR "the installed fastgemm.py, on PYTHONPATH, loads another library or version")
+endif()
+
+# The README's commands, with an interpreter that makes virtual environments with pip (Debian:
+# python3-venv) and has NumPy, which the README's environment takes from the system.
+readme_section_block("${readme}" "### From Python" sh python_commands)
+set(python_dir "${WORK_DIR}/python-readme")
+set(venv_python "")
+foreach(candidate IN ITEMS "${PYTHON}" /usr/bin/python3)
+  file(REMOVE_RECURSE "${python_dir}")
+  file(MAKE_DIRECTORY "${python_dir}")
+  string(REPLACE "python3 -m venv" "${candidate} -m venv" commands "${python_commands}")
+  string(REPLACE "/opt/fastgemm" "${prefix}" commands "${commands}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${python_env} sh -e -c "${commands}"
+                  WORKING_DIRECTORY "${python_dir}" RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  file(GLOB venv_python "${python_dir}/*/bin/python3")
+  file(GLOB venv_pip "${python_dir}/*/bin/pip")
+  if(venv_python AND venv_pip AND NOT output MATCHES "No module named '?numpy")
+    break()
+  endif()
+  message("with ${candidate}:\n${commands}\n${output}")
+  set(venv_python "")
+endforeach()
+if(NOT venv_python)
+  message(FATAL_ERROR "neither ${PYTHON} nor /usr/bin/python3 makes a virtual environment with pip and NumPy "
+                      "(Debian: python3-venv, python3-numpy)")
+endif()
+message("in ${python_dir}:\n${commands}\n${output}")
+if(NOT result EQUAL 0 AND NOT output MATCHES "FG_STATUS_NO_DEVICE")
+  message(FATAL_ERROR "the README's Python commands failed (${result})")
+endif()
+if(result EQUAL 0 AND NOT output MATCHES "(^|\n)2048\\.0\n")
+  message(FATAL_ERROR "the README's Python commands did not print 2048.0")
+endif()
+run_in("${python_dir}" ${CMAKE_COMMAND} -E env ${python_env} "${venv_python}" -c "${show}")
+string(REGEX MATCH "^([^\n]*)\n([^\n]*)\n([^\n]*)\n$" ignored "${run_output}")
+set(loaded_module "${CMAKE_MATCH_1}")
+set(loaded_library "${CMAKE_MATCH_2}")
+set(loaded_version "${CMAKE_MATCH_3}")
+string(FIND "${loaded_module}" "${python_dir}/" position)
+if(NOT position EQUAL 0 OR NOT loaded_module MATCHES "/site-packages/fastgemm\\.py$"
+   OR NOT loaded_library STREQUAL "${library}" OR NOT loaded_version STREQUAL "${version}")
+  message(FATAL_ERROR "the module pip installed from the install's wheel is not the environment's, or loads "
+                      "another library than ${library} or another version than ${version}")
+endif()
+
+set(moved "${WORK_DIR}/moved-prefix")
+file(RENAME "${prefix}" "${moved}")
+set(moved_check "import sys, fastgemm
+try:
+    fastgemm.library()
+except OSError as error:
+    assert 'no longer there' in str(error) and sys.argv[1] in str(error) and 'FASTGEMM_LIBRARY' in str(error), error
+    print('the module says:', error)
+else:
+    assert not fastgemm.library()._name.startswith(sys.argv[2]), fastgemm.library()._name
+    print('the loader found', fastgemm.library()._name)")
+run_in("${python_dir}" ${CMAKE_COMMAND} -E env ${python_env} "${venv_python}" -c "${moved_check}" "${library}" "${prefix}/")
+run_in("${python_dir}" ${CMAKE_COMMAND} -E env ${python_env} "FASTGEMM_LIBRARY=${moved}/lib/libfastgemm.so.0"
+       "${venv_python}" -c "${show}")
+if(NOT run_output MATCHES "\n([^\n]*)\n[^\n]*\n$" OR NOT CMAKE_MATCH_1 STREQUAL "${moved}/lib/libfastgemm.so.0")
+  message(FATAL_ERROR "with FASTGEMM_LIBRARY, the module loads another library")
+endif()
+file(RENAME "${moved}" "${prefix}")

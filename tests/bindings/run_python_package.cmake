@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-# `pip install ./bindings/python` (from a copy of the directory, so that the build leaves nothing in the
-# source tree) into a scratch directory, then, from there: the module imports, finds the library
-# FASTGEMM_LIBRARY names, and fastgemm.matmul on NumPy arrays either computes the product or says that
-# there is no GPU. Run with cmake -P and PYTHON (the build's interpreter; where it lacks pip, setuptools,
-# wheel or NumPy, /usr/bin/python3, which Debian's python3-pip and python3-numpy serve), SOURCE_DIR,
-# LIBRARY, WORK_DIR.
+# `pip install --no-build-isolation ./bindings/python`, straight from the source tree, offline (--no-index)
+# with the environment's setuptools, into a scratch directory: the source tree holds the same files after
+# as before (setuptools alone would leave build/ and fastgemm.egg-info there). Then, from the scratch
+# directory: the module imports, finds the library FASTGEMM_LIBRARY names, and fastgemm.matmul on NumPy
+# arrays either computes the product or says that there is no GPU. Run with cmake -P and PYTHON (the
+# build's interpreter; where it lacks pip, setuptools, wheel or NumPy, /usr/bin/python3, which Debian's
+# python3-pip and python3-numpy serve), SOURCE_DIR, LIBRARY, WORK_DIR.
 set(chosen "")
 foreach(candidate IN ITEMS "${PYTHON}" /usr/bin/python3)
   execute_process(COMMAND ${candidate} -c "import setuptools, wheel, pip, numpy" RESULT_VARIABLE status
@@ -22,14 +23,26 @@ set(PYTHON "${chosen}")
 message(STATUS "with ${PYTHON}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
-file(COPY "${SOURCE_DIR}/bindings/python/" DESTINATION "${WORK_DIR}/source" PATTERN "__pycache__" EXCLUDE)
+set(package "${SOURCE_DIR}/bindings/python")
+# Every name under the package's directory, hidden and git-ignored ones too.
+function(list_package output_variable)
+  file(GLOB_RECURSE names LIST_DIRECTORIES true RELATIVE "${package}" "${package}/*")
+  list(SORT names)
+  set(${output_variable} "${names}" PARENT_SCOPE)
+endfunction()
+list_package(before)
 execute_process(
   COMMAND ${PYTHON} -m pip install --quiet --no-build-isolation --no-deps --no-index --target "${WORK_DIR}/site"
-          "${WORK_DIR}/source"
+          ./bindings/python
+  WORKING_DIRECTORY "${SOURCE_DIR}"
   RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "pip install ./bindings/python failed (it needs pip and setuptools; Debian: "
                       "python3-pip):\n${output}")
+endif()
+list_package(after)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "pip install ./bindings/python changed ${package}: it held\n  ${before}\nand holds\n  ${after}")
 endif()
 set(check [=[
 import sys
