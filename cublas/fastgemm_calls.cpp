@@ -378,12 +378,13 @@ Served serve(const Product &p) {
                                                           p.alpha, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
                                                           p.beta, p.c, p.ldc, p.stride_c, p.batch);
   if (status != FG_STATUS_SUCCESS) {
-    // Refusals found before any work was enqueued leave C untouched, and with beta == 0 cuBLAS rewrites C whole
-    // after whatever was enqueued: cuBLAS computes it. Otherwise part of C may be written, and no result is right.
+    // Refusals found before any work was enqueued leave C untouched, and with beta == 0 (or C apart from D, which
+    // fastgemm never writes) cuBLAS rewrites the output whole after whatever was enqueued: cuBLAS computes it.
+    // Otherwise part of C may be written, and no result is right.
     const bool untouched = status == FG_STATUS_INVALID_VALUE || status == FG_STATUS_NOT_SUPPORTED ||
                            status == FG_STATUS_ALLOC_FAILED || status == FG_STATUS_NO_DEVICE;
     Served result = passed(failure(*fastgemm, p.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched", status));
-    if (!untouched && p.beta != 0.0f) {
+    if (!untouched && p.beta != 0.0f && p.copy_from == nullptr) {
       result.computed = true;
       result.status = CUBLAS_STATUS_EXECUTION_FAILED;
     }
