@@ -2,7 +2,7 @@
 # Every C, C++ and CUDA source file follows .clang-format. Run with cmake -P, CLANG_FORMAT and SOURCE_DIR.
 cmake_minimum_required(VERSION 3.24)
 set(patterns "")
-foreach(dir capi lib include blas bench tests samples tools)
+foreach(dir capi lib include blas cublas preload bench tests samples tools)
   foreach(extension c cpp hpp h cu cuh)
     list(APPEND patterns "${SOURCE_DIR}/${dir}/*.${extension}")
   endforeach()

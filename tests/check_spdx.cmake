@@ -5,7 +5,7 @@
 cmake_minimum_required(VERSION 3.24)
 set(patterns "${SOURCE_DIR}/CMakeLists.txt" "${SOURCE_DIR}/Config.cmake.in" "${SOURCE_DIR}/.ci/run"
              "${SOURCE_DIR}/bench/plot")
-foreach(dir capi lib include blas bench bindings tests samples tools scripts)
+foreach(dir capi lib include blas cublas preload bench bindings tests samples tools scripts)
   foreach(name *.c *.h *.cpp *.hpp *.cu *.cuh *.f90 *.py *.sh *.cmake CMakeLists.txt)
     list(APPEND patterns "${SOURCE_DIR}/${dir}/${name}")
   endforeach()

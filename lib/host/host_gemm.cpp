@@ -209,7 +209,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
         try {
           small_ = std::make_unique<SmallProduct>();
         } catch (...) {
-          return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+          return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
         }
       }
       return small_->run(problem, product, layout, primary_, algo, ops, ran);
@@ -257,7 +257,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
       try {
         pool_ = std::make_unique<CopyPool>(threads);
       } catch (...) {
-        return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+        return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
       }
       pool_threads_ = threads;
     }
@@ -270,7 +270,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
       try {
         shared_ = std::make_unique<SharedPieces>();
       } catch (...) {
-        return Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: host memory could not be allocated");
+        return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
       }
     }
     // What each worker holds at most, so that one is always free, and pieces kept for the others.
@@ -301,7 +301,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     } catch (...) {
       // A chunk-major call gives each worker its own tiles: without a thread for one, the call fails.
       job.failed.store(true);
-      results[index] = Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: no host thread could be started");
+      results[index] = Status::failure(StatusCode::alloc_failed, "no host thread could be started");
       break;
     }
   }

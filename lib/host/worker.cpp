@@ -320,7 +320,7 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
     uploader = std::thread(helper, &HostWorker::upload_all, &upload_result);
     downloader = std::thread(helper, &HostWorker::download_all, &download_result);
   } catch (...) {
-    status = Status::failure(StatusCode::alloc_failed, "fg_sgemm_host: no host thread could be started");
+    status = Status::failure(StatusCode::alloc_failed, "no host thread could be started");
     job.failed.store(true);
   }
 
