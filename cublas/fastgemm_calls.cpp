@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "epilogue.hpp"
 #include "fastgemm/fastgemm.h"
 #include "interposer.hpp"
 #include "preload/loading.hpp"
@@ -144,7 +145,11 @@ struct DeviceHandle {
   bool emulation_pays = false;
   fg_handle_t handle = nullptr;
   Workspace workspace;
-  std::vector<void *> kept;        // earlier workspaces that captures used
+  std::vector<void *> kept;  // earlier workspaces that captures used
+  // cuBLAS's device pointer mode: the product op(A) op(B) is computed here first, then scaled into C on the device.
+  Workspace scratch;
+  cudaEvent_t scratch_use = nullptr;  // recorded after the kernel that last read the scratch
+  bool scratch_recorded = false;
   cudaEvent_t last_use = nullptr;  // recorded after each served call outside a capture
   bool recorded = false;
   // Problems served outside a capture, with the workspace each needs; the most recent last.
@@ -199,11 +204,17 @@ void destroy_orphans(const FastgemmLibrary &fastgemm, int device) {
     g_orphan_count.store(static_cast<int>(g_orphans.size()));
   }
   for (DeviceHandle &orphan : orphans) {
+    // The last served call's work ends with the interposer's own kernels, after fastgemm's.
+    if (orphan.recorded && cudaEventSynchronize(orphan.last_use) != cudaSuccess) (void)cudaGetLastError();
+    if (orphan.scratch_recorded && cudaEventSynchronize(orphan.scratch_use) != cudaSuccess) (void)cudaGetLastError();
     (void)fastgemm.destroy(orphan.handle);
     if (orphan.workspace.memory != nullptr && !orphan.workspace.captured &&
         cudaFreeAsync(orphan.workspace.memory, cudaStreamLegacy) != cudaSuccess)
       (void)cudaGetLastError();
+    if (orphan.scratch.memory != nullptr && cudaFreeAsync(orphan.scratch.memory, cudaStreamLegacy) != cudaSuccess)
+      (void)cudaGetLastError();
     if (orphan.last_use != nullptr && cudaEventDestroy(orphan.last_use) != cudaSuccess) (void)cudaGetLastError();
+    if (orphan.scratch_use != nullptr && cudaEventDestroy(orphan.scratch_use) != cudaSuccess) (void)cudaGetLastError();
   }
 }
 
@@ -282,6 +293,29 @@ std::string grow_workspace(const FastgemmLibrary &fastgemm, DeviceHandle *entry,
   return "";
 }
 
+// The product's scratch for the device pointer mode, of at least `bytes`, on the product's stream (never in a capture:
+// such calls go to cuBLAS). "" on success, else why not.
+std::string grow_scratch(DeviceHandle *entry, size_t bytes, cudaStream_t stream) {
+  if (entry->scratch_use == nullptr &&
+      cudaEventCreateWithFlags(&entry->scratch_use, cudaEventDisableTiming) != cudaSuccess) {
+    (void)cudaGetLastError();
+    entry->scratch_use = nullptr;
+    return "no event to order the uses of the product's buffer";
+  }
+  void *memory = nullptr;
+  if (cudaMallocAsync(&memory, bytes, stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "no device memory for the product of " + std::to_string(bytes) + " bytes that alpha and beta scale";
+  }
+  void *old = entry->scratch.memory;
+  entry->scratch = Workspace{memory, bytes, false};
+  if (old == nullptr) return "";
+  if ((entry->scratch_recorded && cudaStreamWaitEvent(stream, entry->scratch_use, 0) != cudaSuccess) ||
+      cudaFreeAsync(old, stream) != cudaSuccess)
+    (void)cudaGetLastError();
+  return "";
+}
+
 const size_t *warm_bytes(const DeviceHandle &entry, const ProblemKey &key) {
   for (const auto &known : entry.warm)
     if (known.first == key) return &known.second;
@@ -331,6 +365,10 @@ Served serve(const Product &p) {
     return passed("the stream's capture status is unknown");
   }
   const bool capturing = capture != cudaStreamCaptureStatusNone;
+  // The device pointer mode's scratch is the interposer's, not fastgemm's: a replay of a graph could race a later
+  // call over it.
+  const bool device_scalars = p.alpha_device != nullptr;
+  if (capturing && device_scalars) return passed("alpha and beta in device memory inside a capture");
   const ProblemKey key{p.a_transposed, p.b_transposed, p.m, p.n, p.k, p.batch};
   const size_t *known_bytes = warm_bytes(*entry, key);
   if (capturing && known_bytes == nullptr)
@@ -372,11 +410,31 @@ Served serve(const Product &p) {
         (void)cudaGetLastError();
         return passed("the copy of C into D could not be enqueued");
       }
-  status = p.batch == 1 ? fastgemm->sgemm(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, p.alpha, p.a, p.lda,
-                                          p.b, p.ldb, p.beta, p.c, p.ldc)
-                        : fastgemm->sgemm_strided_batched(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k,
-                                                          p.alpha, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
-                                                          p.beta, p.c, p.ldc, p.stride_c, p.batch);
+  // Where fastgemm writes: C, or with alpha and beta on the device the scratch, dense, which scale_product then
+  // reads into C.
+  float *target = p.c;
+  int64_t target_ld = p.ldc, target_stride = p.stride_c;
+  float alpha = p.alpha, beta = p.beta;
+  if (device_scalars) {
+    const size_t product_bytes =
+        sizeof(float) * static_cast<size_t>(p.m) * static_cast<size_t>(p.n) * static_cast<size_t>(p.batch);
+    if (product_bytes > entry->scratch.bytes) {
+      const std::string why = grow_scratch(entry, product_bytes, p.stream);
+      if (!why.empty()) return passed(why);
+    }
+    // The last reader of the scratch may be on another stream (another cuBLAS handle of this thread).
+    if (entry->scratch_recorded && cudaStreamWaitEvent(p.stream, entry->scratch_use, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return passed("the product's scratch cannot be ordered after its last use");
+    }
+    target = static_cast<float *>(entry->scratch.memory), target_ld = p.m, target_stride = p.m * p.n;
+    alpha = 1.0f, beta = 0.0f;
+  }
+  status = p.batch == 1 ? fastgemm->sgemm(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, alpha, p.a, p.lda,
+                                          p.b, p.ldb, beta, target, target_ld)
+                        : fastgemm->sgemm_strided_batched(entry->handle, FG_COL_MAJOR, op_a, op_b, p.m, p.n, p.k, alpha,
+                                                          p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, beta, target,
+                                                          target_ld, target_stride, p.batch);
   if (status != FG_STATUS_SUCCESS) {
     // Refusals found before any work was enqueued leave C untouched, and with beta == 0 (or C apart from D, which
     // fastgemm never writes) cuBLAS rewrites the output whole after whatever was enqueued: cuBLAS computes it.
@@ -384,11 +442,26 @@ Served serve(const Product &p) {
     const bool untouched = status == FG_STATUS_INVALID_VALUE || status == FG_STATUS_NOT_SUPPORTED ||
                            status == FG_STATUS_ALLOC_FAILED || status == FG_STATUS_NO_DEVICE;
     Served result = passed(failure(*fastgemm, p.batch == 1 ? "fg_sgemm" : "fg_sgemm_strided_batched", status));
-    if (!untouched && p.beta != 0.0f && p.copy_from == nullptr) {
+    if (!untouched && !device_scalars && p.beta != 0.0f && p.copy_from == nullptr) {
       result.computed = true;
       result.status = CUBLAS_STATUS_EXECUTION_FAILED;
     }
     return result;
+  }
+  if (device_scalars) {
+    if (scale_product(p.c, p.ldc, p.stride_c, target, p.m, p.n, p.batch, p.alpha_device, p.beta_device, p.stream) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      return passed("the scaling of the product by alpha and beta on the device could not be enqueued");
+    }
+    if (cudaEventRecord(entry->scratch_use, p.stream) == cudaSuccess) {
+      entry->scratch_recorded = true;
+    } else {
+      // Its last reader unknown, the buffer is left as it is (never freed) and the next call takes a new one.
+      (void)cudaGetLastError();
+      entry->scratch = Workspace{};
+      entry->scratch_recorded = false;
+    }
   }
   Served served;
   served.computed = true;
@@ -404,7 +477,8 @@ Served serve(const Product &p) {
     entry->workspace.captured = true;  // its last use is unknown: never freed
   }
   remember(entry, key, bytes);
-  if (settings().log) served.why = outcome(*fastgemm, entry->handle);
+  if (settings().log)
+    served.why = outcome(*fastgemm, entry->handle) + (device_scalars ? "; alpha and beta read on the device" : "");
   return served;
 }
 

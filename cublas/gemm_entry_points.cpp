@@ -88,11 +88,16 @@ Decision decide_classic(const ClassicCall &call, Product *p) {
       get_math_mode(call.handle, &math_mode) != CUBLAS_STATUS_SUCCESS ||
       get_stream(call.handle, &p->stream) != CUBLAS_STATUS_SUCCESS)
     return {"cuBLAS answers for the handle", {}};
-  if (pointer_mode != CUBLAS_POINTER_MODE_HOST)
-    return {"alpha and beta in device memory (CUBLAS_POINTER_MODE_DEVICE)", {}};
+  if (pointer_mode != CUBLAS_POINTER_MODE_HOST && pointer_mode != CUBLAS_POINTER_MODE_DEVICE)
+    return {"a pointer mode cuBLAS checks", {}};
   if (const char *refusal = math_refusal(math_mode)) return {refusal, {}};
-  if (*call.alpha == 0.0f) return {"alpha = 0: C is only scaled", {}};
-  p->alpha = *call.alpha, p->beta = *call.beta;
+  if (pointer_mode == CUBLAS_POINTER_MODE_DEVICE) {
+    // Read where they are, when the product runs: the host never waits for them.
+    p->alpha_device = call.alpha, p->beta_device = call.beta;
+  } else {
+    if (*call.alpha == 0.0f) return {"alpha = 0: C is only scaled", {}};
+    p->alpha = *call.alpha, p->beta = *call.beta;
+  }
   p->a = call.a, p->lda = call.lda, p->stride_a = call.stride_a;
   p->b = call.b, p->ldb = call.ldb, p->stride_b = call.stride_b;
   p->c = call.c, p->ldc = call.ldc, p->stride_c = call.stride_c;

@@ -47,7 +47,7 @@ Function real_function(Library library, const char *name) {
 }
 
 // One product as cuBLAS states it: column-major, C (m x n) := alpha op(A) op(B) + beta C, `batch` products
-// `stride_*` elements apart. Scalars are host values here (the caller has checked the pointer mode).
+// `stride_*` elements apart.
 struct Product {
   const char *entry = "";
   bool a_transposed = false, b_transposed = false;
@@ -59,6 +59,8 @@ struct Product {
   float *c = nullptr;
   int64_t ldc = 0, stride_c = 0;
   float alpha = 1.0f, beta = 0.0f;
+  // CUBLAS_POINTER_MODE_DEVICE: alpha and beta live here, read on the device (alpha and beta above unused).
+  const float *alpha_device = nullptr, *beta_device = nullptr;
   cudaStream_t stream = nullptr;
   // cuBLASLt with C apart from D and beta != 0: C (in D's layout), copied into D just before fastgemm computes there.
   const float *copy_from = nullptr;

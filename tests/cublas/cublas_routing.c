@@ -94,6 +94,8 @@ static const struct classic_case kClassic[] = {
     {.name = "sgemm_bf16x9", .entry = SGEMM, .handle = H_BF16X9, LARGE},
     {.name = "sgemm_disallow_reduction", .entry = SGEMM, .handle = H_DISALLOW_REDUCTION, LARGE},
     {.name = "sgemm_device_pointers", .entry = SGEMM, .handle = H_DEVICE_POINTERS, LARGE},
+    {.name = "sgemm_device_pointers_small", .entry = SGEMM, .handle = H_DEVICE_POINTERS, .m = 256, .n = 256, .k = 256},
+    {.name = "sgemm_device_pointers_null_alpha", .entry = SGEMM, .handle = H_DEVICE_POINTERS, LARGE, .null_alpha = 1},
     {.name = "sgemm_alpha_zero", .entry = SGEMM, LARGE, .alpha_zero = 1},
     {.name = "sgemm_null_alpha", .entry = SGEMM, LARGE, .null_alpha = 1},
     {.name = "sgemm_negative_m", .entry = SGEMM, .m = -5, .n = 1024, .k = 8192, .lda = 1, .ldc = 1},
