@@ -12,8 +12,9 @@ unchanged. Cases, all in float32 with TF32 off:
 - torch.mm N x N x N for each size: the median of CUDA-event timings of 15 calls after 3 warm-ups, fresh
   random operands before each call;
 - cupy.matmul N x N x N for each size, timed the same way with CuPy's events;
-- torch.bmm of 64 products of 1024 x 1024 x 1024 (each product is judged alone by the interposer's size
-  threshold, whatever the batch count);
+- torch.bmm of 64 products of 1024 x 1024 x 1024 and of 16 products of 2048 x 2048 x 2048 (the interposer's
+  size rule serves strided batches of 2048 and more on every edge whose products reach 2^34 together; 1024^3
+  stays with cuBLAS however many there are);
 - a training loop: an MLP of 4 nn.Linear(8192, 8192) layers with ReLU between them, a batch of 8192 tokens,
   MSE loss (a mean over all elements) to a random target, plain SGD at a learning rate small for that loss
   (--lr, default 1.0), --steps steps: the median step time and the final loss. The plain loop runs with two
@@ -38,7 +39,7 @@ RESULT_PREFIX = "RESULT "
 STATS_PREFIX = "fastgemm_cublas stats:"
 PRELOAD_ERROR = "cannot be preloaded"
 WARMUP = 3
-BMM = (64, 1024)
+BMMS = ((64, 1024), (16, 2048))
 DATA_SEED = 4242
 
 
@@ -86,7 +87,7 @@ def torch_products(torch, spec):
         shape = (spec["n"], spec["n"])
         product = torch.mm
     else:
-        shape = (BMM[0], BMM[1], BMM[1])
+        shape = (spec["batch"], spec["n"], spec["n"])
         product = torch.bmm
     a = torch.empty(shape, device="cuda")
     b = torch.empty(shape, device="cuda")
@@ -372,7 +373,9 @@ def main():
             bench.pair("cupy", "cupy.matmul %d^3" % n, {"case": "cupy.matmul", "n": n, "calls": args.calls,
                                                         "seed": 1})
     if "bmm" in args.only:
-        bench.pair("torch", "torch.bmm %d x %d^3" % BMM, {"case": "torch.bmm", "calls": args.calls, "seed": 1})
+        for batch, n in BMMS:
+            bench.pair("torch", "torch.bmm %d x %d^3" % (batch, n),
+                       {"case": "torch.bmm", "batch": batch, "n": n, "calls": args.calls, "seed": 1})
     if "train" in args.only:
         bench.training()
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "interposer.hpp"
+#include "lib/tuning/emulation.hpp"
 #include "preload/loading.hpp"
 
 namespace fastgemm_cublas {
@@ -67,17 +68,21 @@ void log_line(const char *format, ...) {
   std::fputs(text.c_str(), stderr);
 }
 
-// The emulation's own rule (AUTO's in lib/sgemm/registry.cpp): every dimension at least 1024 and m n k at least
-// 2^34. Below it fastgemm's AUTO runs FP32, which cuBLAS does as well, bit for bit as the program expects.
-const char *size_refusal(int64_t m, int64_t n, int64_t k) {
+// The emulation's own rule, AUTO's (lib/tuning/emulation.hpp): every edge at least 1024 and m n k at least 2^34, or
+// a strided batch with every edge at least 2048 and all its products together at least 2^34. Below it fastgemm's
+// AUTO runs FP32, which cuBLAS does as well, bit for bit as the program expects.
+const char *size_refusal(int64_t m, int64_t n, int64_t k, int64_t batch) {
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const Settings &s = settings();
   if (!s.default_rule) return flops >= s.min_flops ? nullptr : "below FASTGEMM_CUBLAS_MIN_FLOPS";
-  constexpr int64_t kMinEdge = 1024;
-  constexpr double kMinWork = 17179869184.0;  // 2^34
-  if (m < kMinEdge || n < kMinEdge || k < kMinEdge) return "a dimension below 1024, where the emulation does not pay";
-  if (flops / 2.0 < kMinWork) return "m n k below 2^34, where the emulation does not pay";
-  return nullptr;
+  switch (fastgemm::tuning::emulation_size(m, n, k, batch)) {
+    case fastgemm::tuning::EmulationSize::pays: return nullptr;
+    case fastgemm::tuning::EmulationSize::small_edge: return "a dimension below 1024, where the emulation does not pay";
+    case fastgemm::tuning::EmulationSize::small_work: break;
+  }
+  return batch > 1 ? "m n k below 2^34, and a batch of products below 2048 on an edge or 2^34 in all, where the "
+                     "emulation does not pay"
+                   : "m n k below 2^34, where the emulation does not pay";
 }
 
 }  // namespace fastgemm_cublas

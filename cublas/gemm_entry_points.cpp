@@ -73,7 +73,7 @@ Decision decide_classic(const ClassicCall &call, Product *p) {
     return {"sizes cuBLAS checks", {}};
   if (call.batch > 1 && call.stride_c < c_extent)
     return {"batches of C that overlap, which fastgemm does not write", {}};
-  if (const char *refusal = size_refusal(call.m, call.n, call.k)) return {refusal, {}};
+  if (const char *refusal = size_refusal(call.m, call.n, call.k, call.batch)) return {refusal, {}};
   if (call.alpha == nullptr || call.beta == nullptr) return {"a null scalar, which cuBLAS checks", {}};
   static const auto get_pointer_mode =
       real_function<decltype(&cublasGetPointerMode_v2)>(Library::cublas, "cublasGetPointerMode_v2");

@@ -67,7 +67,7 @@ struct Product {
 };
 
 // Whether the sizes call for fastgemm (FASTGEMM_CUBLAS_MIN_FLOPS, else the emulation's rule); null if so, else why not.
-const char *size_refusal(int64_t m, int64_t n, int64_t k);
+const char *size_refusal(int64_t m, int64_t n, int64_t k, int64_t batch);
 
 // What fastgemm made of a product it was given.
 struct Served {

@@ -141,7 +141,7 @@ Decision decide_lt(const LtCall &call, Product *p, Epilogue *epilogue) {
   if (a.rows != a_rows || a.cols != a_cols || b.rows != b_rows || b.cols != b_cols || c.rows != d.rows ||
       c.cols != d.cols || a.batch != d.batch || b.batch != d.batch || c.batch != d.batch)
     return {"layouts that do not fit together, which cuBLASLt checks", {}};
-  if (const char *refusal = size_refusal(p->m, p->n, p->k)) return {refusal, {}};
+  if (const char *refusal = size_refusal(p->m, p->n, p->k, p->batch)) return {refusal, {}};
   if (call.alpha == nullptr || call.beta == nullptr) return {"a null scalar, which cuBLASLt checks", {}};
   const float alpha = *static_cast<const float *>(call.alpha), beta = *static_cast<const float *>(call.beta);
   if (alpha == 0.0f) return {"alpha = 0: C is only scaled", {}};

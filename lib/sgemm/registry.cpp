@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/dispatch.hpp"
+#include "tuning/emulation.hpp"
 
 namespace fastgemm::detail {
 
@@ -39,16 +40,13 @@ bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &devic
 }
 
 // FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the scan, the residues and
-// the reconstruction around the INT8 products are paid back: each product must be large, and deep, or the
-// reconstruction (m n of them per modulus) outweighs the products (measured on 9.0: bench/NOTES-emulated.md).
-// The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
+// the reconstruction around the INT8 products are paid back (lib/tuning/emulation.hpp: large and deep products, or
+// strided batches of them). The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
 // cores by as much as 9.0 does (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
 bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  constexpr int64_t kMinEdge = 1024, kMinDepth = 1024;
-  constexpr double kMinWork = 17179869184.0;  // 2^34 = m n k of 1024 x 2048 x 8192, about 2580^3
   const bool int8_leads = device.arch() == 80 || device.arch() == 90 || device.arch() == 100;
-  return p.math == FG_MATH_FP32_EMULATED && int8_leads && p.m >= kMinEdge && p.n >= kMinEdge && p.k >= kMinDepth &&
-         static_cast<double>(p.m) * p.n * p.k >= kMinWork;
+  return p.math == FG_MATH_FP32_EMULATED && int8_leads &&
+         tuning::emulation_size(p.m, p.n, p.k, p.batch) == tuning::EmulationSize::pays;
 }
 
 // FG_REPRODUCIBLE_SHAPE: the kernels that compute each element as acc = 0, acc = fma(a_l, b_l, acc) for l in

@@ -110,6 +110,10 @@ static const struct classic_case kClassic[] = {
     {.name = "sgemm64_tf32", .entry = SGEMM_64, .handle = H_TF32, LARGE},
     {.name = "strided_large", .entry = SGEMM_STRIDED, LARGE},
     {.name = "strided_small", .entry = SGEMM_STRIDED, .m = 512, .n = 4096, .k = 8192},
+    /* The batched rule: 2048^3 twice is 2^34 in all; 2048^3 alone and 1024^3 64 times are not served. */
+    {.name = "strided_2048_twice", .entry = SGEMM_STRIDED, .m = 2048, .n = 2048, .k = 2048, .batch = 2},
+    {.name = "strided_2048_once", .entry = SGEMM_STRIDED, .m = 2048, .n = 2048, .k = 2048, .batch = 1},
+    {.name = "strided_1024_64_times", .entry = SGEMM_STRIDED, .m = 1024, .n = 1024, .k = 1024, .batch = 64},
     {.name = "strided_negative_stride", .entry = SGEMM_STRIDED, LARGE, .stride_c = -1},
     {.name = "strided_zero_batch", .entry = SGEMM_STRIDED, LARGE, .batch = -1},
     /* C's second batch starts inside the first */

@@ -153,3 +153,28 @@ TEST_CASE("cuBLAS's product in a kept graph may read the addresses at launch onl
     CHECK_FALSE(detail::cublas_may_read_live_addresses(large));
   }
 }
+
+TEST_CASE("AUTO emulates where it pays: large single products, and strided batches of 2048 and more on every edge",
+          "[auto]") {
+  const detail::DeviceInfo hopper = simulated_hopper();
+  const auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch) {
+    detail::GemmProblem p = sgemm(m, n, k, FG_MATH_FP32_EMULATED);
+    p.batch = batch;
+    if (batch > 1) p.a.stride = m * k, p.b.stride = k * n, p.stride_c = m * n;
+    return fgtest::auto_sgemm_choice(p, hopper);
+  };
+  // Single products: every edge from 1024 and m n k from 2^34.
+  CHECK(choice(2048, 1024, 8192, 1) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(2048, 1024, 8191, 1) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1023, 4096, 8192, 1) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(2048, 2048, 2048, 1) != FG_SGEMM_OZAKI_INT8);
+  // Batches: 2048^3 twice is 2^34 in all; 1024^3 never, however many.
+  CHECK(choice(2048, 2048, 2048, 2) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(2048, 2048, 2048, 16) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 1024, 1024, 64) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 2048, 4096, 64) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(2047, 2048, 2048, 8) != FG_SGEMM_OZAKI_INT8);
+  // The FP32 mode never emulates.
+  detail::GemmProblem fp32 = sgemm(8192, 8192, 8192, FG_MATH_FP32);
+  CHECK(fgtest::auto_sgemm_choice(fp32, hopper) != FG_SGEMM_OZAKI_INT8);
+}

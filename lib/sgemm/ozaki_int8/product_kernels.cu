@@ -308,34 +308,46 @@ ReconstructKernel reconstruct_kernel_for(int count, std::integer_sequence<int, k
   return kernels[count - kMinModuli];
 }
 
-// Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it, then alpha and beta.
+// Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it (a sum in k order with FMA),
+// then alpha and beta. The loads of kAhead terms are issued before their FMAs: the sum's order is kept, and the
+// thread waits on memory once per kAhead terms, not once per term.
 __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t row, int64_t col) {
+  constexpr int kAhead = 16;
   const float *x = p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld);
   const float *y = p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col);
   const int64_t x_step = p.a.transposed ? p.a.ld : 1, y_step = p.b.transposed ? 1 : p.b.ld;
   float sum = 0.0f;
-  for (int64_t l = 0; l < p.k; ++l) sum = fmaf(__ldg(x + l * x_step), __ldg(y + l * y_step), sum);
+  int64_t l = 0;
+  for (; l + kAhead <= p.k; l += kAhead) {
+    float xs[kAhead], ys[kAhead];
+#pragma unroll
+    for (int t = 0; t < kAhead; ++t) {
+      xs[t] = __ldg(x + (l + t) * x_step);
+      ys[t] = __ldg(y + (l + t) * y_step);
+    }
+#pragma unroll
+    for (int t = 0; t < kAhead; ++t) sum = fmaf(xs[t], ys[t], sum);
+  }
+  for (; l < p.k; ++l) sum = fmaf(__ldg(x + l * x_step), __ldg(y + l * y_step), sum);
   float *out = p.c + batch * p.stride_c + row * p.ldc + col;
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
 // The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
 // those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
-// once; otherwise a thread per 4 consecutive needs.
+// once; otherwise a thread per need, in a grid-strided loop: the elements that need it come in runs (rows and
+// columns of wide range), which then spread over as many threads, neighbours sharing their loads of A's row.
 __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
   unsigned long long pending = summary->overflowed;
   for (int bin = count + 1; bin <= kNeedsFp32; ++bin) pending += summary->needs[bin];
   if (pending == 0) return;
   p = live_problem(p);
   const int64_t total = p.batch * p.m * p.n;
-  for (int64_t first = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x); first < total;
-       first += 4 * static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t last = first + 4 < total ? first + 4 : total;
-    for (int64_t index = first; index < last; ++index) {
-      if (needs[index] <= count) continue;
-      const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
-      store_fp32_element(p, batch, row, col);
-    }
+  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (needs[index] <= count) continue;
+    const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
+    store_fp32_element(p, batch, row, col);
   }
 }
 
@@ -418,8 +430,7 @@ Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int cou
                              cudaStream_t stream) {
   // Few blocks: most calls have nothing to recompute, and a block that returns at once still costs its launch.
   constexpr int64_t kRecomputeBlocks = 1024;
-  return launch(recompute_kernel,
-                dim3(capped_grid(divide_up(divide_up(p.batch * p.m * p.n, 4), kThreads), kRecomputeBlocks)),
+  return launch(recompute_kernel, dim3(capped_grid(divide_up(p.batch * p.m * p.n, kThreads), kRecomputeBlocks)),
                 dim3(kThreads), 0, stream, p, needs, count, summary);
 }
 
