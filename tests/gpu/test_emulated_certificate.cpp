@@ -230,3 +230,29 @@ TEST_CASE("emulated: the plan's codes at half depth: the guarantee where they ar
   CHECK(e.moduli <= 7);
   CHECK(e.fp32_elements == 0);
 }
+
+TEST_CASE("emulated: whole rows and columns recomputed in FP32, the last ones in partial tiles", "[emulated]") {
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), FG_SGEMM_OZAKI_INT8));
+  // Edges that leave partial tiles of the recomputation (32 x 128) on both sides. An outlier in column 3 of rows
+  // 5 and m - 1 of A, against a zero row 3 of B, leaves those rows of C to FP32; one in row 5 of B, columns 7 and
+  // n - 1, against a zero column 5 of A, those columns.
+  const int64_t m = 1037, n = 1163, k = 700;
+  Operands o = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 4200);
+  for (int64_t j = 0; j < n; ++j) o.b[3 * n + j] = 0.0f;
+  for (int64_t i = 0; i < m; ++i) o.a[i * k + 5] = 0.0f;
+  for (const int64_t row : {int64_t{5}, m - 1}) o.a[row * k + 3] = std::ldexp(o.a[row * k + 3] + 2.0f, 40);
+  for (const int64_t col : {int64_t{7}, n - 1}) o.b[5 * n + col] = std::ldexp(o.b[5 * n + col] + 2.0f, 40);
+  const PoisonedRun run = run_over_poison(handle.get(), o);
+  const Emulation e = emulation_of(handle.get());
+  std::printf("emulated: 2 rows and 2 columns of wide range, %lld x %lld x %lld: moduli %d, %lld elements in FP32\n",
+              static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), e.moduli,
+              static_cast<long long>(e.fp32_elements));
+  CHECK(e.moduli >= 2);
+  CHECK(e.fp32_elements >= 2 * n + 2 * m - 4);
+  CHECK(run.got.beyond == 0);
+  int64_t nan = 0;
+  for (const float x : run.c) nan += std::isnan(x);
+  CHECK(nan == 0);
+}

@@ -333,21 +333,38 @@ __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t 
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
+// Tiles of C in which recompute_kernel lists the elements to recompute, and its grid: a prime number of blocks, so
+// that the tiles of one column of tiles (elements that need it come in whole rows and columns of wide range) fall to
+// as many blocks as there are such tiles, whatever C's width.
+constexpr int kRecomputeRows = 32, kRecomputeCols = 128;
+constexpr int64_t kRecomputeBlocks = 2039;
+
 // The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
 // those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
-// once; otherwise a thread per need, in a grid-strided loop: the elements that need it come in runs (rows and
-// columns of wide range), which then spread over as many threads, neighbours sharing their loads of A's row.
+// once. Otherwise each block lists those of a tile of C in shared memory, then computes them a thread each.
 __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
   unsigned long long pending = summary->overflowed;
   for (int bin = count + 1; bin <= kNeedsFp32; ++bin) pending += summary->needs[bin];
   if (pending == 0) return;
   p = live_problem(p);
-  const int64_t total = p.batch * p.m * p.n;
-  for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
-       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if (needs[index] <= count) continue;
-    const int64_t col = index % p.n, row = index / p.n % p.m, batch = index / p.n / p.m;
-    store_fp32_element(p, batch, row, col);
+  __shared__ uint16_t listed[kRecomputeRows * kRecomputeCols];
+  __shared__ int listed_count;
+  const int64_t tile_cols = (p.n + kRecomputeCols - 1) / kRecomputeCols;
+  const int64_t tile_rows = (p.m + kRecomputeRows - 1) / kRecomputeRows;
+  for (int64_t tile = blockIdx.x; tile < p.batch * tile_rows * tile_cols; tile += gridDim.x) {
+    const int64_t first_col = tile % tile_cols * kRecomputeCols;
+    const int64_t first_row = tile / tile_cols % tile_rows * kRecomputeRows, batch = tile / tile_cols / tile_rows;
+    if (threadIdx.x == 0) listed_count = 0;
+    __syncthreads();
+    for (int e = threadIdx.x; e < kRecomputeRows * kRecomputeCols; e += blockDim.x) {
+      const int64_t row = first_row + e / kRecomputeCols, col = first_col + e % kRecomputeCols;
+      if (row < p.m && col < p.n && needs[(batch * p.m + row) * p.n + col] > count)
+        listed[atomicAdd(&listed_count, 1)] = static_cast<uint16_t>(e);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < listed_count; i += blockDim.x)
+      store_fp32_element(p, batch, first_row + listed[i] / kRecomputeCols, first_col + listed[i] % kRecomputeCols);
+    __syncthreads();
   }
 }
 
@@ -428,10 +445,9 @@ Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t 
 
 Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
                              cudaStream_t stream) {
-  // Few blocks: most calls have nothing to recompute, and a block that returns at once still costs its launch.
-  constexpr int64_t kRecomputeBlocks = 1024;
-  return launch(recompute_kernel, dim3(capped_grid(divide_up(p.batch * p.m * p.n, kThreads), kRecomputeBlocks)),
-                dim3(kThreads), 0, stream, p, needs, count, summary);
+  const int64_t tiles = p.batch * divide_up(p.m, kRecomputeRows) * divide_up(p.n, kRecomputeCols);
+  return launch(recompute_kernel, dim3(capped_grid(tiles, kRecomputeBlocks)), dim3(kThreads), 0, stream, p, needs,
+                count, summary);
 }
 
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
