@@ -20,7 +20,7 @@
 // certificate, the choice of the moduli count, and how C is cut into tiles so that the workspace stays bounded.
 // The bound itself is in math.hpp (shared by the kernels and the unit tests), the kernels in operand_kernels.cu
 // (scan, codes, residues) and product_kernels.cu (plan, reconstruction, FP32 elements), the variant's steps in
-// variant.cpp.
+// steps.cpp.
 #pragma once
 
 #include <cstddef>

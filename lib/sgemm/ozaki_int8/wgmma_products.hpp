@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // FG_SGEMM_OZAKI_INT8's own INT8 tensor-core product on Hopper (wgmma_products.cu, built for sm_90a only): the
-// residues' products of all pairs in one launch, what cublasGemmEx calls of variant.cpp's int8_products compute
+// residues' products of all pairs in one launch, what cublasGemmEx calls of steps.cpp's int8_products compute
 // one pair each, in a kernel of the project's own (TMA copies into a 4-stage pipeline of 128 x 256 x 128 tiles,
 // one producer warpgroup and two consumer warpgroups of wgmma, INT32 sums exact). Elsewhere (other devices, or a build
 // without sm_90a code), cuBLAS's product runs.

@@ -1,50 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// FG_SGEMM_OZAKI_INT8's steps (see plan.hpp): scan both operands; the plan, tile by tile the codes, their
-// INT8 product and every element's need; choose the moduli count from the needs' histogram; then tile by tile the
-// residues, the INT8 products over the moduli (cuBLAS) and the reconstruction into C; last, the elements no count
-// certifies, and those NaN or Inf reach, in FP32. The choice is made on the device, in a graph (a kernel chooses,
-// and a switch node runs its branch) that the call is captured into: the caller's, on a stream being captured, or,
-// for AUTO, one of the handle's own, kept for every call of the same shape (given each call's addresses and scalars:
-// its kernels read them from the workspace, and its FP32 products are captured again for them). A preview of the
-// certificate on a sample of the elements comes first (preview.cu), and sends operands that no count would pay for
-// to FP32 throughout before the scan and the plan of every element. Forced by name outside a capture, the host reads
-// the histogram back (the one synchronization) and chooses, or declines with nothing written.
-#include <cmath>
-#include <cstring>
-#include <string>
+// FG_SGEMM_OZAKI_INT8's steps (steps.hpp), tile by tile: the codes, their INT8 product and every element's need; the
+// residues at the chosen moduli count, their INT8 products and the reconstruction into C; then the elements no count
+// certifies, and those NaN or Inf reach, in FP32. On a stream being captured, a kernel chooses and switch nodes run
+// the chosen branch.
+
+#include "sgemm/ozaki_int8/steps.hpp"
 
 #include "core/check.hpp"
 #include "core/graph_cache.hpp"
 #include "sgemm/cublas.hpp"
-#include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/ozaki_int8/wgmma_products.hpp"
-#include "sgemm/variant.hpp"
 
-namespace fastgemm::detail {
+namespace fastgemm::detail::ozaki {
 namespace {
-
-using namespace ozaki;
-
-Status declined(const std::string &why) { return Status::failure(StatusCode::not_supported, why); }
-
-Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
-  // The certificate bounds errors relative to |alpha| and |beta C0|; infinite or NaN scalars give FP32's pattern
-  // only through FP32's own arithmetic.
-  if (!std::isfinite(p.alpha) || !std::isfinite(p.beta))
-    return declined("alpha = " + std::to_string(p.alpha) + " or beta = " + std::to_string(p.beta) +
-                    " is not finite: FP32's arithmetic decides its NaN and Inf");
-  if (p.k > kMaxDepth)
-    return declined("k = " + std::to_string(p.k) + " is more than " + std::to_string(kMaxDepth) +
-                    ", the depth whose INT32 sums of int8 products stay exact");
-  return Status::success();
-}
-
-size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
-  return max_workspace_bytes(p.m, p.n, p.k, p.batch);
-}
 
 // Products of at least this many multiply-adds run one launch (or one cuBLAS call) per pair, not a strided batch.
 constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
@@ -173,18 +144,8 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   return Status::success();
 }
 
-// The plan's buffers in the workspace, which every tiling's layout shares.
-struct PlanBuffers {
-  char *workspace = nullptr;
-  ScanSummary *summary = nullptr;
-  LineFacts *a_facts = nullptr, *b_facts = nullptr;
-  int64_t *a_flagged = nullptr, *b_flagged = nullptr;
-  uint8_t *needs = nullptr;
-};
+}  // namespace
 
-// The products over `count` moduli, the reconstruction, and the elements computed in FP32: those no count certifies,
-// and those NaN or Inf reach (`flagged_rows` and `flagged_cols` of them, or, with `counted`, as many as the scan
-// counted on the device).
 Status products_at(const GemmProblem &p, int count, const RunArgs &args, const PlanBuffers &plan,
                    const CertificateConstants &certificate, bool counted, int64_t flagged_rows, int64_t flagged_cols) {
   const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count);
@@ -203,13 +164,7 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
 }
 
-// The nodes of a kept graph (run_as_graph) that are set again for other operands: its FP32 products, each a child
-// graph node captured again for the new addresses and scalars, unless every one reads them at launch.
-struct GivenNodes {
-  cudaGraphNode_t fp32[GraphCache::kMostChildren] = {};
-  int fp32_count = 0;
-  bool fp32_read_addresses = true;
-};
+namespace {
 
 // For a kept graph's FP32 product captured as *product: where it is cuBLAS's (`algo`), the product captured again to
 // read the addresses from p.live at launch takes its place when it runs the same kernels (cublas.hpp); *reads tells.
@@ -282,8 +237,8 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
   });
 }
 
-// The scan, then the plan: the codes' product and every element's need, enqueued on args.stream. Nothing of C is
-// written by them.
+}  // namespace
+
 Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const CertificateConstants &certificate,
                     PlanBuffers *plan) {
   const cudaStream_t stream = args.stream;
@@ -308,9 +263,6 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
 }
 
-// The whole emulation on a stream being captured: the preview's choice, and a switch node whose branch 0 runs FP32
-// throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice`, *fallback and `given` as in
-// run_captured.
 Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
                         GivenNodes *given) {
   if (args.fp32_product == nullptr)
@@ -337,198 +289,4 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   });
 }
 
-// Everything the graph of a call outside a capture holds by value, less what is given again for other operands (the
-// operands' addresses and the scalars): the problem's shape and layout, whether beta is 0 (C is read or not), the
-// addresses' alignment (on which the FP32 product's kernels, captured again for other operands, may depend), and
-// the workspaces.
-GraphCache::Key graph_key(const GemmProblem &p, const RunArgs &args) {
-  GraphCache::Key key;
-  KeyWriter writer(&key);
-  const auto operand = [&](const GemmOperand &x) {
-    writer.add(static_cast<uint64_t>(x.ld)).add(static_cast<uint64_t>(x.stride)).add(x.transposed);
-  };
-  writer.add(static_cast<uint64_t>(p.m)).add(static_cast<uint64_t>(p.n)).add(static_cast<uint64_t>(p.k));
-  writer.add(static_cast<uint64_t>(p.batch)).add(static_cast<uint64_t>(p.math));
-  writer.add(static_cast<uint64_t>(p.reproducibility)).add(p.beta == 0.0f);
-  operand(p.a);
-  operand(p.b);
-  writer.add(static_cast<uint64_t>(p.ldc)).add(static_cast<uint64_t>(p.stride_c));
-  for (const void *address :
-       {static_cast<const void *>(p.a.data), static_cast<const void *>(p.b.data), static_cast<const void *>(p.c)})
-    writer.add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address) % 16));
-  writer.add(args.workspace).add(static_cast<uint64_t>(args.workspace_bytes));
-  writer.add(args.cublas).add(args.cublas_workspace).add(static_cast<uint64_t>(args.cublas_workspace_bytes));
-  return key;
-}
-
-// The operands a kept graph was given: the addresses and the scalars.
-GraphCache::Key operands_key(const GemmProblem &p) {
-  GraphCache::Key key;
-  KeyWriter writer(&key);
-  writer.add(p.a.data).add(p.b.data).add(p.c).add_float(p.alpha).add_float(p.beta);
-  return key;
-}
-
-// What a kept graph's FP32 products (child graphs) depend on: the addresses, unless they read them at launch
-// (`read_addresses`), and the scalars unless the product is cuBLAS's (`fallback`), which reads them from the
-// LiveOperands the graph's first node writes.
-GraphCache::Key product_key(const GemmProblem &p, int fallback, bool read_addresses) {
-  GraphCache::Key key;
-  KeyWriter writer(&key);
-  if (!read_addresses) writer.add(p.a.data).add(p.b.data).add(p.c);
-  if (fallback != FG_SGEMM_CUBLAS) writer.add_float(p.alpha).add_float(p.beta);
-  return key;
-}
-
-// The whole call captured into a graph of its own, on a stream of its own with the call's cuBLAS bound to it: first
-// the node that writes the call's addresses and scalars to `live` (given them again for other operands), then the
-// preview, the scan, the plan, decide (which leaves its choice in `choice`) and the switch nodes, whose kernels read
-// them there, and whose FP32 products are child graph nodes (captured again for other operands).
-Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *live, DeviceChoice *choice,
-                    GraphCache::Kept *kept) {
-  BranchCapture call(args);
-  FG_RETURN_IF_ERROR(call.begin());
-  RunArgs inner = args;
-  inner.stream = call.stream();
-  inner.captured = true;
-  inner.emulation = nullptr;
-  GemmProblem given = p;
-  given.live = live;
-  GivenNodes nodes;
-  fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
-  FG_CUDA_CHECK(cudaStreamBeginCapture(call.stream(), cudaStreamCaptureModeRelaxed));
-  Status built = publish_operands(p, live, call.stream());
-  if (built.ok()) built = last_captured_node(call.stream(), &kept->given);
-  if (built.ok()) built = enqueue_captured(given, inner, choice, &fallback, &nodes);
-  cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(call.stream(), &graph);
-  if (!built.ok() || ended != cudaSuccess) {
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    FG_RETURN_IF_ERROR(built);
-    FG_CUDA_CHECK(ended);
-  }
-  const cudaError_t made = cudaGraphInstantiate(&kept->exec, graph, 0);
-  if (made != cudaSuccess) (void)cudaGraphDestroy(graph);
-  FG_CUDA_CHECK(made);
-  kept->graph = graph;
-  for (int child = 0; child < nodes.fp32_count; ++child) kept->children[child] = nodes.fp32[child];
-  kept->child_count = nodes.fp32_count;
-  kept->operands = operands_key(p);
-  kept->tag = fallback;
-  kept->children_read_addresses = nodes.fp32_count > 0 && nodes.fp32_read_addresses;
-  kept->children_for = product_key(p, fallback, kept->children_read_addresses);
-  return Status::success();
-}
-
-// A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
-// again for them (not where they read on the device what changed: cuBLAS's reads the scalars, and the addresses where
-// product_reading_addresses took it).
-Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
-  FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
-  const GraphCache::Key products_for = product_key(p, kept->tag, kept->children_read_addresses);
-  if (kept->child_count > 0 && products_for != kept->children_for) {
-    // The FP32 product captured for these operands before, or captured now (and kept with the graph, which destroys
-    // it: also where setting it fails, and the caller erases the graph).
-    cudaGraph_t product = kept->child_graph(products_for);
-    if (product == nullptr) {
-      fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
-      cudaStream_t stream = nullptr;
-      FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
-      GemmProblem given = p;
-      given.live = live;  // as capture_call captured it: cuBLAS reads the scalars there
-      FG_RETURN_IF_ERROR(capture_fp32(given, args, &product, &algo, stream));
-      kept->keep_child_graph(products_for, product);
-    }
-    for (int child = 0; child < kept->child_count; ++child)
-      FG_CUDA_CHECK(cudaGraphExecChildGraphNodeSetParams(kept->exec, kept->children[child], product));
-    kept->children_for = products_for;
-  }
-  kept->operands = operands_key(p);
-  return Status::success();
-}
-
-// AUTO's emulation outside a capture: the call's graph, captured on the first call of its key and kept by the
-// handle, runs on the call's stream, given the call's addresses and scalars where they differ from its last launch's;
-// the host waits for nothing, and the report reads the device's choice when asked.
-Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
-  GraphCache &graphs = *args.graphs;
-  const GraphCache::Key key = graph_key(p, args);
-  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1));
-  LiveOperands *live = live_operands(static_cast<char *>(args.workspace), layout);
-  DeviceChoice *slot = nullptr;
-  GraphCache::Kept *kept = graphs.find(key, &slot);
-  // Where the FP32 product captured for the new operands cannot take the kept one's place (cuBLAS chose other
-  // kernels), the graph is made again.
-  if (kept != nullptr && kept->operands != operands_key(p) && !give_operands(p, args, live, kept).ok()) {
-    graphs.erase(kept);
-    kept = nullptr;
-  }
-  if (kept == nullptr) {
-    DeviceChoice *written = nullptr;
-    FG_RETURN_IF_ERROR(graphs.next_slot(&slot, &written));
-    GraphCache::Kept made;
-    FG_RETURN_IF_ERROR(capture_call(p, args, live, written, &made));
-    graphs.insert(key, made);
-    kept = graphs.find(key, &slot);
-    if (kept == nullptr) return Status::failure(StatusCode::internal_error, "a graph kept could not be found again");
-  }
-  FG_CUDA_CHECK(cudaGraphLaunch(kept->exec, args.stream));
-  if (args.emulation != nullptr) {
-    *args.emulation = EmulationReport{};
-    FG_RETURN_IF_ERROR(graphs.record_done(args.stream, &args.emulation->done));
-    args.emulation->pending = slot;
-    args.emulation->fallback = static_cast<fg_sgemm_algo_t>(kept->tag);
-  }
-  return Status::success();
-}
-
-// AUTO's choice runs as a graph that chooses on the device (kDecidesOnDevice). The algorithm chosen by name reads
-// the needs' histogram back (the one synchronization) and chooses the moduli count on the host, or declines, having
-// written nothing. On a stream being captured, both choose on the device. The dispatcher declines it where its
-// workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none.
-Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
-  if (!args.captured && args.auto_selected && args.graphs != nullptr) return run_as_graph(p, args);
-  if (args.captured) {
-    fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
-    FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback, nullptr));
-    // The report cannot tell a replay's choice: it says no emulation ran at capture.
-    if (args.emulation != nullptr) *args.emulation = EmulationReport{};
-    return Status::success();
-  }
-  const cudaStream_t stream = args.stream;
-  const CertificateConstants certificate = certificate_constants(p.k);
-  PlanBuffers plan;
-  FG_RETURN_IF_ERROR(enqueue_plan(p, args, certificate, &plan));
-
-  ScanSummary found;
-  FG_CUDA_CHECK(cudaMemcpyAsync(&found, plan.summary, sizeof found, cudaMemcpyDeviceToHost, stream));
-  FG_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto flagged_rows = static_cast<int64_t>(found.flagged_lines[0]);
-  const auto flagged_cols = static_cast<int64_t>(found.flagged_lines[1]);
-  if (too_many_flagged(static_cast<double>(flagged_rows), static_cast<double>(flagged_cols), p.m, p.n, p.k, p.batch))
-    return declined(std::to_string(flagged_rows) + " rows of op(A) and " + std::to_string(flagged_cols) +
-                    " columns of op(B) hold NaN or Inf: too many for the FP32 fix-up of their elements");
-  const ModuliChoice choice = choose_moduli(found.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f);
-  if (choice.declined)
-    return declined("the certificate needs FP32 for " + std::to_string(found.needs[kNeedsFp32]) + " of " +
-                    std::to_string(p.batch * p.m * p.n) +
-                    " elements, or more moduli than pay: FP32 throughout is faster for these operands");
-  FG_RETURN_IF_ERROR(products_at(p, choice.count, args, plan, certificate, false, flagged_rows, flagged_cols));
-  if (args.emulation != nullptr) {
-    args.emulation->moduli = choice.count;
-    args.emulation->fp32_elements = choice.fp32_elements;
-  }
-  return Status::success();
-}
-
-}  // namespace
-
-extern const SgemmVariant ozaki_int8_sgemm = {FG_SGEMM_OZAKI_INT8,
-                                              "ozaki_int8",
-                                              ozaki_can_implement,
-                                              ozaki_workspace_bytes,
-                                              run_ozaki,
-                                              kInspectsOperands | kDecidesOnDevice | kDeclinesWithoutWorkspace,
-                                              always_uses_cublas<GemmProblem>};
-
-}  // namespace fastgemm::detail
+}  // namespace fastgemm::detail::ozaki
