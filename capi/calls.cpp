@@ -8,10 +8,6 @@ namespace {
 
 using detail::StatusCode;
 
-Status null_argument(const char *name) {
-  return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
-}
-
 // A size query answers for any pointer alignment, so it asks the algorithm about each alignment in turn:
 // the answer is the most bytes among the alignments the algorithm runs, and a refusal only when it runs
 // none of them.

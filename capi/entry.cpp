@@ -49,10 +49,6 @@ int last_cuda_error() noexcept { return t_last_cuda_error; }
 
 Status null_handle() { return Status::failure(StatusCode::invalid_handle, "handle is NULL"); }
 
-Status null_argument(const char *name) {
-  return Status::failure(StatusCode::invalid_value, std::string(name) + " is NULL");
-}
-
 PointerInspector driver_inspector(detail::Context &context) {
   return [&context](const void *pointer, PointerInfo *info) -> Status {
     const int device = context.device().ordinal;

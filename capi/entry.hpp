@@ -22,7 +22,6 @@ const char *last_error_message() noexcept;
 int last_cuda_error() noexcept;
 
 Status null_handle();
-Status null_argument(const char *name);
 
 // Runs `body()`, which returns a Status, and nothing escapes: exceptions become statuses too.
 template <typename Body>

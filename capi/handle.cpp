@@ -84,6 +84,42 @@ class ContextWorkspace final : public WorkspaceHolder {
   Context &context_;
 };
 
+// A setting's getter: the handle and the output checked (NULL output named `name`), then *out = read(handle).
+// Settings are the handle's own: no device is made current.
+template <typename T, typename Read>
+fg_status_t get_setting(const char *function, fg_handle_t handle, T *out, const char *name, Read &&read) {
+  CallTrace trace(function, "handle=%p", static_cast<void *>(handle));
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    if (out == nullptr) return null_argument(name);
+    *out = read(*handle);
+    return Status::success();
+  });
+}
+
+// A setting's setter: the handle checked, then check(value), then write(handle) on success.
+template <typename Check, typename Write>
+fg_status_t set_setting(CallTrace &trace, fg_handle_t handle, Check &&check, Write &&write) {
+  return guarded(trace, [&]() -> Status {
+    if (handle == nullptr) return null_handle();
+    FG_RETURN_IF_ERROR(check());
+    write(*handle);
+    return Status::success();
+  });
+}
+
+Status check_math_mode(fg_math_mode_t mode) {
+  if (is_math_mode(static_cast<int>(mode))) return Status::success();
+  return Status::failure(StatusCode::invalid_value,
+                         "mode = " + std::to_string(static_cast<int>(mode)) + " is no fg_math_mode_t");
+}
+
+Status check_reproducibility(fg_reproducibility_t level) {
+  if (is_reproducibility(static_cast<int>(level))) return Status::success();
+  return Status::failure(StatusCode::invalid_value,
+                         "level = " + std::to_string(static_cast<int>(level)) + " is no fg_reproducibility_t");
+}
+
 }  // namespace
 }  // namespace fastgemm::capi
 
@@ -163,13 +199,7 @@ fg_status_t fg_set_stream(fg_handle_t handle, cudaStream_t stream) {
 }
 
 fg_status_t fg_get_stream(fg_handle_t handle, cudaStream_t *stream) {
-  CallTrace trace("fg_get_stream", "handle=%p", static_cast<void *>(handle));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (stream == nullptr) return null_argument("stream");
-    *stream = handle->context->stream();
-    return Status::success();
-  });
+  return get_setting("fg_get_stream", handle, stream, "stream", [](fg_context &h) { return h.context->stream(); });
 }
 
 fg_status_t fg_set_workspace(fg_handle_t handle, void *workspace, size_t bytes) {
@@ -206,24 +236,12 @@ fg_status_t fg_get_devices(fg_handle_t handle, int *devices, int capacity, int *
 
 fg_status_t fg_set_math_mode(fg_handle_t handle, fg_math_mode_t mode) {
   CallTrace trace("fg_set_math_mode", "handle=%p, mode=%d", static_cast<void *>(handle), static_cast<int>(mode));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (!is_math_mode(static_cast<int>(mode)))
-      return Status::failure(StatusCode::invalid_value,
-                             "mode = " + std::to_string(static_cast<int>(mode)) + " is no fg_math_mode_t");
-    handle->settings.math_mode = mode;
-    return Status::success();
-  });
+  return set_setting(
+      trace, handle, [&] { return check_math_mode(mode); }, [&](fg_context &h) { h.settings.math_mode = mode; });
 }
 
 fg_status_t fg_get_math_mode(fg_handle_t handle, fg_math_mode_t *mode) {
-  CallTrace trace("fg_get_math_mode", "handle=%p", static_cast<void *>(handle));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (mode == nullptr) return null_argument("mode");
-    *mode = handle->settings.math_mode;
-    return Status::success();
-  });
+  return get_setting("fg_get_math_mode", handle, mode, "mode", [](fg_context &h) { return h.settings.math_mode; });
 }
 
 const char *fg_math_mode_name(fg_math_mode_t mode) {
@@ -237,24 +255,14 @@ const char *fg_math_mode_name(fg_math_mode_t mode) {
 fg_status_t fg_set_reproducibility(fg_handle_t handle, fg_reproducibility_t level) {
   CallTrace trace("fg_set_reproducibility", "handle=%p, level=%d", static_cast<void *>(handle),
                   static_cast<int>(level));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (!is_reproducibility(static_cast<int>(level)))
-      return Status::failure(StatusCode::invalid_value,
-                             "level = " + std::to_string(static_cast<int>(level)) + " is no fg_reproducibility_t");
-    handle->settings.reproducibility = level;
-    return Status::success();
-  });
+  return set_setting(
+      trace, handle, [&] { return check_reproducibility(level); },
+      [&](fg_context &h) { h.settings.reproducibility = level; });
 }
 
 fg_status_t fg_get_reproducibility(fg_handle_t handle, fg_reproducibility_t *level) {
-  CallTrace trace("fg_get_reproducibility", "handle=%p", static_cast<void *>(handle));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (level == nullptr) return null_argument("level");
-    *level = handle->settings.reproducibility;
-    return Status::success();
-  });
+  return get_setting("fg_get_reproducibility", handle, level, "level",
+                     [](fg_context &h) { return h.settings.reproducibility; });
 }
 
 const char *fg_reproducibility_name(fg_reproducibility_t level) {
@@ -267,22 +275,13 @@ const char *fg_reproducibility_name(fg_reproducibility_t level) {
 
 fg_status_t fg_set_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t algo) {
   CallTrace trace("fg_set_sgemm_algo", "handle=%p, algo=%d", static_cast<void *>(handle), static_cast<int>(algo));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    FG_RETURN_IF_ERROR(check_algo(algo, FG_SGEMM_AUTO, detail::find_sgemm_variant));
-    handle->settings.sgemm_algo = algo;
-    return Status::success();
-  });
+  return set_setting(
+      trace, handle, [&] { return check_algo(algo, FG_SGEMM_AUTO, detail::find_sgemm_variant); },
+      [&](fg_context &h) { h.settings.sgemm_algo = algo; });
 }
 
 fg_status_t fg_get_sgemm_algo(fg_handle_t handle, fg_sgemm_algo_t *algo) {
-  CallTrace trace("fg_get_sgemm_algo", "handle=%p", static_cast<void *>(handle));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (algo == nullptr) return null_argument("algo");
-    *algo = handle->settings.sgemm_algo;
-    return Status::success();
-  });
+  return get_setting("fg_get_sgemm_algo", handle, algo, "algo", [](fg_context &h) { return h.settings.sgemm_algo; });
 }
 
 const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo) {
@@ -293,22 +292,14 @@ const char *fg_sgemm_algo_name(fg_sgemm_algo_t algo) {
 
 fg_status_t fg_set_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t algo) {
   CallTrace trace("fg_set_rowmean_algo", "handle=%p, algo=%d", static_cast<void *>(handle), static_cast<int>(algo));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    FG_RETURN_IF_ERROR(check_algo(algo, FG_ROWMEAN_AUTO, detail::find_rowmean_variant));
-    handle->settings.rowmean_algo = algo;
-    return Status::success();
-  });
+  return set_setting(
+      trace, handle, [&] { return check_algo(algo, FG_ROWMEAN_AUTO, detail::find_rowmean_variant); },
+      [&](fg_context &h) { h.settings.rowmean_algo = algo; });
 }
 
 fg_status_t fg_get_rowmean_algo(fg_handle_t handle, fg_rowmean_algo_t *algo) {
-  CallTrace trace("fg_get_rowmean_algo", "handle=%p", static_cast<void *>(handle));
-  return guarded(trace, [&]() -> Status {
-    if (handle == nullptr) return null_handle();
-    if (algo == nullptr) return null_argument("algo");
-    *algo = handle->settings.rowmean_algo;
-    return Status::success();
-  });
+  return get_setting("fg_get_rowmean_algo", handle, algo, "algo",
+                     [](fg_context &h) { return h.settings.rowmean_algo; });
 }
 
 const char *fg_rowmean_algo_name(fg_rowmean_algo_t algo) {

@@ -179,6 +179,8 @@ bool may_share_elements(const Span &c, const Span &x) {
 
 }  // namespace
 
+Status null_argument(const char *name) { return invalid(std::string(name) + " is NULL"); }
+
 Status validate_workspace(const void *workspace, size_t bytes, const PointerInspector &inspect) {
   if (workspace == nullptr) {
     if (bytes == 0) return Status::success();

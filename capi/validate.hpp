@@ -36,6 +36,9 @@ struct PointerInfo {
 // fault, say), which is then the call's error.
 using PointerInspector = std::function<Status(const void *, PointerInfo *)>;
 
+// FG_STATUS_INVALID_VALUE for an output or input argument that is NULL: "<name> is NULL".
+Status null_argument(const char *name);
+
 // Enumerators are held as the ints a C caller passed, since any value may arrive through the ABI.
 // Members are set by name; those of the batched entry point keep their defaults for the others.
 struct SgemmArgs {
