@@ -14,7 +14,7 @@
 #include <string>
 
 #include "interposer.hpp"
-#include "lib/tuning/emulation.hpp"
+#include "lib/tuning/tuning.hpp"
 #include "preload/loading.hpp"
 
 namespace fastgemm_cublas {
@@ -68,7 +68,7 @@ void log_line(const char *format, ...) {
   std::fputs(text.c_str(), stderr);
 }
 
-// The emulation's own rule, AUTO's (lib/tuning/emulation.hpp): every edge at least 1024 and m n k at least 2^34, or
+// The emulation's own rule, AUTO's (lib/tuning/tuning.hpp): every edge at least 1024 and m n k at least 2^34, or
 // a strided batch with every edge at least 2048 and all its products together at least 2^34. Below it fastgemm's
 // AUTO runs FP32, which cuBLAS does as well, bit for bit as the program expects.
 const char *size_refusal(int64_t m, int64_t n, int64_t k, int64_t batch) {

@@ -23,6 +23,7 @@
 #include "epilogue.hpp"
 #include "fastgemm/fastgemm.h"
 #include "interposer.hpp"
+#include "lib/tuning/tuning.hpp"
 #include "preload/loading.hpp"
 
 namespace fastgemm_cublas {
@@ -113,7 +114,7 @@ const FastgemmLibrary *fastgemm_library() {
 }
 
 // The emulation pays on the data-centre parts whose INT8 tensor cores lead their FP32 lanes most (fastgemm's AUTO
-// emulates there only, lib/sgemm/registry.cpp).
+// emulates there only, by lib/tuning/tuning.hpp).
 bool emulation_pays(int device) {
   int major = 0, minor = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
@@ -121,7 +122,7 @@ bool emulation_pays(int device) {
     (void)cudaGetLastError();
     return false;
   }
-  return minor == 0 && (major == 8 || major == 9 || major == 10);
+  return fastgemm::tuning::arch_tuning(major * 10 + minor).emulation;
 }
 
 struct ProblemKey {

@@ -12,6 +12,7 @@
 #include "core/problem.hpp"
 #include "host/host_gemm.hpp"
 #include "host/staging.hpp"
+#include "tuning/tuning.hpp"
 
 namespace fastgemm::detail {
 
@@ -26,7 +27,7 @@ constexpr int64_t smallest_tile_edge = 1024;
 // 2048 x 2048 x 2048 steps of 8192^3 ran FP32. On the H100 from pageable memory (bench/NOTES-emulated.md), 8192^3
 // took 22.7-23.9 ms against 28.5-29.5 ms with those steps, and 4096^3 (one step) 7.0-7.8 ms against 7.7-8.7 ms;
 // operands the emulation declines took FP32's time with either grid, and so did the FP32 mode.
-constexpr int64_t emulated_tile_edge = 4096;
+constexpr int64_t emulated_tile_edge = tuning::kHostEmulatedTileEdge;
 // k is cut in chunks about as deep as the tile is wide, and at least min_chunk_k deep (balanced, a multiple
 // of 128): the first product waits for a quarter of the first panels at most, and each chunk's product
 // still runs at the device's full rate. The floor halves the steps of the 1024-wide tiles: on the H100,

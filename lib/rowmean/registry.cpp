@@ -3,6 +3,7 @@
 
 #include "core/dispatch.hpp"
 #include "rowmean/fused.hpp"
+#include "tuning/tuning.hpp"
 
 namespace fastgemm::detail {
 
@@ -28,11 +29,7 @@ constexpr int kFusedWideTile = 16;
 constexpr int64_t kRelayMinBatches = 2048;
 constexpr int64_t kRelayMaxL = 2048;
 
-// The data-centre parts, whose FP64 (and FP64 tensor cores from 8.0 on) runs at half the FP32 rate or better.
-bool has_full_rate_fp64(const DeviceInfo &device) {
-  const int arch = device.arch();
-  return arch == 60 || arch == 70 || arch == 80 || arch == 90 || arch == 100;
-}
+bool has_full_rate_fp64(const DeviceInfo &device) { return tuning::arch_tuning(device.arch()).full_rate_fp64; }
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/dispatch.hpp"
-#include "tuning/emulation.hpp"
+#include "tuning/tuning.hpp"
 
 namespace fastgemm::detail {
 
@@ -21,31 +21,26 @@ const SgemmVariant *const kVariants[] = {
 };
 
 // Where one of the project's kernels was measured faster than cuBLAS called directly, both cold (after an L2
-// flush) and hot (calls back to back); the measurements are in bench/NOTES-sgemm-fast.md. Only compute
-// capability 9.0 was measured; everything else, there and on every other device, is cuBLAS's.
+// flush) and hot (calls back to back), by the architecture's table (lib/tuning/tuning.hpp); everything else, there
+// and on every other device, is cuBLAS's.
 bool small_tile_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  constexpr int64_t kSmallOutputs = 384 * 384, kSmallDepth = 1024, kSmallEdge = 16;
-  // Multiply-adds a product: single products from 20^3 (16^3 lost cold), batched ones from 32^3 (24^3 x 16
-  // lost cold to cuBLAS's batched kernel).
-  constexpr int64_t kSmallWork = 20 * 20 * 20, kSmallBatchedWork = 32 * 32 * 32;
-  // All batches' outputs together: larger batches fill the device better through cuBLAS.
-  return device.arch() == 90 && p.m >= kSmallEdge && p.n >= kSmallEdge && p.m * p.n <= kSmallOutputs / p.batch &&
-         p.k <= kSmallDepth && p.m * p.n * p.k >= (p.batch == 1 ? kSmallWork : kSmallBatchedWork);
+  using namespace tuning;
+  return arch_tuning(device.arch()).small_tile_shapes && p.m >= kSmallTileEdge && p.n >= kSmallTileEdge &&
+         p.m * p.n <= kSmallTileOutputs / p.batch && p.k <= kSmallTileDepth &&
+         p.m * p.n * p.k >= (p.batch == 1 ? kSmallTileWork : kSmallTileBatchedWork);
 }
 
-// Wide, shallow single products, where cuBLAS's tiles fill the device poorly.
 bool double_buffer_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  constexpr int64_t kWideEdge = 4096, kShallowDepth = 256;
-  return device.arch() == 90 && p.batch == 1 && p.m >= kWideEdge && p.n >= kWideEdge && p.k <= kShallowDepth;
+  using namespace tuning;
+  return arch_tuning(device.arch()).double_buffer_shapes && p.batch == 1 && p.m >= kDoubleBufferWideEdge &&
+         p.n >= kDoubleBufferWideEdge && p.k <= kDoubleBufferShallowDepth;
 }
 
-// FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the scan, the residues and
-// the reconstruction around the INT8 products are paid back (lib/tuning/emulation.hpp: large and deep products, or
-// strided batches of them). The data-center parts 8.0 and 10.0 lead their FP32 lanes with INT8 tensor
-// cores by as much as 9.0 does (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
+// FP32-accurate products from INT8 tensor cores (FG_MATH_FP32_EMULATED only), where the architecture's INT8 leads
+// and the scan, the residues and the reconstruction around the INT8 products are paid back (large and deep
+// products, or strided batches of them).
 bool ozaki_int8_measured_faster(const GemmProblem &p, const DeviceInfo &device) {
-  const bool int8_leads = device.arch() == 80 || device.arch() == 90 || device.arch() == 100;
-  return p.math == FG_MATH_FP32_EMULATED && int8_leads &&
+  return p.math == FG_MATH_FP32_EMULATED && tuning::arch_tuning(device.arch()).emulation &&
          tuning::emulation_size(p.m, p.n, p.k, p.batch) == tuning::EmulationSize::pays;
 }
 

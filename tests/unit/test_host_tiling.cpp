@@ -12,7 +12,7 @@
 #include "host/host_gemm.hpp"
 #include "host/plan.hpp"
 #include "host/small_product.hpp"
-#include "tuning/emulation.hpp"
+#include "tuning/tuning.hpp"
 
 using fastgemm::detail::choose_host_tiling;
 using fastgemm::detail::HostTiling;

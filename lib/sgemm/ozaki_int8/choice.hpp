@@ -8,6 +8,7 @@
 
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "tuning/tuning.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -27,19 +28,19 @@ FG_OZAKI_INLINE bool too_many_flagged(double rows, double cols, int64_t m, int64
 // needs[kNeedsFp32] no count).
 FG_OZAKI_INLINE ModuliChoice choose_moduli(const unsigned long long (&needs)[kNeedsFp32 + 1], int64_t m, int64_t n,
                                            int64_t k, int64_t batch, bool reads_c) {
-  // Estimates on the H100 (bench/NOTES-emulated.md): INT8 products at 1.3 POPS, the memory-bound kernels at
-  // 2 TB/s, an element recomputed in FP32 (k FMAs reading its row and column) at 1 TFLOPS, FP32 products at
-  // 50 TFLOPS. Only the ratios matter, and other devices keep them roughly.
+  // The rates of lib/tuning/tuning.hpp (estimates on the H100, bench/NOTES-emulated.md).
+  using namespace tuning;
   const double elements = static_cast<double>(m) * n * batch;
   const double work = 2.0 * elements * k;
   ModuliChoice choice;
-  choice.fp32_seconds = work / 50e12;
+  choice.fp32_seconds = work / kFp32FlopsPerSecond;
   double later_needs = static_cast<double>(needs[kNeedsFp32]);  // elements that need more than `count`
   double best = 1e300;                                          // above any estimate
   for (int count = kMaxModuli; count >= kMinModuli; --count) {
-    const double residues = static_cast<double>(m + n) * k * batch * (4.0 + count) / 2e12;
-    const double rebuild = elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / 2e12;
-    const double seconds = count * work / 1.3e15 + residues + rebuild + later_needs * 2.0 * k / 1e12;
+    const double residues = static_cast<double>(m + n) * k * batch * (4.0 + count) / kMemoryBytesPerSecond;
+    const double rebuild = elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / kMemoryBytesPerSecond;
+    const double seconds =
+        count * work / kInt8OpsPerSecond + residues + rebuild + later_needs * 2.0 * k / kRecomputeFlopsPerSecond;
     if (seconds <= best) {  // ties go to fewer moduli: the cost is the same and the certificate holds either way
       best = seconds;
       choice.count = count;

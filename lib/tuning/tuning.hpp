@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// What was measured, per architecture, that decides where each algorithm runs: AUTO's rules for the FP32 kernels
+// (lib/sgemm/registry.cpp) and for the emulated mode (the same rule in the cuBLAS interposer), the rates the
+// emulation's choice of moduli weighs (lib/sgemm/ozaki_int8/choice.hpp), and the host engine's emulated tiles
+// (lib/host/plan.hpp), which must reach the emulation's size rule. One table, as BLAS libraries keep one per core
+// (OpenBLAS's param.h, BLIS's context initialisers). Header-only, with no dependency, so that libfastgemm_cublas
+// includes it as well, and constexpr, so that kernels may read it.
+#pragma once
+
+#include <cstdint>
+
+namespace fastgemm::tuning {
+
+// --- Per architecture (compute capability as major * 10 + minor) ---------------------------------------------------
+
+struct ArchTuning {
+  // The project's FP32 kernels measured faster than cuBLAS called directly, cold and hot, on some shapes
+  // (bench/NOTES-sgemm-fast.md): measured on 9.0 only.
+  bool small_tile_shapes = false;
+  bool double_buffer_shapes = false;
+  // INT8 tensor cores that lead the FP32 lanes enough for the emulated mode to pay: the data-centre parts 8.0, 9.0
+  // and 10.0 (30x and more); the others (8.6, 8.9, 12.0) by too little for 7 products.
+  bool emulation = false;
+  // FP64 (and FP64 tensor cores from 8.0 on) at half the FP32 rate or better: the data-centre parts.
+  bool full_rate_fp64 = false;
+};
+
+constexpr ArchTuning arch_tuning(int arch) {
+  ArchTuning t;
+  t.small_tile_shapes = arch == 90;
+  t.double_buffer_shapes = arch == 90;
+  t.emulation = arch == 80 || arch == 90 || arch == 100;
+  t.full_rate_fp64 = arch == 60 || arch == 70 || arch == 80 || arch == 90 || arch == 100;
+  return t;
+}
+
+// --- FP32 kernels where they beat cuBLAS (measured on 9.0) ----------------------------------------------------------
+
+// small_tile: outputs of all batches together at most 384 x 384, k at most 1024, edges from 16; single products
+// from 20^3 multiply-adds (16^3 lost cold), batched ones from 32^3 (24^3 x 16 lost cold to cuBLAS's batched kernel).
+constexpr int64_t kSmallTileOutputs = 384 * 384, kSmallTileDepth = 1024, kSmallTileEdge = 16;
+constexpr int64_t kSmallTileWork = 20 * 20 * 20, kSmallTileBatchedWork = 32 * 32 * 32;
+// double_buffer: wide, shallow single products, where cuBLAS's tiles fill the device poorly.
+constexpr int64_t kDoubleBufferWideEdge = 4096, kDoubleBufferShallowDepth = 256;
+
+// --- The emulated mode's size rule (measured on 9.0) ----------------------------------------------------------------
+
+// Where the scan, the residues and the reconstruction around the INT8 products are paid back (bench/NOTES-emulated.md,
+// docs/benchmarks.md):
+// - single products need every edge from 1024 and m n k from 2^34 (1024 x 2048 x 8192, about 2580^3);
+// - a strided batch pays its fixed costs once: 2048^3 ran 1.23x cuBLAS FP32 in 4 products and 1.25x in 16, while
+//   1024^3 ran 0.62x in 8, 0.70x in 16 and 0.75x in 64 (the reconstruction's m n count outweighs products 1024
+//   deep), so batches need every edge from 2048 and all their products together from 2^34.
+constexpr int64_t kEmulationMinEdge = 1024;
+constexpr int64_t kEmulationMinBatchedEdge = 2048;
+constexpr double kEmulationMinWork = 17179869184.0;  // 2^34
+
+enum class EmulationSize {
+  pays,
+  small_edge,  // an edge below kEmulationMinEdge
+  small_work,  // m n k below kEmulationMinWork, and the batch does not make up for it
+};
+
+constexpr EmulationSize emulation_size(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  if (m < kEmulationMinEdge || n < kEmulationMinEdge || k < kEmulationMinEdge) return EmulationSize::small_edge;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (work >= kEmulationMinWork) return EmulationSize::pays;
+  const bool batch_pays = batch >= 2 && m >= kEmulationMinBatchedEdge && n >= kEmulationMinBatchedEdge &&
+                          k >= kEmulationMinBatchedEdge && work * static_cast<double>(batch) >= kEmulationMinWork;
+  return batch_pays ? EmulationSize::pays : EmulationSize::small_work;
+}
+
+// --- The rates the emulation's choice of moduli weighs (estimates on 9.0; only their ratios matter, and other
+// devices keep them roughly) ---------------------------------------------------------------------------------------
+
+constexpr double kInt8OpsPerSecond = 1.3e15;       // the INT8 products
+constexpr double kMemoryBytesPerSecond = 2e12;     // the memory-bound kernels (residues, reconstruction)
+constexpr double kRecomputeFlopsPerSecond = 1e12;  // an element recomputed in FP32: k FMAs reading its row, column
+constexpr double kFp32FlopsPerSecond = 50e12;      // FP32 products throughout
+
+// --- The host engine --------------------------------------------------------------------------------------------
+
+// In the emulated mode, products of 4096 and more on every side take tiles 4096 wide and chunks of k 4096 deep: each
+// step's product then reaches the emulation's size rule (lib/host/plan.hpp has what 2048-wide steps cost).
+constexpr int64_t kHostEmulatedTileEdge = 4096;
+static_assert(emulation_size(kHostEmulatedTileEdge, kHostEmulatedTileEdge, kHostEmulatedTileEdge, 1) ==
+                  EmulationSize::pays,
+              "the host engine's emulated steps must reach the emulation's size rule");
+
+}  // namespace fastgemm::tuning
