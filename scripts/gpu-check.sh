@@ -7,6 +7,9 @@
 #   FASTGEMM_BENCH_ARGS       arguments of `fastgemm-bench sgemm` (default: the default sweep)
 #   FASTGEMM_CUBLAS_BENCH_ARGS  arguments of bench/cublas_interposer.py (default: its default sweep)
 #   FASTGEMM_SKIP_BENCH=1     stop after the sanitizers
+#   FASTGEMM_CTEST_ARGS       arguments that select the tests ctest runs (default all; e.g. "-R cublas" or
+#                             "-E gpu.huge|gpu.emulated", so that the suite can run in parts)
+#   FASTGEMM_SANITIZER_TOOLS="" and FASTGEMM_SKIP_BENCH=1 run the tests alone
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 log_dir=${1:-$fastgemm_root/build/gpu-check-logs}
@@ -32,8 +35,9 @@ nvidia-smi -L | tee "$log_dir/device.txt"
 step configure configure "$build_dir" -DFASTGEMM_BUILD_TESTS=ON -DCMAKE_CUDA_FLAGS="-Xptxas -v" || exit 1
 step build cmake --build "$build_dir" || exit 1
 grep -E "registers|spill" "$log_dir/build.log" | sort | uniq -c | sort -rn | head -40 >"$log_dir/ptxas.txt"
-step ctest ctest --test-dir "$build_dir" --output-on-failure
-for tool in ${FASTGEMM_SANITIZER_TOOLS:-memcheck initcheck racecheck synccheck}; do
+# shellcheck disable=SC2086  # the selection is words
+step ctest ctest --test-dir "$build_dir" --output-on-failure ${FASTGEMM_CTEST_ARGS:-}
+for tool in ${FASTGEMM_SANITIZER_TOOLS-memcheck initcheck racecheck synccheck}; do
   # racecheck and synccheck look at shared memory and barriers: the kernels that have them are the tiled
   # ones, and small shapes exercise every edge path of theirs.
   filter="[sgemm]~[large],[rowmean]~[grid]~[classes]"
