@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// How FG_SGEMM_OZAKI_INT8 builds its graphs (steps.cpp, graph_call.cpp): the stream its parts are captured on, the switch nodes and
-// their branches, and the child graph nodes of its FP32 products.
+// How FG_SGEMM_OZAKI_INT8 builds its graphs (steps.cpp, graph_call.cpp): the stream its parts are captured on, the
+// switch nodes and their branches, and the child graph nodes of its FP32 products.
 #pragma once
 
 #include <cublas_v2.h>
