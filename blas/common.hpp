@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the parts of libfastgemm_blas share: the settings read from the environment once, and the types of
-// the BLAS entry points it defines and looks up.
+// What the parts of libfastgemm_blas share: the settings read from the environment once, the types of the
+// SGEMM entry points it defines and looks up, and CBLAS's values.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +13,20 @@ using FortranSgemm = void (*)(const char *, const char *, const int *, const int
 using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *,
                             int);
 
-enum CblasValue { row_major = 101, col_major = 102, no_trans = 111, trans = 112, conj_trans = 113 };
+// CBLAS's enumerations, as cblas.h numbers them.
+enum CblasValue {
+  row_major = 101,
+  col_major = 102,
+  no_trans = 111,
+  trans = 112,
+  conj_trans = 113,
+  upper = 121,
+  lower = 122,
+  non_unit = 131,
+  unit = 132,
+  left = 141,
+  right = 142
+};
 
 struct Settings {
   double min_flops = 0.0;

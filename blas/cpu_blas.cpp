@@ -8,11 +8,6 @@
 #include <cstring>
 #include <initializer_list>
 
-extern "C" void sgemm_(const char *, const char *, const int *, const int *, const int *, const float *, const float *,
-                       const int *, const float *, const int *, const float *, float *, const int *, size_t, size_t);
-extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *,
-                            int);
-
 namespace fastgemm_blas {
 namespace {
 
@@ -24,11 +19,17 @@ void describe(const void *symbol, CpuBlas *blas) {
   if (blas->library == nullptr) blas->library = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 }
 
-// This library's own entry points are never the CPU's SGEMM: FASTGEMM_BLAS_FALLBACK naming
-// libfastgemm_blas.so itself would otherwise call itself forever.
+// This library's own entry points are never the CPU's: FASTGEMM_BLAS_FALLBACK naming libfastgemm_blas.so
+// itself would otherwise call itself forever. Every symbol of this library's file is its own (the file is
+// told by a function of internal linkage, which no other definition can take the place of).
 bool is_own(const void *symbol) {
-  return symbol == reinterpret_cast<const void *>(&::sgemm_) ||
-         symbol == reinterpret_cast<const void *>(&::cblas_sgemm);
+  if (symbol == nullptr) return false;
+  static const void *const own_base = [] {
+    Dl_info info = {};
+    return dladdr(reinterpret_cast<const void *>(&is_own), &info) != 0 ? info.dli_fbase : nullptr;
+  }();
+  Dl_info info = {};
+  return dladdr(symbol, &info) != 0 && info.dli_fbase == own_base;
 }
 
 bool take(void *sgemm, void *cblas, CpuBlas *blas) {
@@ -57,6 +58,39 @@ bool take_library(const char *file, CpuBlas *blas, const char **error) {
   describe(blas->sgemm != nullptr ? reinterpret_cast<void *>(blas->sgemm) : reinterpret_cast<void *>(blas->cblas_sgemm),
            blas);
   return true;
+}
+
+// The routines of CpuBlas::level3, in its order.
+constexpr const char *level3_names[2 * family_count] = {"sgemm",  "dgemm",  "ssymm", "dsymm", "ssyrk", "dsyrk",
+                                                        "ssyr2k", "dsyr2k", "strmm", "dtrmm", "strsm", "dtrsm"};
+
+// Both names of ROUTINE (dsymm_ and cblas_dsymm) from one place, HANDLE's definitions, so that a call and
+// its CBLAS form are one library's; false when it defines neither (its own are not counted).
+bool take_routine(void *handle, const char *routine, CpuRoutine *found) {
+  char fortran[16], cblas[24];
+  std::snprintf(fortran, sizeof fortran, "%s_", routine);
+  std::snprintf(cblas, sizeof cblas, "cblas_%s", routine);
+  void *fortran_symbol = dlsym(handle, fortran), *cblas_symbol = dlsym(handle, cblas);
+  if (is_own(fortran_symbol)) fortran_symbol = nullptr;
+  if (is_own(cblas_symbol)) cblas_symbol = nullptr;
+  if (fortran_symbol == nullptr && cblas_symbol == nullptr) return false;
+  found->fortran = fortran_symbol;
+  found->cblas = cblas_symbol;
+  Dl_info info = {};
+  if (dladdr(fortran_symbol != nullptr ? fortran_symbol : cblas_symbol, &info) != 0 && info.dli_fname != nullptr)
+    found->name = info.dli_fname;
+  return true;
+}
+
+// SGEMM's entry is the one found above; every other routine is looked up alone: the next definition in
+// the process, else the library that serves SGEMM (and what it depends on).
+void find_level3(CpuBlas *blas) {
+  blas->level3[0].fortran = reinterpret_cast<void *>(blas->sgemm);
+  blas->level3[0].cblas = reinterpret_cast<void *>(blas->cblas_sgemm);
+  blas->level3[0].name = blas->name;
+  for (int i = 1; i < 2 * family_count; ++i)
+    if (!take_routine(RTLD_NEXT, level3_names[i], &blas->level3[i]) && blas->library != nullptr)
+      (void)take_routine(blas->library, level3_names[i], &blas->level3[i]);
 }
 
 CpuBlas find_cpu_blas() {
@@ -88,29 +122,21 @@ CpuBlas find_cpu_blas() {
                  "libblas.so.3 or libopenblas.so.0 the loader finds): the CPU's SGEMM products run in "
                  "fastgemm_blas's own loop, which is slow\n",
                  fallback != nullptr && *fallback != '\0' ? "unusable" : "unset");
+    find_level3(&blas);
     return blas;
   }
   if (log) std::fprintf(stderr, "fastgemm_blas: the CPU's SGEMM is %s (%s)\n", blas.name, how);
+  find_level3(&blas);
   return blas;
 }
 
 }  // namespace
 
+thread_local bool t_in_cpu_blas = false;
+
 const CpuBlas &cpu_blas() {
   static const CpuBlas found = find_cpu_blas();
   return found;
-}
-
-void plain_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) {
-      float sum = 0.0f;
-      for (int64_t l = 0; l < k; ++l)
-        sum += (a_trans ? A[i * lda + l] : A[l * lda + i]) * (b_trans ? B[l * ldb + j] : B[j * ldb + l]);
-      float &c = C[j * ldc + i];
-      c = beta == 0.0f ? alpha * sum : alpha * sum + beta * c;
-    }
 }
 
 void *error_symbol(const char *name) {

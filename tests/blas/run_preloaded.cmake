@@ -2,7 +2,7 @@
 # Runs PROGRAM (with INPUT on stdin when given) in WORK_DIR with libfastgemm_blas.so (PRELOAD) preloaded and
 # FASTGEMM_LOG=1, and checks: exit status 0, every regex of EXPECT in the output, every regex of LOG_ONCE
 # exactly once in the library's log (stderr), none of LOG_NEVER there, and that the library took the SGEMM
-# calls (its log lines). With GPU_ALSO, when a GPU is usable, some calls must have run on it; without one,
+# calls (its log lines), or, where LOG_SOME is given, that every regex of it is in the log at least once. With GPU_ALSO, when a GPU is usable, some calls must have run on it; without one,
 # all must have gone to the CPU.
 # SKIP_WITHOUT_GPU is for the tests whose point is the GPU path: where the log says the process has no CUDA
 # device (the driver has none, or fastgemm found none), the run's exit status and output are still checked,
@@ -66,7 +66,13 @@ endforeach()
 if(failures)
   list(APPEND problems "failures reported: ${failures}")
 endif()
-if(NOT errors MATCHES "fastgemm_blas: (cblas_)?sgemm_?")
+if(LOG_SOME)
+  foreach(expected IN LISTS LOG_SOME)
+    if(NOT errors MATCHES "${expected}")
+      list(APPEND problems "the log has no '${expected}'")
+    endif()
+  endforeach()
+elseif(NOT errors MATCHES "fastgemm_blas: (cblas_)?sgemm_?")
   list(APPEND problems "libfastgemm_blas.so took no SGEMM call (no log line)")
 endif()
 if(SKIP_WITHOUT_GPU AND errors MATCHES "no GPU for this process \\((no CUDA device|FG_STATUS_NO_DEVICE)[^\n]*")

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "level3.hpp"
+
+#include <cstddef>
+#include <cstdio>
+
+#include "common.hpp"
+#include "cpu_blas.hpp"
+#include "plain.hpp"
+
+namespace fastgemm_blas {
+namespace {
+
+// The system BLAS's routines, as they are called: the Fortran ones with the hidden lengths of their
+// character arguments, the CBLAS ones with CBLAS's enumerations.
+template <typename T>
+using FortranGemm = void (*)(const char *, const char *, const int *, const int *, const int *, const T *, const T *,
+                             const int *, const T *, const int *, const T *, T *, const int *, size_t, size_t);
+template <typename T>
+using FortranSymm = void (*)(const char *, const char *, const int *, const int *, const T *, const T *, const int *,
+                             const T *, const int *, const T *, T *, const int *, size_t, size_t);
+template <typename T>
+using FortranSyrk = void (*)(const char *, const char *, const int *, const int *, const T *, const T *, const int *,
+                             const T *, T *, const int *, size_t, size_t);
+template <typename T>
+using FortranSyr2k = void (*)(const char *, const char *, const int *, const int *, const T *, const T *, const int *,
+                              const T *, const int *, const T *, T *, const int *, size_t, size_t);
+template <typename T>
+using FortranTriangular = void (*)(const char *, const char *, const char *, const char *, const int *, const int *,
+                                   const T *, const T *, const int *, T *, const int *, size_t, size_t, size_t, size_t);
+template <typename T>
+using CblasGemm = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+template <typename T>
+using CblasSymm = void (*)(int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+template <typename T>
+using CblasSyrk = void (*)(int, int, int, int, int, T, const T *, int, T, T *, int);
+template <typename T>
+using CblasSyr2k = void (*)(int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+template <typename T>
+using CblasTriangular = void (*)(int, int, int, int, int, int, int, T, const T *, int, T *, int);
+
+template <typename F>
+F as(void *symbol) {
+  return reinterpret_cast<F>(symbol);
+}
+
+int cblas_trans(char letter) { return letter == 'N' ? no_trans : trans; }
+int cblas_side(char letter) { return letter == 'L' ? left : right; }
+int cblas_uplo(char letter) { return letter == 'U' ? upper : lower; }
+int cblas_diag(char letter) { return letter == 'U' ? unit : non_unit; }
+
+// Whether the CPU BLAS's CBLAS form may be called. Inside the CPU BLAS already, it is not: a library with
+// a CBLAS form and no Fortran routine, whose CBLAS form calls the Fortran name (this library's), would go
+// round forever; the own loop computes that call.
+bool cblas_usable(const CpuRoutine &routine, bool nested) { return routine.cblas != nullptr && !nested; }
+
+// One line per call under FASTGEMM_LOG=1, written whole: FIELDS are the column-major call's.
+void log_cpu_call(const Caller &caller, const CpuRoutine &routine, const char *fields) {
+  std::fprintf(stderr, "fastgemm_blas: %s %s%s on the CPU (%s)\n", caller.name, fields,
+               caller.row_major ? " (row-major, as column-major)" : "", routine.name);
+}
+
+}  // namespace
+
+template <typename T>
+void cpu_gemm(char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta,
+              T *C, int ldc) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::gemm);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranGemm<T>>(routine.fortran)(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  else if (cblas_usable(routine, nested))
+    as<CblasGemm<T>>(routine.cblas)(col_major, cblas_trans(transa), cblas_trans(transb), m, n, k, alpha, A, lda, B, ldb,
+                                    beta, C, ldc);
+  else
+    plain_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void cpu_symm(char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
+              int ldc) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::symm);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranSymm<T>>(routine.fortran)(&side, &uplo, &m, &n, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  else if (cblas_usable(routine, nested))
+    as<CblasSymm<T>>(routine.cblas)(col_major, cblas_side(side), cblas_uplo(uplo), m, n, alpha, A, lda, B, ldb, beta, C,
+                                    ldc);
+  else
+    plain_symm<T>(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void cpu_syrk(char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C, int ldc) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::syrk);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranSyrk<T>>(routine.fortran)(&uplo, &trans, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);
+  else if (cblas_usable(routine, nested))
+    as<CblasSyrk<T>>(routine.cblas)(col_major, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, beta, C, ldc);
+  else
+    plain_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+template <typename T>
+void cpu_syr2k(char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
+               int ldc) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::syr2k);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranSyr2k<T>>(routine.fortran)(&uplo, &trans, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  else if (cblas_usable(routine, nested))
+    as<CblasSyr2k<T>>(routine.cblas)(col_major, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A, lda, B, ldb, beta,
+                                     C, ldc);
+  else
+    plain_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void cpu_trmm(char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B, int ldb) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::trmm);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranTriangular<T>>(routine.fortran)(&side, &uplo, &transa, &diag, &m, &n, &alpha, A, &lda, B, &ldb, 1, 1, 1,
+                                              1);
+  else if (cblas_usable(routine, nested))
+    as<CblasTriangular<T>>(routine.cblas)(col_major, cblas_side(side), cblas_uplo(uplo), cblas_trans(transa),
+                                          cblas_diag(diag), m, n, alpha, A, lda, B, ldb);
+  else
+    plain_trmm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+template <typename T>
+void cpu_trsm(char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B, int ldb) {
+  const CpuRoutine &routine = cpu_routine<T>(Family::trsm);
+  const bool nested = t_in_cpu_blas;
+  InCpuBlas inside;
+  if (routine.fortran != nullptr)
+    as<FortranTriangular<T>>(routine.fortran)(&side, &uplo, &transa, &diag, &m, &n, &alpha, A, &lda, B, &ldb, 1, 1, 1,
+                                              1);
+  else if (cblas_usable(routine, nested))
+    as<CblasTriangular<T>>(routine.cblas)(col_major, cblas_side(side), cblas_uplo(uplo), cblas_trans(transa),
+                                          cblas_diag(diag), m, n, alpha, A, lda, B, ldb);
+  else
+    plain_trsm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+// The families' choice. Today: the CPU, for every size.
+
+template <typename T>
+void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, const T *B,
+          int ldb, T beta, T *C, int ldc) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "m=%d n=%d k=%d", m, n, k);
+    log_cpu_call(caller, cpu_routine<T>(Family::gemm), fields);
+  }
+  cpu_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb,
+          T beta, T *C, int ldc) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "side=%c uplo=%c m=%d n=%d", side, uplo, m, n);
+    log_cpu_call(caller, cpu_routine<T>(Family::symm), fields);
+  }
+  cpu_symm<T>(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
+          int ldc) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
+    log_cpu_call(caller, cpu_routine<T>(Family::syrk), fields);
+  }
+  cpu_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+template <typename T>
+void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
+           T beta, T *C, int ldc) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
+    log_cpu_call(caller, cpu_routine<T>(Family::syr2k), fields);
+  }
+  cpu_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
+          int lda, T *B, int ldb) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
+    log_cpu_call(caller, cpu_routine<T>(Family::trmm), fields);
+  }
+  cpu_trmm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+template <typename T>
+void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
+          int lda, T *B, int ldb) {
+  if (settings().log) {
+    char fields[96];
+    std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
+    log_cpu_call(caller, cpu_routine<T>(Family::trsm), fields);
+  }
+  cpu_trsm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+#define FASTGEMM_BLAS_LEVEL3(T)                                                                                 \
+  template void cpu_gemm<T>(char, char, int, int, int, T, const T *, int, const T *, int, T, T *, int);         \
+  template void cpu_symm<T>(char, char, int, int, T, const T *, int, const T *, int, T, T *, int);              \
+  template void cpu_syrk<T>(char, char, int, int, T, const T *, int, T, T *, int);                              \
+  template void cpu_syr2k<T>(char, char, int, int, T, const T *, int, const T *, int, T, T *, int);             \
+  template void cpu_trmm<T>(char, char, char, char, int, int, T, const T *, int, T *, int);                     \
+  template void cpu_trsm<T>(char, char, char, char, int, int, T, const T *, int, T *, int);                     \
+  template void symm<T>(const Caller &, char, char, int, int, T, const T *, int, const T *, int, T, T *, int);  \
+  template void syrk<T>(const Caller &, char, char, int, int, T, const T *, int, T, T *, int);                  \
+  template void syr2k<T>(const Caller &, char, char, int, int, T, const T *, int, const T *, int, T, T *, int); \
+  template void trmm<T>(const Caller &, char, char, char, char, int, int, T, const T *, int, T *, int);         \
+  template void trsm<T>(const Caller &, char, char, char, char, int, int, T, const T *, int, T *, int);
+FASTGEMM_BLAS_LEVEL3(float)
+FASTGEMM_BLAS_LEVEL3(double)
+#undef FASTGEMM_BLAS_LEVEL3
+template void gemm<double>(const Caller &, char, char, int, int, int, double, const double *, int, const double *, int,
+                           double, double *, int);
+
+}  // namespace fastgemm_blas
