@@ -22,6 +22,7 @@
 #include "common.hpp"
 #include "fastgemm/fastgemm.h"
 #include "preload/loading.hpp"
+#include "rank_device.hpp"
 
 namespace fastgemm_blas {
 namespace {
@@ -47,6 +48,7 @@ struct GpuLibrary {
   // The CUDA runtime libfastgemm.so is linked with: one runtime in the process.
   decltype(&cudaGetDevice) get_device;
   decltype(&cudaGetDeviceCount) get_device_count;
+  decltype(&cudaSetDevice) set_device;
   decltype(&cudaPointerGetAttributes) pointer_attributes;
   decltype(&cudaStreamSynchronize) stream_synchronize;
   decltype(&cudaGetLastError) get_last_error;
@@ -129,6 +131,7 @@ const GpuLibrary *load() {
   bind(library, "fg_get_stream", &gpu.get_stream, &missing);
   bind(library, "cudaGetDevice", &gpu.get_device, &missing);
   bind(library, "cudaGetDeviceCount", &gpu.get_device_count, &missing);
+  bind(library, "cudaSetDevice", &gpu.set_device, &missing);
   bind(library, "cudaPointerGetAttributes", &gpu.pointer_attributes, &missing);
   bind(library, "cudaStreamSynchronize", &gpu.stream_synchronize, &missing);
   bind(library, "cudaGetLastError", &gpu.get_last_error, &missing);
@@ -203,6 +206,50 @@ void apply_reproducibility(const GpuLibrary &gpu, fg_handle_t handle) {
                  gpu.last_error_message());
 }
 
+// Under MPI, with no FASTGEMM_BLAS_DEVICES, the device of the rank's local rank (rank_device.hpp); -1: the thread's
+// current device. FASTGEMM_LOG=1 says which, and why not where a launcher's variable cannot be used.
+int device_of_rank(const GpuLibrary &gpu) {
+  if (settings().devices != nullptr && *settings().devices != '\0') return -1;
+  int count = 0;
+  if (gpu.get_device_count(&count) != cudaSuccess) {
+    (void)gpu.get_last_error();
+    count = 0;
+  }
+  const RankDevice chosen = rank_device([](const char *name) -> const char * { return std::getenv(name); }, count);
+  if (settings().log && *chosen.variable != '\0') {
+    if (chosen.device >= 0)
+      std::fprintf(stderr, "fastgemm_blas: local rank %d (%s) takes device %d of %d\n", chosen.local_rank,
+                   chosen.variable, chosen.device, count);
+    else
+      std::fprintf(stderr, "fastgemm_blas: %s=%s is no local rank (a number from 0); the thread's device runs\n",
+                   chosen.variable, std::getenv(chosen.variable));
+  }
+  return chosen.device;
+}
+
+// fg_create on `device` (-1: the thread's current one), the thread's current device left as it was: the handle
+// makes its own device current in each call. *on is the handle's device.
+fg_status_t create_on(const GpuLibrary &gpu, int device, fg_handle_t *handle, int *on) {
+  int previous = -1;
+  if (gpu.get_device(&previous) != cudaSuccess) {
+    (void)gpu.get_last_error();
+    previous = -1;
+  }
+  *on = previous;
+  const bool switch_device = device >= 0 && previous >= 0 && device != previous;
+  bool switched = false;
+  if (switch_device) {
+    switched = gpu.set_device(device) == cudaSuccess;
+    if (!switched) (void)gpu.get_last_error();
+  }
+  const fg_status_t status = gpu.create(handle);
+  if (switched) {
+    *on = device;
+    if (gpu.set_device(previous) != cudaSuccess) (void)gpu.get_last_error();
+  }
+  return status;
+}
+
 class ThreadHandle {
  public:
   ~ThreadHandle() {
@@ -217,7 +264,7 @@ class ThreadHandle {
       return handle_;
     }
     fg_handle_t handle = nullptr;
-    const fg_status_t status = gpu->create(&handle);
+    const fg_status_t status = create_on(*gpu, device_of_rank(*gpu), &handle, &device_);
     if (status == FG_STATUS_SUCCESS) {
       handle_ = handle;
       apply_device_list(*gpu, handle_);
@@ -237,8 +284,12 @@ class ThreadHandle {
     return handle_;
   }
 
+  // The device the handle was made on (after get() has made it).
+  int device() const { return device_; }
+
  private:
   fg_handle_t handle_ = nullptr;
+  int device_ = -1;
   bool tried_ = false;
 };
 
@@ -291,9 +342,10 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
   const GpuLibrary &gpu = *gpu_library();
   const auto fl = static_cast<fg_layout_t>(layout);
   const auto ta = static_cast<fg_op_t>(transa), tb = static_cast<fg_op_t>(transb);
-  int device = -1;
-  const bool all_device = gpu.get_device(&device) == cudaSuccess && on_device(gpu, A, device) &&
-                          on_device(gpu, B, device) && on_device(gpu, C, device);
+  // Operands all in the handle's device's memory go to fg_sgemm; any other mix to fg_sgemm_host.
+  const int device = t_handle.device();
+  const bool all_device =
+      device >= 0 && on_device(gpu, A, device) && on_device(gpu, B, device) && on_device(gpu, C, device);
   fg_status_t status = FG_STATUS_SUCCESS;
   cudaStream_t stream = nullptr;
   if (all_device) {
