@@ -120,9 +120,13 @@ void cpu_syr2k(char uplo, char trans, int n, int k, T alpha, const T *A, int lda
     plain_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// trmm and trsm, alike but for the routine: the system BLAS's Fortran form, else its CBLAS form, else `plain`.
 template <typename T>
-void cpu_trmm(char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B, int ldb) {
-  const CpuRoutine &routine = cpu_routine<T>(Family::trmm);
+void cpu_triangular(Family family,
+                    void (*plain)(char, char, char, char, int64_t, int64_t, T, const T *, int64_t, T *, int64_t),
+                    char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B,
+                    int ldb) {
+  const CpuRoutine &routine = cpu_routine<T>(family);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
   if (routine.fortran != nullptr)
@@ -132,22 +136,17 @@ void cpu_trmm(char side, char uplo, char transa, char diag, int m, int n, T alph
     as<CblasTriangular<T>>(routine.cblas)(col_major, cblas_side(side), cblas_uplo(uplo), cblas_trans(transa),
                                           cblas_diag(diag), m, n, alpha, A, lda, B, ldb);
   else
-    plain_trmm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+    plain(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+template <typename T>
+void cpu_trmm(char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B, int ldb) {
+  cpu_triangular<T>(Family::trmm, plain_trmm<T>, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
 }
 
 template <typename T>
 void cpu_trsm(char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B, int ldb) {
-  const CpuRoutine &routine = cpu_routine<T>(Family::trsm);
-  const bool nested = t_in_cpu_blas;
-  InCpuBlas inside;
-  if (routine.fortran != nullptr)
-    as<FortranTriangular<T>>(routine.fortran)(&side, &uplo, &transa, &diag, &m, &n, &alpha, A, &lda, B, &ldb, 1, 1, 1,
-                                              1);
-  else if (cblas_usable(routine, nested))
-    as<CblasTriangular<T>>(routine.cblas)(col_major, cblas_side(side), cblas_uplo(uplo), cblas_trans(transa),
-                                          cblas_diag(diag), m, n, alpha, A, lda, B, ldb);
-  else
-    plain_trsm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+  cpu_triangular<T>(Family::trsm, plain_trsm<T>, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
 }
 
 // The families' choice. Today: the CPU, for every size.
