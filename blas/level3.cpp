@@ -3,9 +3,12 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <type_traits>
 
 #include "common.hpp"
+#include "composed.hpp"
 #include "cpu_blas.hpp"
+#include "gpu.hpp"
 #include "plain.hpp"
 
 namespace fastgemm_blas {
@@ -149,7 +152,24 @@ void cpu_trsm(char side, char uplo, char transa, char diag, int m, int n, T alph
   cpu_triangular<T>(Family::trsm, plain_trsm<T>, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
 }
 
-// The families' choice. Today: the CPU, for every size.
+namespace {
+
+// The GPU's product for the composed routines (composed.hpp): fg_sgemm_host, or fg_sgemm on device memory, as
+// sgemm_'s; it declines what only scales C (the CPU does that) and, like sgemm_'s, leaves C untouched whenever it
+// declines.
+Product<float> gpu_product(const char *caller) {
+  return [caller](char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (k == 0 || alpha == 0.0f) return false;
+    return run_on_gpu(caller, col_major, transa == 'N' ? no_trans : trans, transb == 'N' ? no_trans : trans, m, n, k,
+                      alpha, A, lda, B, ldb, beta, C, ldc);
+  };
+}
+
+}  // namespace
+
+// The families' choice: in single precision, symm, syrk, syr2k and trmm of sizes the GPU takes (the same rule as
+// sgemm_'s, over the product each becomes) run there as general products; everything else on the CPU.
 
 template <typename T>
 void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, const T *B,
@@ -165,6 +185,11 @@ void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T
 template <typename T>
 void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb,
           T beta, T *C, int ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (wants_gpu(m, n, side == 'L' ? m : n) &&
+        composed_symm<float>(gpu_product(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
+      return;
+  }
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "side=%c uplo=%c m=%d n=%d", side, uplo, m, n);
@@ -176,6 +201,11 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
 template <typename T>
 void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
           int ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (wants_gpu(n, n, k) &&
+        composed_syrk<float>(gpu_product(caller.name), uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
+      return;
+  }
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
@@ -187,6 +217,11 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
 template <typename T>
 void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
            T beta, T *C, int ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (wants_gpu(n, n, k) &&
+        composed_syr2k<float>(gpu_product(caller.name), uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+      return;
+  }
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
@@ -198,6 +233,11 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
 template <typename T>
 void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (wants_gpu(m, n, side == 'L' ? m : n) &&
+        composed_trmm<float>(gpu_product(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
+      return;
+  }
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);

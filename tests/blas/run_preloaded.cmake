@@ -8,6 +8,7 @@
 # device (the driver has none, or fastgemm found none), the run's exit status and output are still checked,
 # then "SKIPPED: no CUDA device" is printed (the test's SKIP_REGULAR_EXPRESSION) in place of the checks of the
 # GPU's part; with a device, a call that could not use it fails the test.
+# LOG_SOME_ON_GPU is LOG_SOME for lines only a run with a GPU prints; it does not replace the check of SGEMM calls.
 # Optional: DECK_SIZES (separated by spaces) replaces the input deck's values of N (a larger deck, so that
 # calls are tiled); ONLY_SGEMM turns every other routine of the deck off; ENV (NAME=VALUE, separated by spaces); FORTRAN_SOURCE, compiled
 # first with FORTRAN_COMPILER and linked to -lblas, is then the PROGRAM.
@@ -94,6 +95,13 @@ endforeach()
 foreach(forbidden IN LISTS LOG_NEVER)
   if(errors MATCHES "${forbidden}")
     list(APPEND problems "the log has '${forbidden}'")
+  endif()
+endforeach()
+# LOG_SOME_ON_GPU: regexes the log must have at least once where the process has a GPU (the checks of a run that
+# found none stop above).
+foreach(expected IN LISTS LOG_SOME_ON_GPU)
+  if(NOT errors MATCHES "${expected}")
+    list(APPEND problems "the log has no '${expected}'")
   endif()
 endforeach()
 if(GPU_ALSO)

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "composed.hpp"
+
+#include <memory>
+#include <new>
+
+namespace fastgemm_blas {
+namespace {
+
+// A column-major square or rectangular buffer, or null where the host has no memory for it.
+template <typename T>
+std::unique_ptr<T[]> buffer(int64_t rows, int64_t cols) {
+  return std::unique_ptr<T[]>(new (std::nothrow) T[static_cast<size_t>(rows) * static_cast<size_t>(cols)]);
+}
+
+bool in_triangle(char uplo, int64_t i, int64_t j) { return uplo == 'U' ? i <= j : i >= j; }
+
+// The symmetric matrix whose `uplo` triangle A holds (order n), whole; the other triangle is never read.
+template <typename T>
+void symmetric_whole(char uplo, int64_t n, const T *A, int64_t lda, T *whole) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) whole[i + j * n] = in_triangle(uplo, i, j) ? A[i + j * lda] : A[j + i * lda];
+}
+
+// The triangular matrix A's `uplo` triangle holds (order n), zeros elsewhere, ones on the diagonal where diag is
+// 'U' (the stored diagonal unread).
+template <typename T>
+void triangular_whole(char uplo, char diag, int64_t n, const T *A, int64_t lda, T *whole) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      whole[i + j * n] = i == j && diag == 'U' ? T(1) : in_triangle(uplo, i, j) ? A[i + j * lda] : T(0);
+}
+
+// C's `uplo` triangle into a whole buffer (zeros in the other, which the products compute and nothing keeps), and
+// back.
+template <typename T>
+void triangle_out(char uplo, int64_t n, const T *C, int64_t ldc, T *whole) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) whole[i + j * n] = in_triangle(uplo, i, j) ? C[i + j * ldc] : T(0);
+}
+template <typename T>
+void triangle_in(char uplo, int64_t n, const T *whole, T *C, int64_t ldc) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      if (in_triangle(uplo, i, j)) C[i + j * ldc] = whole[i + j * n];
+}
+
+char other(char trans) { return trans == 'N' ? 'T' : 'N'; }
+
+}  // namespace
+
+template <typename T>
+bool composed_symm(const Product<T> &product, char side, char uplo, int64_t m, int64_t n, T alpha, const T *A,
+                   int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
+  const int64_t order = side == 'L' ? m : n;
+  const auto whole = buffer<T>(order, order);
+  if (!whole) return false;
+  symmetric_whole(uplo, order, A, lda, whole.get());
+  // C := alpha A B + beta C (side L) or alpha B A + beta C (side R), written in place by the engine.
+  return side == 'L' ? product('N', 'N', m, n, m, alpha, whole.get(), m, B, ldb, beta, C, ldc)
+                     : product('N', 'N', m, n, n, alpha, B, ldb, whole.get(), n, beta, C, ldc);
+}
+
+template <typename T>
+bool composed_syrk(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
+                   int64_t lda, T beta, T *C, int64_t ldc) {
+  const auto whole = buffer<T>(n, n);
+  if (!whole) return false;
+  if (beta != T(0)) triangle_out(uplo, n, C, ldc, whole.get());
+  // trans 'N': alpha A A^T (A is n x k); 'T': alpha A^T A (A is k x n).
+  if (!product(trans, other(trans), n, n, k, alpha, A, lda, A, lda, beta, whole.get(), n)) return false;
+  triangle_in(uplo, n, whole.get(), C, ldc);
+  return true;
+}
+
+template <typename T>
+bool composed_syr2k(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
+                    int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
+  const auto whole = buffer<T>(n, n);
+  if (!whole) return false;
+  if (beta != T(0)) triangle_out(uplo, n, C, ldc, whole.get());
+  // alpha op(A) op(B)^T + beta C, then alpha op(B) op(A)^T added. Should the second product decline, the first has
+  // written only the buffer: the call is computed elsewhere from the untouched C.
+  if (!product(trans, other(trans), n, n, k, alpha, A, lda, B, ldb, beta, whole.get(), n) ||
+      !product(trans, other(trans), n, n, k, alpha, B, ldb, A, lda, T(1), whole.get(), n))
+    return false;
+  triangle_in(uplo, n, whole.get(), C, ldc);
+  return true;
+}
+
+template <typename T>
+bool composed_trmm(const Product<T> &product, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                   T alpha, const T *A, int64_t lda, T *B, int64_t ldb) {
+  const int64_t order = side == 'L' ? m : n;
+  const auto whole = buffer<T>(order, order);
+  const auto result = buffer<T>(m, n);
+  if (!whole || !result) return false;
+  triangular_whole(uplo, diag, order, A, lda, whole.get());
+  // B := alpha op(A) B (side L) or alpha B op(A) (side R): computed apart, as B is also an operand.
+  const bool computed = side == 'L'
+                            ? product(transa, 'N', m, n, m, alpha, whole.get(), m, B, ldb, T(0), result.get(), m)
+                            : product('N', transa, m, n, n, alpha, B, ldb, whole.get(), n, T(0), result.get(), m);
+  if (!computed) return false;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) B[i + j * ldb] = result[i + j * m];
+  return true;
+}
+
+#define FASTGEMM_BLAS_COMPOSED(T)                                                                                     \
+  template bool composed_symm<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *,  \
+                                 int64_t, T, T *, int64_t);                                                           \
+  template bool composed_syrk<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, T, T *,     \
+                                 int64_t);                                                                            \
+  template bool composed_syr2k<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *, \
+                                  int64_t, T, T *, int64_t);                                                          \
+  template bool composed_trmm<T>(const Product<T> &, char, char, char, char, int64_t, int64_t, T, const T *, int64_t, \
+                                 T *, int64_t);
+FASTGEMM_BLAS_COMPOSED(float)
+FASTGEMM_BLAS_COMPOSED(double)
+#undef FASTGEMM_BLAS_COMPOSED
+
+}  // namespace fastgemm_blas

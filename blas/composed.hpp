@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// symm, syrk, syr2k and trmm as general products: the symmetric or triangular operand written out whole (from its
+// stored triangle, a unit diagonal as ones) and C, or the result of trmm, computed in a buffer of its own where the
+// routine may write only part of it, then copied into place. So any engine of C := alpha op(A) op(B) + beta C
+// serves them (the GPU's, through fg_sgemm_host), at twice the products' work for syrk and syr2k.
+//
+// Each takes the arguments of the column-major Fortran routine, already checked and with the letters of checks.hpp
+// (none of the reference's quick returns), and returns whether the routine's output was computed. False means the
+// output is untouched: a buffer could not be had, or the engine declined its first product (the engine itself
+// never returns false after writing part of its C).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace fastgemm_blas {
+
+// C (m x n, column-major) := alpha op(A) op(B) + beta C, op given as 'N' or 'T'; beta == 0 never reads C. True if
+// computed; false with C untouched.
+template <typename T>
+using Product = std::function<bool(char transa, char transb, int64_t m, int64_t n, int64_t k, T alpha, const T *A,
+                                   int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc)>;
+
+// Instantiated for float and double.
+template <typename T>
+bool composed_symm(const Product<T> &product, char side, char uplo, int64_t m, int64_t n, T alpha, const T *A,
+                   int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc);
+template <typename T>
+bool composed_syrk(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
+                   int64_t lda, T beta, T *C, int64_t ldc);
+template <typename T>
+bool composed_syr2k(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
+                    int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc);
+template <typename T>
+bool composed_trmm(const Product<T> &product, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                   T alpha, const T *A, int64_t lda, T *B, int64_t ldb);
+
+}  // namespace fastgemm_blas

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// libfastgemm_blas's symm, syrk, syr2k and trmm as general products (blas/composed.hpp), over a CPU engine, against
+// the reference's semantics (blas/plain.hpp): the same C, the other triangle and an unused or unit diagonal never
+// read (NaN there changes nothing), what the routine must not write left as it was, and nothing written where the
+// engine declines.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "blas/composed.hpp"
+#include "blas/plain.hpp"
+
+using namespace fastgemm_blas;
+
+namespace {
+
+// The engine: the plain loops, counting its calls; with `declines`, it refuses the call numbered so (from 1).
+struct Engine {
+  int calls = 0;
+  int declines = 0;
+  Product<double> product() {
+    return [this](char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                  const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+      if (++calls == declines) return false;
+      plain_gemm<double>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      return true;
+    };
+  }
+};
+
+std::vector<double> random_matrix(int64_t rows, int64_t ld, int64_t cols, std::mt19937_64 &random) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> x(static_cast<size_t>(ld * cols));
+  for (double &v : x) v = uniform(random);
+  (void)rows;
+  return x;
+}
+
+// NaN outside the `uplo` triangle of an order-n matrix, and on its diagonal where `unit_diagonal`.
+void poison_outside(std::vector<double> &a, int64_t n, int64_t lda, char uplo, bool unit_diagonal) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      if ((uplo == 'U' ? i > j : i < j) || (unit_diagonal && i == j)) a[i + j * lda] = nan;
+}
+
+// Equal within a few units of double rounding of the terms' scale (the engine sums in another order), or both NaN
+// at the same places (the poison that must stay).
+void check_same(const std::vector<double> &got, const std::vector<double> &want, int64_t terms) {
+  REQUIRE(got.size() == want.size());
+  int64_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i]) || std::isnan(got[i])) {
+      wrong += std::isnan(want[i]) != std::isnan(got[i]);
+      continue;
+    }
+    wrong += std::fabs(got[i] - want[i]) > 1e-13 * static_cast<double>(terms + 2);
+  }
+  CHECK(wrong == 0);
+}
+
+const double kAlpha = 0.75;
+
+}  // namespace
+
+TEST_CASE("composed symm: C as the reference's, the other triangle of A unread", "[composed]") {
+  std::mt19937_64 random(7);
+  for (char side : {'L', 'R'})
+    for (char uplo : {'U', 'L'})
+      for (double beta : {0.0, -1.5}) {
+        INFO("side " << side << " uplo " << uplo << " beta " << beta);
+        const int64_t m = 13, n = 9, order = side == 'L' ? m : n, lda = order + 2, ldb = m + 1, ldc = m + 3;
+        std::vector<double> a = random_matrix(order, lda, order, random);
+        poison_outside(a, order, lda, uplo, false);
+        const std::vector<double> b = random_matrix(m, ldb, n, random);
+        std::vector<double> c = random_matrix(m, ldc, n, random);
+        if (beta == 0.0) c.assign(c.size(), std::numeric_limits<double>::quiet_NaN());
+        std::vector<double> want = c, got = c;
+        plain_symm<double>(side, uplo, m, n, kAlpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
+        Engine engine;
+        REQUIRE(composed_symm<double>(engine.product(), side, uplo, m, n, kAlpha, a.data(), lda, b.data(), ldb, beta,
+                                      got.data(), ldc));
+        // The reference leaves C's padding rows alone; so does the engine (ldc > m).
+        check_same(got, want, order);
+      }
+}
+
+TEST_CASE("composed syrk and syr2k: the triangle as the reference's, the other triangle of C untouched", "[composed]") {
+  std::mt19937_64 random(11);
+  for (char uplo : {'U', 'L'})
+    for (char trans : {'N', 'T'})
+      for (double beta : {0.0, 0.5}) {
+        INFO("uplo " << uplo << " trans " << trans << " beta " << beta);
+        const int64_t n = 11, k = 7, rows = trans == 'N' ? n : k, cols = trans == 'N' ? k : n;
+        const int64_t lda = rows + 1, ldb = rows + 2, ldc = n + 1;
+        const std::vector<double> a = random_matrix(rows, lda, cols, random);
+        const std::vector<double> b = random_matrix(rows, ldb, cols, random);
+        std::vector<double> c = random_matrix(n, ldc, n, random);
+        // The other triangle holds NaN, which neither routine may read or write.
+        poison_outside(c, n, ldc, uplo, false);
+        std::vector<double> want = c, got = c;
+        plain_syrk<double>(uplo, trans, n, k, kAlpha, a.data(), lda, beta, want.data(), ldc);
+        Engine engine;
+        REQUIRE(
+            composed_syrk<double>(engine.product(), uplo, trans, n, k, kAlpha, a.data(), lda, beta, got.data(), ldc));
+        check_same(got, want, k);
+
+        want = c, got = c;
+        plain_syr2k<double>(uplo, trans, n, k, kAlpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
+        Engine engine2;
+        REQUIRE(composed_syr2k<double>(engine2.product(), uplo, trans, n, k, kAlpha, a.data(), lda, b.data(), ldb, beta,
+                                       got.data(), ldc));
+        CHECK(engine2.calls == 2);
+        check_same(got, want, 2 * k);
+      }
+}
+
+TEST_CASE("composed trmm: B as the reference's, the other triangle and a unit diagonal unread", "[composed]") {
+  std::mt19937_64 random(13);
+  for (char side : {'L', 'R'})
+    for (char uplo : {'U', 'L'})
+      for (char transa : {'N', 'T'})
+        for (char diag : {'N', 'U'}) {
+          INFO("side " << side << " uplo " << uplo << " transa " << transa << " diag " << diag);
+          const int64_t m = 10, n = 14, order = side == 'L' ? m : n, lda = order + 1, ldb = m + 2;
+          std::vector<double> a = random_matrix(order, lda, order, random);
+          poison_outside(a, order, lda, uplo, diag == 'U');
+          const std::vector<double> b = random_matrix(m, ldb, n, random);
+          std::vector<double> want = b, got = b;
+          plain_trmm<double>(side, uplo, transa, diag, m, n, kAlpha, a.data(), lda, want.data(), ldb);
+          Engine engine;
+          REQUIRE(composed_trmm<double>(engine.product(), side, uplo, transa, diag, m, n, kAlpha, a.data(), lda,
+                                        got.data(), ldb));
+          check_same(got, want, order);
+        }
+}
+
+TEST_CASE("composed routines: an engine that declines leaves the output untouched", "[composed]") {
+  std::mt19937_64 random(17);
+  const int64_t n = 8, k = 5;
+  const std::vector<double> a = random_matrix(n, n, k, random), b = random_matrix(n, n, k, random);
+  const std::vector<double> c = random_matrix(n, n, n, random);
+  std::vector<double> out = c;
+  for (int declines : {1, 2}) {
+    Engine engine;
+    engine.declines = declines;
+    CHECK_FALSE(
+        composed_syr2k<double>(engine.product(), 'U', 'N', n, k, kAlpha, a.data(), n, b.data(), n, 0.5, out.data(), n));
+    CHECK(out == c);
+  }
+  Engine for_syrk, for_trmm, for_symm;
+  for_syrk.declines = for_trmm.declines = for_symm.declines = 1;
+  CHECK_FALSE(composed_syrk<double>(for_syrk.product(), 'L', 'N', n, k, kAlpha, a.data(), n, 0.5, out.data(), n));
+  CHECK_FALSE(composed_trmm<double>(for_trmm.product(), 'L', 'U', 'N', 'N', n, n, kAlpha, c.data(), n, out.data(), n));
+  CHECK_FALSE(
+      composed_symm<double>(for_symm.product(), 'R', 'L', n, n, kAlpha, c.data(), n, c.data(), n, 0.5, out.data(), n));
+  CHECK(out == c);
+}
