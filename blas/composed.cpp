@@ -106,6 +106,51 @@ bool composed_trmm(const Product<T> &product, char side, char uplo, char transa,
   return true;
 }
 
+template <typename T>
+void composed_trsm(const Product<T> &product, const Product<T> &fallback, const BlockSolve<T> &solve, int64_t block,
+                   char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,
+                   T *B, int64_t ldb) {
+  const bool left = side == 'L';
+  const int64_t order = left ? m : n;
+  // op(A) lower (uplo L not transposed, or U transposed): forward for side L (the first lines first), backward
+  // for side R (X op(A) = B solves the last columns first); upper the other way.
+  const bool lower = (uplo == 'L') != (transa == 'T');
+  const bool forward = left ? lower : !lower;
+  const int64_t blocks = (order + block - 1) / block;
+  bool gpu = true;
+  // The element (i, j) of op(A) as the product reads it: A itself, or its transpose.
+  const auto op_block = [&](int64_t row, int64_t col) {
+    return transa == 'N' ? A + row + col * lda : A + col + row * lda;
+  };
+  for (int64_t step = 0; step < blocks; ++step) {
+    const int64_t index = forward ? step : blocks - 1 - step;
+    const int64_t first = index * block, size = first + block <= order ? block : order - first;
+    // The lines the block still feeds: after it going forward, before it going backward.
+    const int64_t rest_first = forward ? first + size : 0, rest = forward ? order - first - size : first;
+    const T scale = step == 0 ? alpha : T(1);
+    T *own = left ? B + first : B + first * ldb;
+    solve(side, uplo, transa, diag, left ? size : m, left ? n : size, scale, A + first + first * lda, lda, own, ldb);
+    if (rest == 0) continue;
+    // The rest of B, scaled by alpha at the first step (the reference scales B before it solves), less the
+    // products of what this block solved.
+    T *others = left ? B + rest_first : B + rest_first * ldb;
+    const T beta = step == 0 ? alpha : T(1);
+    bool made = false;
+    if (left) {
+      // B_rest (rest x n) -= op(A)[rest, block] X_block
+      const T *a = op_block(rest_first, first);
+      if (gpu) made = product(transa, 'N', rest, n, size, T(-1), a, lda, own, ldb, beta, others, ldb);
+      if (!made) fallback(transa, 'N', rest, n, size, T(-1), a, lda, own, ldb, beta, others, ldb);
+    } else {
+      // B_rest (m x rest) -= X_block op(A)[block, rest]
+      const T *a = op_block(first, rest_first);
+      if (gpu) made = product('N', transa, m, rest, size, T(-1), own, ldb, a, lda, beta, others, ldb);
+      if (!made) fallback('N', transa, m, rest, size, T(-1), own, ldb, a, lda, beta, others, ldb);
+    }
+    gpu = gpu && made;
+  }
+}
+
 #define FASTGEMM_BLAS_COMPOSED(T)                                                                                     \
   template bool composed_symm<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *,  \
                                  int64_t, T, T *, int64_t);                                                           \
@@ -118,5 +163,11 @@ bool composed_trmm(const Product<T> &product, char side, char uplo, char transa,
 FASTGEMM_BLAS_COMPOSED(float)
 FASTGEMM_BLAS_COMPOSED(double)
 #undef FASTGEMM_BLAS_COMPOSED
+template void composed_trsm<float>(const Product<float> &, const Product<float> &, const BlockSolve<float> &, int64_t,
+                                   char, char, char, char, int64_t, int64_t, float, const float *, int64_t, float *,
+                                   int64_t);
+template void composed_trsm<double>(const Product<double> &, const Product<double> &, const BlockSolve<double> &,
+                                    int64_t, char, char, char, char, int64_t, int64_t, double, const double *, int64_t,
+                                    double *, int64_t);
 
 }  // namespace fastgemm_blas

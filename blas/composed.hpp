@@ -35,4 +35,19 @@ template <typename T>
 bool composed_trmm(const Product<T> &product, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
                    T alpha, const T *A, int64_t lda, T *B, int64_t ldb);
 
+// The triangular solve of a diagonal block (the routine's own arguments, on a block of A and of B).
+template <typename T>
+using BlockSolve = std::function<void(char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha,
+                                      const T *A, int64_t lda, T *B, int64_t ldb)>;
+
+// trsm by blocks of `block` lines of the triangle, in the order substitution takes them: each diagonal block solved
+// by `solve`, then everything it feeds updated by one product (B_rest := B_rest - op(A)_rest,i X_i, the first with
+// beta = alpha, which scales B as the reference does first), so that all but block * block * n of each step's
+// work is products. B is changed from the first block on, so a product `product` declines is made by `fallback`
+// (which never declines) and the call always completes: no return value.
+template <typename T>
+void composed_trsm(const Product<T> &product, const Product<T> &fallback, const BlockSolve<T> &solve, int64_t block,
+                   char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,
+                   T *B, int64_t ldb);
+
 }  // namespace fastgemm_blas

@@ -335,6 +335,8 @@ bool wants_gpu(int64_t m, int64_t n, int64_t k) {
   return !s.default_rule || std::min({m, n, k}) >= default_min_dimension;
 }
 
+bool gpu_available() { return t_handle.get() != nullptr; }
+
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   const fg_handle_t handle = t_handle.get();

@@ -9,6 +9,9 @@ namespace fastgemm_blas {
 // Whether a product of these sizes goes to the GPU (FASTGEMM_BLAS_MIN_FLOPS, else the default rule).
 bool wants_gpu(int64_t m, int64_t n, int64_t k);
 
+// Whether this thread has a handle on a GPU (made on the first call that asks): false without a usable device.
+bool gpu_available();
+
 // A validated product with k > 0 and alpha != 0, in the CBLAS values, of a size wants_gpu accepted.
 // Returns whether the GPU computed C; false means C is untouched and the CPU must compute it.
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,

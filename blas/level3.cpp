@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "common.hpp"
@@ -249,6 +250,32 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
+  if constexpr (std::is_same_v<T, float>) {
+    // By blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many small
+    // tiles): each diagonal block solved on the CPU, the updates it feeds (all but about 1024 / order of the work)
+    // products on the GPU, those the GPU declines on the CPU.
+    static const int64_t block = [] {
+      const char *text = std::getenv("FASTGEMM_HOST_TILE");
+      const long long tile = text != nullptr ? std::atoll(text) : 0;
+      return tile > 0 ? static_cast<int64_t>(tile) : int64_t{1024};
+    }();
+    if (wants_gpu(m, n, side == 'L' ? m : n) && gpu_available()) {
+      const Product<float> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, float pa, const float *a,
+                                       int64_t pla, const float *b, int64_t plb, float pb, float *c, int64_t plc) {
+        cpu_gemm<float>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a,
+                        static_cast<int>(pla), b, static_cast<int>(plb), pb, c, static_cast<int>(plc));
+        return true;
+      };
+      const BlockSolve<float> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, float ba,
+                                         const float *a, int64_t bla, float *b, int64_t blb) {
+        cpu_trsm<float>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,
+                        static_cast<int>(blb));
+      };
+      composed_trsm<float>(gpu_product(caller.name), on_cpu, solve, block, side, uplo, transa, diag, m, n, alpha, A,
+                           lda, B, ldb);
+      return;
+    }
+  }
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);

@@ -161,3 +161,40 @@ TEST_CASE("composed routines: an engine that declines leaves the output untouche
       composed_symm<double>(for_symm.product(), 'R', 'L', n, n, kAlpha, c.data(), n, c.data(), n, 0.5, out.data(), n));
   CHECK(out == c);
 }
+
+TEST_CASE("composed trsm: by blocks, B as the reference's, whatever the engine declines", "[composed]") {
+  std::mt19937_64 random(19);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const BlockSolve<double> solve = [](char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                                      const double *A, int64_t lda, double *B, int64_t ldb) {
+    plain_trsm<double>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+  };
+  for (char side : {'L', 'R'})
+    for (char uplo : {'U', 'L'})
+      for (char transa : {'N', 'T'})
+        for (char diag : {'N', 'U'})
+          for (int declines : {0, 1, 3}) {
+            INFO("side " << side << " uplo " << uplo << " transa " << transa << " diag " << diag << " declines "
+                         << declines);
+            const int64_t m = 13, n = 11, order = side == 'L' ? m : n, lda = order + 1, ldb = m + 2;
+            // Well conditioned: a dominant diagonal, small elsewhere.
+            std::vector<double> a(static_cast<size_t>(lda * order));
+            for (int64_t j = 0; j < order; ++j)
+              for (int64_t i = 0; i < lda; ++i)
+                a[i + j * lda] = i == j ? 3.0 + uniform(random) : uniform(random) / static_cast<double>(order);
+            poison_outside(a, order, lda, uplo, diag == 'U');
+            const std::vector<double> b = random_matrix(m, ldb, n, random);
+            std::vector<double> want = b, got = b;
+            plain_trsm<double>(side, uplo, transa, diag, m, n, kAlpha, a.data(), lda, want.data(), ldb);
+            Engine engine, fallback;
+            engine.declines = declines;
+            composed_trsm<double>(engine.product(), fallback.product(), solve, 4, side, uplo, transa, diag, m, n,
+                                  kAlpha, a.data(), lda, got.data(), ldb);
+            check_same(got, want, order);
+            // Blocks of 4 over 13 or 11 lines: 4 or 3 steps, each but the last with one update; after a decline,
+            // the engine is not asked again.
+            const int updates = static_cast<int>((order + 3) / 4) - 1;
+            CHECK(engine.calls == (declines == 0 || declines > updates ? updates : declines));
+            CHECK(engine.calls + fallback.calls == updates + (declines >= 1 && declines <= updates ? 1 : 0));
+          }
+}
