@@ -259,7 +259,8 @@ void trsm(const Caller &caller, char side, char uplo, char transa, char diag, in
       const long long tile = text != nullptr ? std::atoll(text) : 0;
       return tile > 0 ? static_cast<int64_t>(tile) : int64_t{1024};
     }();
-    if (wants_gpu(m, n, side == 'L' ? m : n) && gpu_available()) {
+    // alpha == 0 makes B zero without reading A (Inf there times a zero of B is no NaN): the CPU's.
+    if (alpha != 0.0f && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available()) {
       const Product<float> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, float pa, const float *a,
                                        int64_t pla, const float *b, int64_t plb, float pb, float *c, int64_t plc) {
         cpu_gemm<float>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a,
