@@ -14,12 +14,30 @@
 # SKIP_REGULAR_EXPRESSION). Without MPIRUN or PROGRAM, "SKIPPED: no ScaLAPACK ..." is printed; both are
 # reasons scripts/test.sh counts apart, never as a pass.
 #   ENV: more NAME=VALUE settings for the preloaded run, separated by spaces.
+# A rank's calls that stay on the CPU with FASTGEMM_BLAS_MIN_FLOPS=0 (strsm_'s diagonal blocks, alpha 0) are
+# counted in the report, not judged.
 if(NOT EXISTS "${MPIRUN}" OR NOT EXISTS "${PROGRAM}")
   message(STATUS "SKIPPED: no ScaLAPACK testers over OpenMPI (mpirun.openmpi: '${MPIRUN}', tester: ${PROGRAM}); "
                  "Debian: apt-get install openmpi-bin scalapack-mpi-test")
   return()
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
+# FASTGEMM_TEST_RANKS=n runs a GPU run on n ranks (4 on four GPUs), on a grid of n/Q x Q processes, Q the
+# largest divisor of n no larger than its square root.
+if(GPU AND "$ENV{FASTGEMM_TEST_RANKS}" MATCHES "^[1-9][0-9]*$")
+  set(RANKS $ENV{FASTGEMM_TEST_RANKS})
+  foreach(divisor RANGE 1 ${RANKS})
+    math(EXPR square "${divisor} * ${divisor}")
+    math(EXPR remainder "${RANKS} % ${divisor}")
+    if(square GREATER RANKS)
+      break()
+    elseif(remainder EQUAL 0)
+      set(GRID_Q ${divisor})
+    endif()
+  endforeach()
+  math(EXPR GRID_P "${RANKS} / ${GRID_Q}")
+  set(GRID ${GRID_P}x${GRID_Q})
+endif()
 string(REPLACE "x" ";" grid "${GRID}")
 list(GET grid 0 GRID_P)
 list(GET grid 1 GRID_Q)
