@@ -7,11 +7,11 @@
 # and skipped), none failed and no illegal argument; every rank's log must show the drop-in taking calls, and
 # the logs together calls of each routine of ROUTINES (Fortran names separated by spaces; a rank that holds
 # no diagonal block makes no ssyrk_).
-# With GPU (ENV then has FASTGEMM_BLAS_MIN_FLOPS=0): so on the GPU, every rank's and each routine's, none
-# failed there, and each rank took the device of its local rank, round-robin over the devices it sees
-# (2 ranks on 2 devices: one each; on 1: both on it). Where the log says the process has no CUDA device, the
-# preloaded run is still judged on its own, then "SKIPPED: no CUDA device" is printed (the test's
-# SKIP_REGULAR_EXPRESSION). Without MPIRUN or PROGRAM, "SKIPPED: no ScaLAPACK ..." is printed; both are
+# With GPU (ENV then has FASTGEMM_BLAS_MIN_FLOPS=0), the same on the GPU: calls of every rank and of each
+# routine ran there, none failed there, and each rank took the device of its local rank, round-robin over the
+# devices it sees (2 ranks on 2 devices: one each; on 1: both on it). Where the log says the process has no
+# CUDA device, the preloaded run is still judged on its own, then "SKIPPED: no CUDA device" is printed (the
+# test's SKIP_REGULAR_EXPRESSION). Without MPIRUN or PROGRAM, "SKIPPED: no ScaLAPACK ..." is printed; both are
 # reasons scripts/test.sh counts apart, never as a pass.
 #   ENV: more NAME=VALUE settings for the preloaded run, separated by spaces.
 # A rank's calls that stay on the CPU with FASTGEMM_BLAS_MIN_FLOPS=0 (strsm_'s diagonal blocks, alpha 0) are
@@ -110,6 +110,13 @@ foreach(run IN ITEMS preloaded plain)
   endif()
   if("${output}${errors}" MATCHES "[^\n]*illegal value[^\n]*")
     list(APPEND problems "the ${run} run: ${CMAKE_MATCH_0}")
+  endif()
+  # Any check reported failed (an error exit, a table's CHECK column), the PBLAS summary's header aside.
+  string(REGEX MATCHALL "[^\n]*FAILED[^\n]*" failed_lines "${output}")
+  list(FILTER failed_lines EXCLUDE REGEX "PASSED +FAILED +SKIPPED")
+  if(failed_lines)
+    list(GET failed_lines 0 first)
+    list(APPEND problems "the ${run} run: ${first}")
   endif()
   if(NOT ${run}_verdicts)
     list(APPEND problems "the ${run} run printed no verdicts")
