@@ -7,7 +7,10 @@ fastgemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The Debian/Ubuntu packages the scripts install when missing: bench.sh the build's, test.sh both lists.
 # The README names the same lists (a test checks it).
 build_packages=(cmake ninja-build pkg-config g++)
-test_packages=(catch2 gfortran python3 python3-numpy python3-pip python3-venv clang libclang-rt-dev clang-format libblas-dev libblas-test liblapack-test)
+test_packages=(catch2 gfortran python3 python3-numpy python3-pip python3-venv clang libclang-rt-dev clang-format libblas-dev libblas-test liblapack-test openmpi-bin scalapack-mpi-test)
+# Those whose tests say they are skipped where the package is missing (scalapack.*): without apt-get, or where it
+# cannot install them, test.sh goes on without them.
+optional_packages=(openmpi-bin scalapack-mpi-test)
 
 have_catch2() {
   local dir
@@ -43,6 +46,9 @@ package_present() {
     # The system BLAS with CBLAS's header, and netlib's test programs, where Debian puts them.
     libblas-dev) debian_package_installed "$1" || compgen -G "/usr/include/*/cblas.h" || [ -f /usr/include/cblas.h ] ;;
     libblas-test) debian_package_installed "$1" || compgen -G "/usr/lib/*/blas/xscblat3" ;;
+    # OpenMPI's launcher and ScaLAPACK's testers built for it.
+    openmpi-bin) debian_package_installed "$1" || command -v mpirun.openmpi ;;
+    scalapack-mpi-test) debian_package_installed "$1" || compgen -G "/usr/lib/*/scalapack/openmpi-tests/xslu" ;;
     *) debian_package_installed "$1" ;;
   esac >/dev/null 2>&1
 }
@@ -65,11 +71,29 @@ ensure_cuda_toolkit() {
   fi
 }
 
-# ensure_packages PACKAGE...: installs those that are missing with apt-get (through sudo when not root).
+# apt_install PACKAGE...: apt-get install, through sudo when not root; the package lists are updated once.
+apt_updated=0
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  if [ "$apt_updated" = 0 ]; then
+    $sudo apt-get update -qq || return 1
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# ensure_packages PACKAGE...: installs those that are missing with apt-get. Missing optional_packages are
+# installed apart, and where they cannot be, their tests are skipped and say so.
 ensure_packages() {
-  local missing=() package
+  local missing=() optional=() package
   for package in "$@"; do
-    package_present "$package" || missing+=("$package")
+    package_present "$package" && continue
+    if [[ " ${optional_packages[*]} " == *" $package "* ]]; then
+      optional+=("$package")
+    else
+      missing+=("$package")
+    fi
   done
   if [ ${#missing[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then
@@ -77,10 +101,16 @@ ensure_packages() {
       return 1
     fi
     echo "fastgemm: installing ${missing[*]}" >&2
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
-    $sudo apt-get update -qq &&
-      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || return 1
+    apt_install "${missing[@]}" || return 1
+  fi
+  if [ ${#optional[@]} -gt 0 ]; then
+    local installed=0
+    if command -v apt-get >/dev/null; then
+      echo "fastgemm: installing ${optional[*]}" >&2
+      apt_install "${optional[@]}" && installed=1
+    fi
+    [ "$installed" = 1 ] ||
+      echo "fastgemm: ${optional[*]} not installed (no apt-get, or it failed): the tests that need them are skipped" >&2
   fi
   local cmake_version
   cmake_version=$(cmake --version | sed -n '1s/[^0-9]*\([0-9.]*\).*/\1/p')
@@ -109,8 +139,8 @@ configure() {
 }
 
 # count_tests JUNIT_FILE: from CTest's JUnit report, prints the names of the tests that failed, then one
-# line, last: "N passed, N failed, N skipped (no GPU: N; matplotlib missing: N)". A test skips for one of
-# those two reasons, which it prints; a skip that gives neither counts as a failure. Returns 1 when a
+# line, last: "N passed, N failed, N skipped (no GPU: N; matplotlib missing: N; ScaLAPACK missing: N)". A test
+# skips for one of those reasons, which it prints; a skip that gives none counts as a failure. Returns 1 when a
 # test failed.
 count_tests() {
   awk '
@@ -118,6 +148,7 @@ count_tests() {
       if (status == "run") { passed++; return }
       if (status == "notrun" && skipped && output ~ /SKIPPED: no CUDA device/) { no_gpu++; return }
       if (status == "notrun" && skipped && output ~ /matplotlib is not installed/) { no_matplotlib++; return }
+      if (status == "notrun" && skipped && output ~ /SKIPPED: no ScaLAPACK/) { no_scalapack++; return }
       failed++
       if (status == "notrun" && skipped) print "failed: " name " (skipped, for no reason it names)"
       else print "failed: " name
@@ -131,8 +162,8 @@ count_tests() {
     open { output = output $0 "\n" }
     open && (/<\/testcase>/ || /<testcase [^>]*\/>/) { verdict(); open = 0 }
     END {
-      printf "%d passed, %d failed, %d skipped (no GPU: %d; matplotlib missing: %d)\n",
-             passed, failed, no_gpu + no_matplotlib, no_gpu, no_matplotlib
-      exit (failed > 0 || passed + failed + no_gpu + no_matplotlib == 0)
+      printf "%d passed, %d failed, %d skipped (no GPU: %d; matplotlib missing: %d; ScaLAPACK missing: %d)\n",
+             passed, failed, no_gpu + no_matplotlib + no_scalapack, no_gpu, no_matplotlib, no_scalapack
+      exit (failed > 0 || passed + failed + no_gpu + no_matplotlib + no_scalapack == 0)
     }' "$1"
 }

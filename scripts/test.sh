@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what the build and the tests need and the machine lacks, builds fastgemm with its tests and
 # runs every test. Without a GPU the GPU tests are skipped. The last line is the count:
-#   N passed, N failed, N skipped (no GPU: N; matplotlib missing: N)
+#   N passed, N failed, N skipped (no GPU: N; matplotlib missing: N; ScaLAPACK missing: N)
 # and the exit status is nonzero when a test failed.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"

@@ -67,11 +67,11 @@ else()
 endif()
 
 # The count line.
-set(count_line "[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped \\(no GPU: [0-9]+; matplotlib missing: [0-9]+\\)")
+set(count_line "[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped \\(no GPU: [0-9]+; matplotlib missing: [0-9]+; ScaLAPACK missing: [0-9]+\\)")
 if(NOT readme MATCHES "```\n${count_line}\n```")
   fail("the README shows no count line of the form test.sh prints")
 endif()
-if(NOT common MATCHES "\"%d passed, %d failed, %d skipped \\(no GPU: %d; matplotlib missing: %d\\)\\\\n\"")
+if(NOT common MATCHES "\"%d passed, %d failed, %d skipped \\(no GPU: %d; matplotlib missing: %d; ScaLAPACK missing: %d\\)\\\\n\"")
   fail("common.sh's count_tests does not print the README's count line")
 endif()
 
