@@ -9,6 +9,7 @@
 #include "core/variant.hpp"
 #include "fastgemm/fastgemm.h"
 #include "host/host_gemm.hpp"
+#include "sgemm/emulation_report.hpp"
 
 namespace fastgemm::capi {
 

@@ -48,7 +48,8 @@ Context::~Context() {
   // use there even where no event could be recorded.
   (void)mark_legacy_uses();
   if (recorded_) (void)cudaEventSynchronize(last_use_);
-  graphs_.release();
+  for (auto &state : states_)
+    if (state.second != nullptr) state.second->release();
   if (cublas_ != nullptr) {
     (void)cublasSetStream(cublas_, nullptr);
     (void)cublasDestroy(cublas_);
@@ -62,6 +63,18 @@ Context::~Context() {
   release_device(device_);
 }
 
+std::unique_ptr<VariantState> &Context::variant_state(const void *owner) {
+  for (auto &state : states_)
+    if (state.first == owner) return state.second;
+  states_.emplace_back(owner, nullptr);
+  return states_.back().second;
+}
+
+void Context::workspace_changed() {
+  for (auto &state : states_)
+    if (state.second != nullptr) state.second->workspace_changed();
+}
+
 Status Context::set_stream(cudaStream_t stream) {
   if (stream == stream_) return Status::success();
   FG_RETURN_IF_ERROR(mark_legacy_uses());
@@ -72,7 +85,7 @@ Status Context::set_stream(cudaStream_t stream) {
 }
 
 Status Context::set_workspace(void *memory, size_t bytes) {
-  graphs_.clear();
+  workspace_changed();
   if (memory != nullptr) {
     // cuBLAS's handle is made now, outside any capture: from here on no call creates anything.
     FG_RETURN_IF_ERROR(create_cublas());
@@ -237,7 +250,7 @@ Status Context::workspace(size_t bytes, void **out) {
       void *memory = nullptr;
       FG_RETURN_IF_ERROR(allocate(bytes, &memory));
       const Status freed = free_after_last_use(owned_);
-      graphs_.clear();  // their nodes hold the old workspace's addresses
+      workspace_changed();
       owned_ = memory;
       owned_bytes_ = bytes;
       FG_RETURN_IF_ERROR(freed);

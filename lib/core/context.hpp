@@ -14,14 +14,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "core/device.hpp"
-#include "core/graph_cache.hpp"
 #include "core/status.hpp"
+#include "core/variant_state.hpp"
 
 namespace fastgemm::detail {
 
@@ -74,9 +77,9 @@ class Context {
   // once: a call's own work cannot start or end a capture of the handle's stream.
   Status capturing(bool *active);
 
-  // The graphs of the handle's calls that choose on the device (graph_cache.hpp). They hold the workspace's and
-  // cuBLAS's memory by address: a new workspace empties them.
-  GraphCache &graphs() { return graphs_; }
+  // The state the variant at `owner` (its registry entry) keeps in the handle, empty until it makes one. A new
+  // workspace is told to every state (they may hold its addresses); they are released before the device.
+  std::unique_ptr<VariantState> &variant_state(const void *owner);
 
  private:
   Context() = default;
@@ -92,6 +95,8 @@ class Context {
   Status mark_legacy_uses();
   // end_call's record of the call's last use.
   Status record_call_end();
+  // Tells every variant's state that the workspace was replaced.
+  void workspace_changed();
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
@@ -110,7 +115,8 @@ class Context {
   std::vector<void *> freed_at_destroy_;
 
   PointerCache pointers_;
-  GraphCache graphs_;
+  // A deque: a state handed out stays where it is while others are added.
+  std::deque<std::pair<const void *, std::unique_ptr<VariantState>>> states_;
 
   cudaEvent_t last_use_ = nullptr;  // recorded after the work that used the workspace or cuBLAS
   // A blocking stream of the handle's: work enqueued on it waits for all earlier work of the legacy

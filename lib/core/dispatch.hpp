@@ -101,7 +101,7 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
   args.emulation = report;
   args.captured = capturing;
   args.auto_selected = auto_selected;
-  args.graphs = &context.graphs();
+  if ((variant.flags & kDecidesOnDevice) != 0) args.state = &context.variant_state(&variant);
   args.fp32_product = fp32_product;
   const Status taken = take_resources(selection, problem, context, &args);
   if (taken.code == StatusCode::alloc_failed && (variant.flags & kDeclinesWithoutWorkspace) != 0) {

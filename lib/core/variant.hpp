@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -15,29 +16,13 @@
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
+#include "core/variant_state.hpp"
 
 namespace fastgemm::detail {
 
-// What an emulating variant's kernels chose on the device, left for the host in mapped pinned memory: the moduli
-// count (0: FP32 throughout), and the elements recomputed in FP32.
-struct DeviceChoice {
-  int32_t moduli = 0;
-  int32_t reserved = 0;
-  int64_t fp32_elements = 0;
-};
-
-// What the last emulated product did (fg_get_last_sgemm_emulation). A call that chose on the device without
-// waiting for it leaves `pending`, its DeviceChoice, valid once `done` has completed, and the algorithm it ran
-// where that choice is FP32 throughout (`fallback`): the reports read them then.
-struct EmulationReport {
-  int moduli = 0;
-  int64_t fp32_elements = 0;
-  const DeviceChoice *pending = nullptr;
-  cudaEvent_t done = nullptr;
-  fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
-};
-
-class GraphCache;
+// What an emulating variant reports of the product it ran (sgemm/emulation_report.hpp); only that variant and its
+// caller look inside.
+struct EmulationReport;
 
 // What a variant's run() may use, all of it handed in by the caller: run() never allocates and never reaches into
 // the handle. Filled member by member by the dispatcher.
@@ -63,9 +48,10 @@ struct RunArgs {
   // Whether AUTO chose the variant (rather than the caller, by name): a kDecidesOnDevice variant then falls back to
   // FP32 on the device where it declines the operands, instead of telling the host.
   bool auto_selected = false;
-  // For a kDecidesOnDevice variant: the handle's graphs, where it keeps the instantiated graph of a call made
-  // outside a capture and launches it again for the same call. nullptr where the caller keeps none.
-  GraphCache *graphs = nullptr;
+  // For a kDecidesOnDevice variant: its state in the handle (core/variant_state.hpp), which it makes on first use
+  // (the emulated mode keeps there the instantiated graph of a call made outside a capture, and launches it again for
+  // the same call). nullptr where the caller keeps none.
+  std::unique_ptr<VariantState> *state = nullptr;
   // For a kDecidesOnDevice variant, which chooses on the device between its own work and FP32 throughout: enqueues
   // the problem in FP32 on args.stream with the operation's workspace-free AUTO choice, using args.cublas where that
   // is cuBLAS, and stores that choice in *algo. nullptr where the operation has none.

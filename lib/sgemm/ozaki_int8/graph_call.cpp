@@ -5,7 +5,7 @@
 #include "sgemm/ozaki_int8/graph_call.hpp"
 
 #include "core/check.hpp"
-#include "core/graph_cache.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
@@ -100,7 +100,8 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
 // A kept graph given p's operands for its next launches: its first node's arguments, and its FP32 products captured
 // again for them (not where they read on the device what changed: cuBLAS's reads the scalars, and the addresses where
 // product_reading_addresses took it).
-Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *live, GraphCache::Kept *kept) {
+Status give_operands(const GemmProblem &p, const RunArgs &args, GraphCache &graphs, LiveOperands *live,
+                     GraphCache::Kept *kept) {
   FG_RETURN_IF_ERROR(publish_again(kept->exec, kept->given, p, live));
   const GraphCache::Key products_for = product_key(p, kept->tag, kept->children_read_addresses);
   if (kept->child_count > 0 && products_for != kept->children_for) {
@@ -110,7 +111,7 @@ Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *li
     if (product == nullptr) {
       fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
       cudaStream_t stream = nullptr;
-      FG_RETURN_IF_ERROR(args.graphs->capture_stream(&stream));
+      FG_RETURN_IF_ERROR(graphs.capture_stream(&stream));
       GemmProblem given = p;
       given.live = live;  // as capture_call captured it: cuBLAS reads the scalars there
       FG_RETURN_IF_ERROR(capture_fp32(given, args, &product, &algo, stream));
@@ -127,7 +128,9 @@ Status give_operands(const GemmProblem &p, const RunArgs &args, LiveOperands *li
 }  // namespace
 
 Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
-  GraphCache &graphs = *args.graphs;
+  GraphCache *const cache = GraphCache::of(args);
+  if (cache == nullptr) return Status::failure(StatusCode::alloc_failed, "the handle's graph cache could not be made");
+  GraphCache &graphs = *cache;
   const GraphCache::Key key = graph_key(p, args);
   const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1));
   LiveOperands *live = live_operands(static_cast<char *>(args.workspace), layout);
@@ -135,7 +138,7 @@ Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
   GraphCache::Kept *kept = graphs.find(key, &slot);
   // Where the FP32 product captured for the new operands cannot take the kept one's place (cuBLAS chose other
   // kernels), the graph is made again.
-  if (kept != nullptr && kept->operands != operands_key(p) && !give_operands(p, args, live, kept).ok()) {
+  if (kept != nullptr && kept->operands != operands_key(p) && !give_operands(p, args, graphs, live, kept).ok()) {
     graphs.erase(kept);
     kept = nullptr;
   }

@@ -11,6 +11,7 @@
 #include "core/problem.hpp"
 #include "core/status.hpp"
 #include "core/variant.hpp"
+#include "sgemm/emulation_report.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 

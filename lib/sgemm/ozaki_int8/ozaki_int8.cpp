@@ -48,7 +48,7 @@ size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
 // written nothing. On a stream being captured, both choose on the device. The dispatcher declines it where its
 // workspace cannot be allocated (kDeclinesWithoutWorkspace): AUTO then runs an FP32 algorithm, which needs none.
 Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
-  if (!args.captured && args.auto_selected && args.graphs != nullptr) return run_as_graph(p, args);
+  if (!args.captured && args.auto_selected && args.state != nullptr) return run_as_graph(p, args);
   if (args.captured) {
     fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
     FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback, nullptr));

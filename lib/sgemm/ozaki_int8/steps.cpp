@@ -7,7 +7,7 @@
 #include "sgemm/ozaki_int8/steps.hpp"
 
 #include "core/check.hpp"
-#include "core/graph_cache.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
 #include "sgemm/cublas.hpp"
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"

@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-#include "core/graph_cache.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
+#include "sgemm/emulation_report.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
 #include "core/variant.hpp"

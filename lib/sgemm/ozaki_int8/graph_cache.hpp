@@ -21,11 +21,17 @@
 
 #include "core/status.hpp"
 #include "core/variant.hpp"
+#include "core/variant_state.hpp"
+#include "sgemm/emulation_report.hpp"
 
 namespace fastgemm::detail {
 
-class GraphCache {
+// The emulated mode's state in the handle (core/variant_state.hpp).
+class GraphCache final : public VariantState {
  public:
+  // The cache kept in args.state, made there on first use; nullptr where the caller keeps none or it could not be
+  // made.
+  static GraphCache *of(const RunArgs &args);
   static constexpr int kCapacity = 64;
   static constexpr int kKeyWords = 32;
   using Key = std::array<uint64_t, kKeyWords>;
@@ -58,10 +64,12 @@ class GraphCache {
   };
 
   GraphCache() = default;
-  ~GraphCache() { release(); }
+  ~GraphCache() override { release(); }
   // Destroys the graphs (one still running is freed when it completes), the slots and the event: only once the work
   // that writes the slots is done, and while the device's context is still held.
-  void release();
+  void release() override;
+  // The graphs' nodes hold the old workspace's addresses: they go.
+  void workspace_changed() override { clear(); }
   GraphCache(const GraphCache &) = delete;
   GraphCache &operator=(const GraphCache &) = delete;
 

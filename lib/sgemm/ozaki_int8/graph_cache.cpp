@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/graph_cache.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
 
 #include <cstring>
 #include <new>
@@ -7,6 +7,12 @@
 #include "core/check.hpp"
 
 namespace fastgemm::detail {
+
+GraphCache *GraphCache::of(const RunArgs &args) {
+  if (args.state == nullptr) return nullptr;
+  if (*args.state == nullptr) args.state->reset(new (std::nothrow) GraphCache());
+  return static_cast<GraphCache *>(args.state->get());
+}
 
 void GraphCache::release() {
   clear();
