@@ -82,8 +82,8 @@ PointerInspector host_inspector(detail::Context &context) {
   };
 }
 
-detail::HostGemm &host_engine(fg_context &handle) {
-  if (!handle.host) handle.host = std::make_unique<detail::HostGemm>(*handle.context);
+detail::HostGemm<float> &host_engine(fg_context &handle) {
+  if (!handle.host) handle.host = std::make_unique<detail::HostGemm<float>>(*handle.context);
   return *handle.host;
 }
 
