@@ -20,6 +20,7 @@ namespace {
 
 using detail::Context;
 using detail::StatusCode;
+using detail::using_workspace;
 
 // Looked up only for a listener: the trace's arguments are evaluated on every call.
 const char *selected_sgemm_algo(fg_handle_t handle) {
@@ -69,16 +70,6 @@ SgemmSettings sgemm_settings(const HandleSettings &settings) {
   sgemm.reproducibility = settings.reproducibility;
   sgemm.algo = settings.sgemm_algo;
   return sgemm;
-}
-
-// Runs a call that may use the handle's workspace or cuBLAS, and marks where that use ends even when the
-// call fails after enqueuing some of its work.
-template <typename Run>
-Status using_workspace(Context &context, Run &&run) {
-  context.begin_call();
-  const Status ran = run();
-  const Status ended = context.end_call();
-  return ran.ok() ? ended : ran;
 }
 
 // An sgemm plan on the handle's stream: C := beta * C, or the product with the plan's algorithm, AUTO's choice

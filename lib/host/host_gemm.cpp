@@ -184,7 +184,7 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     return Status::failure(StatusCode::not_supported,
                            "k = " + std::to_string(problem.k) + " is deeper than the " +
                                std::to_string(host_whole_k_limit()) +
-                               " that fg_sgemm_host computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
+                               " that the host engine computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
   FG_RETURN_IF_ERROR(ensure_workers());
