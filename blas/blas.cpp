@@ -4,13 +4,13 @@
 // has sgemm_ and cblas_sgemm: their large products run on the GPU through fg_sgemm_host (fg_sgemm when
 // every operand is device memory); small ones, and every one when no GPU is usable, go to the system BLAS
 // (cpu_blas.hpp says how it is found). The other routines (fortran.cpp, cblas.cpp) check their arguments
-// as the reference does (checks.hpp) and run where their family's function decides (level3.hpp): today
-// on the system BLAS.
+// as the reference does (checks.hpp) and run where their family's function decides (level3.hpp): the
+// large ones on the GPU, in double precision through libfastgemm_blas_dgemm.so (blas/dgemm/) in FP64.
 //
 // Environment:
-//   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU; unset: the
-//                            default rule of gpu.cpp
-//   FASTGEMM_BLAS_DEVICES    the devices fg_sgemm_host spreads a product over: "all", or ordinals
+//   FASTGEMM_BLAS_MIN_FLOPS  products of at least this many flops (2 m n k) run on the GPU, in either
+//                            precision; unset: the default rule of gpu.cpp
+//   FASTGEMM_BLAS_DEVICES    the devices a product in host memory is spread over: "all", or ordinals
 //                            separated by commas ("0,1"); unset: the calling thread's current device
 //   FASTGEMM_BLAS_REPRODUCIBLE  unset (or anything but 0): FG_REPRODUCIBLE_SHAPE, so that an element of C does
 //                            not depend on the shape of the product it sits in, as with the reference BLAS
@@ -18,13 +18,18 @@
 //                            have its arithmetic, so this holds across all sizes with
 //                            FASTGEMM_BLAS_MIN_FLOPS=0); 0: the library's own setting
 //                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k,
-//                            and FASTGEMM_MATH=fp32_emulated the emulation (the shape level runs FP32)
+//                            and FASTGEMM_MATH=fp32_emulated the emulation (the shape level runs FP32).
+//                            Double precision: k is then never cut, and 0 cuts it in chunks summed in k
+//                            order; either way C does not depend on the tiles' schedule or the number of
+//                            devices, but cuBLAS's DGEMM picks its kernel by shape (blas/dgemm/dgemm_host.cpp)
 //   FASTGEMM_BLAS_FALLBACK   the BLAS library (a path, or a name the loader finds) for the CPU's products
 //                            when the process holds no other sgemm_
 //   FASTGEMM_LOG=1           once, which BLAS serves the CPU's products; then one line per call on stderr
 //                            saying where it ran
-// (FASTGEMM_HOST_TILE, FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE are read by the library itself; a value that
-// names no setting makes fg_create fail, and every call then runs on the CPU.)
+// (FASTGEMM_HOST_TILE, FASTGEMM_MATH and FASTGEMM_REPRODUCIBLE are read by libfastgemm itself; a value that
+// names no setting makes fg_create fail, and every single-precision call then runs on the CPU.
+// FASTGEMM_HOST_TILE, FASTGEMM_HOST_STAGING and FASTGEMM_HOST_WORKERS_PER_DEVICE are read by the host
+// engine in both libraries.)
 #include <cstddef>
 #include <cstdio>
 

@@ -1,20 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU side of libfastgemm_blas: libfastgemm.so, loaded on the first product large enough for the GPU.
+// The GPU side of libfastgemm_blas: single-precision products through libfastgemm.so's fg_sgemm_host (fg_sgemm on
+// device memory), double-precision ones through libfastgemm_blas_dgemm.so (blas/dgemm/), each library loaded on the
+// first product of its precision large enough for the GPU (gpu_handles.hpp).
 #pragma once
 
 #include <cstdint>
 
 namespace fastgemm_blas {
 
-// Whether a product of these sizes goes to the GPU (FASTGEMM_BLAS_MIN_FLOPS, else the default rule).
+// Whether a product of these sizes goes to the GPU (FASTGEMM_BLAS_MIN_FLOPS, else the default rule), in either
+// precision.
 bool wants_gpu(int64_t m, int64_t n, int64_t k);
 
-// Whether this thread has a handle on a GPU (made on the first call that asks): false without a usable device.
+// Whether this thread has a handle on a GPU for products of T, float or double (made on the first call that asks):
+// false without a usable device.
+template <typename T>
 bool gpu_available();
+template <>
+bool gpu_available<float>();
+template <>
+bool gpu_available<double>();
 
 // A validated product with k > 0 and alpha != 0, in the CBLAS values, of a size wants_gpu accepted.
-// Returns whether the GPU computed C; false means C is untouched and the CPU must compute it.
+// Returns whether the GPU computed C; false means C is untouched and the CPU must compute it. Single precision runs
+// in the math mode of libfastgemm's handles (FASTGEMM_MATH), double precision in FP64 (cuBLAS's DGEMM).
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
+                const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
 }  // namespace fastgemm_blas

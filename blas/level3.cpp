@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 #include "common.hpp"
 #include "composed.hpp"
@@ -155,26 +154,40 @@ void cpu_trsm(char side, char uplo, char transa, char diag, int m, int n, T alph
 
 namespace {
 
-// The GPU's product for the composed routines (composed.hpp): fg_sgemm_host, or fg_sgemm on device memory, as
-// sgemm_'s; it declines what only scales C (the CPU does that) and, like sgemm_'s, leaves C untouched whenever it
-// declines.
-Product<float> gpu_product(const char *caller) {
-  return [caller](char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    if (k == 0 || alpha == 0.0f) return false;
+// The GPU's product for the composed routines (composed.hpp) and dgemm: in single precision fg_sgemm_host, or
+// fg_sgemm on device memory, as sgemm_'s; in double precision fastgemm_blas_dgemm_host (gpu.hpp). It declines what
+// only scales C (the CPU does that) and, like sgemm_'s, leaves C untouched whenever it declines.
+template <typename T>
+Product<T> gpu_product(const char *caller) {
+  return [caller](char transa, char transb, int64_t m, int64_t n, int64_t k, T alpha, const T *A, int64_t lda,
+                  const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
+    if (k == 0 || alpha == T(0)) return false;
     return run_on_gpu(caller, col_major, transa == 'N' ? no_trans : trans, transb == 'N' ? no_trans : trans, m, n, k,
                       alpha, A, lda, B, ldb, beta, C, ldc);
   };
 }
 
+// The lines of the triangle in each block of trsm on the GPU: 1024, or FASTGEMM_HOST_TILE's edge where it is set.
+int64_t trsm_block() {
+  static const int64_t block = [] {
+    const char *text = std::getenv("FASTGEMM_HOST_TILE");
+    const long long tile = text != nullptr ? std::atoll(text) : 0;
+    return tile > 0 ? static_cast<int64_t>(tile) : int64_t{1024};
+  }();
+  return block;
+}
+
 }  // namespace
 
-// The families' choice: in single precision, symm, syrk, syr2k and trmm of sizes the GPU takes (the same rule as
-// sgemm_'s, over the product each becomes) run there as general products; everything else on the CPU.
+// The families' choice, in either precision: dgemm, and symm, syrk, syr2k and trmm, of sizes the GPU takes (the same
+// rule as sgemm_'s, over the product each becomes) run there, the latter as general products; trsm by blocks whose
+// updates are products there; everything else on the CPU.
 
 template <typename T>
 void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, const T *B,
           int ldb, T beta, T *C, int ldc) {
+  if (wants_gpu(m, n, k) && gpu_product<T>(caller.name)(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "m=%d n=%d k=%d", m, n, k);
@@ -186,11 +199,9 @@ void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T
 template <typename T>
 void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb,
           T beta, T *C, int ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (wants_gpu(m, n, side == 'L' ? m : n) &&
-        composed_symm<float>(gpu_product(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
-      return;
-  }
+  if (wants_gpu(m, n, side == 'L' ? m : n) &&
+      composed_symm<T>(gpu_product<T>(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "side=%c uplo=%c m=%d n=%d", side, uplo, m, n);
@@ -202,11 +213,9 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
 template <typename T>
 void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
           int ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (wants_gpu(n, n, k) &&
-        composed_syrk<float>(gpu_product(caller.name), uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
-      return;
-  }
+  if (wants_gpu(n, n, k) &&
+      composed_syrk<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
+    return;
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
@@ -218,11 +227,9 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
 template <typename T>
 void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
            T beta, T *C, int ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (wants_gpu(n, n, k) &&
-        composed_syr2k<float>(gpu_product(caller.name), uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
-      return;
-  }
+  if (wants_gpu(n, n, k) &&
+      composed_syr2k<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
@@ -234,11 +241,9 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
 template <typename T>
 void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (wants_gpu(m, n, side == 'L' ? m : n) &&
-        composed_trmm<float>(gpu_product(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
-      return;
-  }
+  if (wants_gpu(m, n, side == 'L' ? m : n) &&
+      composed_trmm<T>(gpu_product<T>(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
+    return;
   if (settings().log) {
     char fields[96];
     std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
@@ -250,32 +255,25 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  if constexpr (std::is_same_v<T, float>) {
-    // By blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many small
-    // tiles): each diagonal block solved on the CPU, the updates it feeds (all but about 1024 / order of the work)
-    // products on the GPU, those the GPU declines on the CPU.
-    static const int64_t block = [] {
-      const char *text = std::getenv("FASTGEMM_HOST_TILE");
-      const long long tile = text != nullptr ? std::atoll(text) : 0;
-      return tile > 0 ? static_cast<int64_t>(tile) : int64_t{1024};
-    }();
-    // alpha == 0 makes B zero without reading A (Inf there times a zero of B is no NaN): the CPU's.
-    if (alpha != 0.0f && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available()) {
-      const Product<float> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, float pa, const float *a,
-                                       int64_t pla, const float *b, int64_t plb, float pb, float *c, int64_t plc) {
-        cpu_gemm<float>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a,
-                        static_cast<int>(pla), b, static_cast<int>(plb), pb, c, static_cast<int>(plc));
-        return true;
-      };
-      const BlockSolve<float> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, float ba,
-                                         const float *a, int64_t bla, float *b, int64_t blb) {
-        cpu_trsm<float>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,
-                        static_cast<int>(blb));
-      };
-      composed_trsm<float>(gpu_product(caller.name), on_cpu, solve, block, side, uplo, transa, diag, m, n, alpha, A,
-                           lda, B, ldb);
-      return;
-    }
+  // By blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many small
+  // tiles): each diagonal block solved on the CPU, the updates it feeds (all but about 1024 / order of the work)
+  // products on the GPU, those the GPU declines on the CPU. alpha == 0 makes B zero without reading A (Inf there
+  // times a zero of B is no NaN): the CPU's.
+  if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+    const Product<T> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, T pa, const T *a, int64_t pla,
+                                 const T *b, int64_t plb, T pb, T *c, int64_t plc) {
+      cpu_gemm<T>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a,
+                  static_cast<int>(pla), b, static_cast<int>(plb), pb, c, static_cast<int>(plc));
+      return true;
+    };
+    const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
+                                   int64_t bla, T *b, int64_t blb) {
+      cpu_trsm<T>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,
+                  static_cast<int>(blb));
+    };
+    composed_trsm<T>(gpu_product<T>(caller.name), on_cpu, solve, trsm_block(), side, uplo, transa, diag, m, n, alpha, A,
+                     lda, B, ldb);
+    return;
   }
   if (settings().log) {
     char fields[96];

@@ -2,8 +2,8 @@
 // Where each Level 3 call runs, decided in one place per family. The entry points (fortran.cpp, cblas.cpp)
 // hand over a call that passed the reference's checks and is none of its quick returns, in the terms of
 // the column-major Fortran routine (a CBLAS call in row-major turned over as netlib's CBLAS turns it), with
-// the letters of checks.hpp. Today every family runs on the CPU BLAS; a GPU path for a family goes into its
-// function here. SGEMM keeps its own path (blas.cpp), and shares only cpu_gemm<float>.
+// the letters of checks.hpp. Each family's function sends the sizes the GPU takes there (gpu.hpp), in either
+// precision, and the rest to the CPU BLAS. SGEMM keeps its own path (blas.cpp), and shares only cpu_gemm<float>.
 #pragma once
 
 namespace fastgemm_blas {

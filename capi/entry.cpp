@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "capi/statuses.hpp"
+
 namespace fastgemm::capi {
 namespace {
 
@@ -11,31 +13,11 @@ using detail::StatusCode;
 thread_local std::string t_last_message;
 thread_local int t_last_cuda_error = 0;
 
-fg_status_t public_status(StatusCode code) {
-  switch (code) {
-    case StatusCode::success: return FG_STATUS_SUCCESS;
-    case StatusCode::invalid_value: return FG_STATUS_INVALID_VALUE;
-    case StatusCode::invalid_handle: return FG_STATUS_INVALID_HANDLE;
-    case StatusCode::not_supported: return FG_STATUS_NOT_SUPPORTED;
-    case StatusCode::no_device: return FG_STATUS_NO_DEVICE;
-    case StatusCode::alloc_failed: return FG_STATUS_ALLOC_FAILED;
-    case StatusCode::cuda_error: return FG_STATUS_CUDA_ERROR;
-    case StatusCode::cublas_error: return FG_STATUS_CUBLAS_ERROR;
-    case StatusCode::internal_error:
-    case StatusCode::aborted: return FG_STATUS_INTERNAL_ERROR;
-  }
-  return FG_STATUS_INTERNAL_ERROR;
-}
-
 }  // namespace
 
 fg_status_t record(const char *function, const Status &status) noexcept {
   if (status.ok()) return FG_STATUS_SUCCESS;
-  try {
-    t_last_message = std::string(function) + ": " + status.message;
-  } catch (...) {
-    t_last_message.clear();  // out of host memory even for the message: keep the status at least
-  }
+  record_message(&t_last_message, function, status.message);
   // The error behind this thread's last FG_STATUS_CUDA_ERROR (or NO_DEVICE reported by CUDA): other failures
   // leave it as it is.
   if (status.code == StatusCode::cuda_error || (status.code == StatusCode::no_device && status.cuda_error != 0))
@@ -82,8 +64,8 @@ PointerInspector host_inspector(detail::Context &context) {
   };
 }
 
-detail::HostGemm &host_engine(fg_context &handle) {
-  if (!handle.host) handle.host = std::make_unique<detail::HostGemm>(*handle.context);
+detail::HostGemm<float> &host_engine(fg_context &handle) {
+  if (!handle.host) handle.host = std::make_unique<detail::HostGemm<float>>(*handle.context);
   return *handle.host;
 }
 

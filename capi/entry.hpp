@@ -65,6 +65,6 @@ PointerInspector driver_inspector(detail::Context &context);
 PointerInspector host_inspector(detail::Context &context);
 
 // fg_sgemm_host's engine, made on first use.
-detail::HostGemm &host_engine(fg_context &handle);
+detail::HostGemm<float> &host_engine(fg_context &handle);
 
 }  // namespace fastgemm::capi

@@ -13,6 +13,7 @@
 #include "capi/calls.hpp"
 #include "capi/entry.hpp"
 #include "capi/handle.hpp"
+#include "capi/statuses.hpp"
 #include "capi/trace.hpp"
 #include "core/context.hpp"
 #include "rowmean/registry.hpp"
@@ -131,20 +132,7 @@ extern "C" {
 
 int fg_version(void) { return FG_VERSION; }
 
-const char *fg_status_name(fg_status_t status) {
-  switch (status) {
-    case FG_STATUS_SUCCESS: return "FG_STATUS_SUCCESS";
-    case FG_STATUS_INVALID_VALUE: return "FG_STATUS_INVALID_VALUE";
-    case FG_STATUS_INVALID_HANDLE: return "FG_STATUS_INVALID_HANDLE";
-    case FG_STATUS_NOT_SUPPORTED: return "FG_STATUS_NOT_SUPPORTED";
-    case FG_STATUS_NO_DEVICE: return "FG_STATUS_NO_DEVICE";
-    case FG_STATUS_ALLOC_FAILED: return "FG_STATUS_ALLOC_FAILED";
-    case FG_STATUS_CUDA_ERROR: return "FG_STATUS_CUDA_ERROR";
-    case FG_STATUS_CUBLAS_ERROR: return "FG_STATUS_CUBLAS_ERROR";
-    case FG_STATUS_INTERNAL_ERROR: return "FG_STATUS_INTERNAL_ERROR";
-  }
-  return "FG_STATUS_UNKNOWN";
-}
+const char *fg_status_name(fg_status_t status) { return status_name(status); }
 
 const char *fg_status_string(fg_status_t status) {
   switch (status) {

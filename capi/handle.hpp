@@ -39,5 +39,5 @@ struct fg_context {
   std::unique_ptr<fastgemm::detail::Context> context;
   fastgemm::capi::HandleSettings settings;
   fastgemm::capi::LastCalls last;
-  std::unique_ptr<fastgemm::detail::HostGemm> host;  // fg_sgemm_host's engine, made on first use
+  std::unique_ptr<fastgemm::detail::HostGemm<float>> host;  // fg_sgemm_host's engine, made on first use
 };

@@ -20,6 +20,7 @@ namespace {
 
 using detail::Context;
 using detail::StatusCode;
+using detail::using_workspace;
 
 // Looked up only for a listener: the trace's arguments are evaluated on every call.
 const char *selected_sgemm_algo(fg_handle_t handle) {
@@ -71,16 +72,6 @@ SgemmSettings sgemm_settings(const HandleSettings &settings) {
   return sgemm;
 }
 
-// Runs a call that may use the handle's workspace or cuBLAS, and marks where that use ends even when the
-// call fails after enqueuing some of its work.
-template <typename Run>
-Status using_workspace(Context &context, Run &&run) {
-  context.begin_call();
-  const Status ran = run();
-  const Status ended = context.end_call();
-  return ran.ok() ? ended : ran;
-}
-
 // An sgemm plan on the handle's stream: C := beta * C, or the product with the plan's algorithm, AUTO's choice
 // within the handle's workspace. *ran: the product's algorithm, FG_SGEMM_AUTO when no product ran.
 Status run_on_device(const SgemmPlan &plan, fg_context &handle, fg_sgemm_algo_t *ran) {
@@ -99,7 +90,7 @@ Status run_on_device(const SgemmPlan &plan, fg_context &handle, fg_sgemm_algo_t 
 // `column_major` is the caller's layout, which names the operands in its errors.
 Status run_on_host(const SgemmPlan &plan, fg_context &handle, bool column_major, fg_sgemm_algo_t *ran) {
   if (plan.work == GemmWork::nothing) return Status::success();
-  const detail::HostTileOps ops{detail::run_sgemm, detail::scale_c};
+  const detail::HostTileOps<float> ops{detail::run_sgemm, detail::scale_c};
   const bool product = plan.work == GemmWork::product;
   fg_sgemm_algo_t scaled = FG_SGEMM_AUTO;
   return using_workspace(*handle.context, [&] {

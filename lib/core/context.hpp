@@ -132,4 +132,14 @@ class Context {
   bool capture_active_ = false;
 };
 
+// Runs a call that may use the context's workspace or cuBLAS between begin_call() and end_call(), so that where that
+// use ends is marked even when the call fails after enqueuing some of its work.
+template <typename Run>
+Status using_workspace(Context &context, Run &&run) {
+  context.begin_call();
+  const Status ran = run();
+  const Status ended = context.end_call();
+  return ran.ok() ? ended : ran;
+}
+
 }  // namespace fastgemm::detail

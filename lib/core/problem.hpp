@@ -11,42 +11,50 @@
 namespace fastgemm::detail {
 
 // One row-major operand of a product: element (r, c) of op(X) lives at
-// data[transposed ? c * ld + r : r * ld + c], batch i at data + i * stride.
-struct GemmOperand {
-  const float *data = nullptr;
+// data[transposed ? c * ld + r : r * ld + c], batch i at data + i * stride. T is the element: float for every
+// operation of the library, double for the FP64 products of the host engine (lib/host) that libfastgemm_blas uses.
+template <typename T>
+struct BasicGemmOperand {
+  const T *data = nullptr;
   int64_t ld = 0;
   int64_t stride = 0;
   bool transposed = false;
 };
+using GemmOperand = BasicGemmOperand<float>;
 
 // Where a kept graph's kernels read the operands' addresses and the scalars at run time (device memory): the
 // same graph then serves calls that differ only in these (FG_SGEMM_OZAKI_INT8's graphs outside a capture).
-struct LiveOperands {
-  const float *a = nullptr;
-  const float *b = nullptr;
-  float *c = nullptr;
-  float alpha = 1.0f, beta = 0.0f;
+template <typename T>
+struct BasicLiveOperands {
+  const T *a = nullptr;
+  const T *b = nullptr;
+  T *c = nullptr;
+  T alpha = T(1), beta = T(0);
 };
+using LiveOperands = BasicLiveOperands<float>;
 
 // C := alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, row-major, batch products.
 // beta == 0 means C is written without being read. `math` is the handle's math mode: the accuracy asked for,
 // which decides the algorithms AUTO may choose; `reproducibility` narrows them further (FG_REPRODUCIBLE_SHAPE:
-// only those whose elements do not depend on the problem's shape).
-struct GemmProblem {
+// only those whose elements do not depend on the problem's shape). GemmProblem is the FP32 problem every
+// algorithm sees; the host engine also takes BasicGemmProblem<double>, whose products its caller computes.
+template <typename T>
+struct BasicGemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   fg_math_mode_t math = FG_MATH_FP32;
   fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
-  float alpha = 1.0f, beta = 0.0f;
-  GemmOperand a, b;
-  float *c = nullptr;
+  T alpha = T(1), beta = T(0);
+  BasicGemmOperand<T> a, b;
+  T *c = nullptr;
   int64_t ldc = 0;
   int64_t stride_c = 0;
   // Where given (device memory), the kernels that honour it read a.data, b.data, c, alpha and beta there when they
   // run, instead of the values above, which the host's choices still use (beta == 0 among them); cuBLAS's product
   // (FG_SGEMM_CUBLAS) reads alpha and beta there, and the addresses too where `live_addresses` (sgemm/cublas.hpp).
-  const LiveOperands *live = nullptr;
+  const BasicLiveOperands<T> *live = nullptr;
   bool live_addresses = false;
 };
+using GemmProblem = BasicGemmProblem<float>;
 
 // output (L x N) = matrix (L x L) * means^T, means[k][j] = mean over M of input[k][j][:].
 // L, M, N >= 1; arrays dense, row-major, of `dtype` elements.

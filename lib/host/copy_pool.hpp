@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host side of packing: copies of 2-D regions of floats with streaming stores, cut in parts that a pool of host
-// threads, kept for the handle's life, runs beside the thread that asks. They pack pageable operands into pinned
-// buffers and unpack computed tiles into a pageable C, for every worker of the handle.
+// The host side of packing: copies of 2-D regions of elements (float or double) with streaming stores, cut in parts
+// that a pool of host threads, kept for the handle's life, runs beside the thread that asks. They pack pageable
+// operands into pinned buffers and unpack computed tiles into a pageable C, for every worker of the handle.
 #pragma once
 
 #include <algorithm>
@@ -21,8 +21,10 @@ constexpr size_t copy_part_bytes = size_t(256) << 10;
 // with 8 threads writing with streaming stores, and the copies of both directions run at once. The pool
 // leaves four of the host's cores to those threads.
 constexpr int max_pool_threads = 12;
-// Copies `lines` runs of `length` floats, `src_ld` apart, to runs `dst_ld` apart, on the calling thread.
-void copy_lines_serial(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length);
+// Copies `lines` runs of `length_bytes` bytes, `src_ld_bytes` apart, to runs `dst_ld_bytes` apart, on the calling
+// thread.
+void copy_lines_serial(char *dst, int64_t dst_ld_bytes, const char *src, int64_t src_ld_bytes, int64_t lines,
+                       int64_t length_bytes);
 
 // Host threads that copy parts of a region beside the thread that asks; kept for the handle's life so that
 // no copy waits for threads to start. They make no CUDA call.
@@ -40,10 +42,27 @@ class CopyPool {
   CopyPool(const CopyPool &) = delete;
   CopyPool &operator=(const CopyPool &) = delete;
 
-  // Copies `lines` lines of `length` floats; returns once every part is done. Callable from several
-  // threads at once.
-  void copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length) {
-    const size_t bytes = static_cast<size_t>(lines) * static_cast<size_t>(length) * sizeof(float);
+  // Copies `lines` lines of `length` elements, `src_ld` apart, to lines `dst_ld` apart; returns once every part is
+  // done. Callable from several threads at once.
+  template <typename T>
+  void copy(T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t lines, int64_t length) {
+    constexpr int64_t size = sizeof(T);
+    copy_bytes(reinterpret_cast<char *>(dst), dst_ld * size, reinterpret_cast<const char *>(src), src_ld * size, lines,
+               length * size);
+  }
+
+ private:
+  // The leading dimensions and the lines' length in bytes.
+  struct Batch {
+    char *dst;
+    int64_t dst_ld;
+    const char *src;
+    int64_t src_ld, lines, length, parts, lines_per_part;
+    int64_t claimed = 0, done = 0;
+  };
+
+  void copy_bytes(char *dst, int64_t dst_ld, const char *src, int64_t src_ld, int64_t lines, int64_t length) {
+    const size_t bytes = static_cast<size_t>(lines) * static_cast<size_t>(length);
     const int64_t parts =
         std::min<int64_t>({static_cast<int64_t>(wanted_) + 1, lines, static_cast<int64_t>(bytes / copy_part_bytes)});
     if (parts <= 1 || !started()) {
@@ -67,15 +86,6 @@ class CopyPool {
     }
     finished_.wait(lock, [&] { return batch.done == batch.parts; });
   }
-
- private:
-  struct Batch {
-    float *dst;
-    int64_t dst_ld;
-    const float *src;
-    int64_t src_ld, lines, length, parts, lines_per_part;
-    int64_t claimed = 0, done = 0;
-  };
 
   // With the mutex held: the next part of `batch`, or -1; the batch leaves the queue with its last part.
   int64_t claim(Batch &batch) {

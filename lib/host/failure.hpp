@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// How the parts of one fg_sgemm_host call (a worker's upload, product and download threads; the workers) report
-// their outcome: a part that stops because another failed says so with StatusCode::aborted, and the call reports
-// the failure that caused the others to stop, whatever its message.
+// How the parts of one call of the host engine (fg_sgemm_host, or the drop-in's FP64 products; a worker's upload,
+// product and download threads; the workers) report their outcome: a part that stops because another failed says so
+// with StatusCode::aborted, and the call reports the failure that caused the others to stop, whatever its message.
 #pragma once
 
 #include <initializer_list>
@@ -12,7 +12,7 @@ namespace fastgemm::detail {
 
 // What a part returns when it stops, unfinished, because another part of the call failed.
 inline Status aborted_by_other_failure() {
-  return Status::failure(StatusCode::aborted, "fg_sgemm_host stopped after another part of it failed");
+  return Status::failure(StatusCode::aborted, "the host product stopped after another part of it failed");
 }
 
 // The call's outcome from its parts' outcomes, in a fixed order of the parts: the first failure that is not an

@@ -65,11 +65,14 @@
 
 namespace fastgemm::detail {
 
-HostGemm::HostGemm(Context &primary) : primary_(primary), devices_{primary.device().ordinal} {}
+template <typename T>
+HostGemm<T>::HostGemm(Context &primary) : primary_(primary), devices_{primary.device().ordinal} {}
 
-HostGemm::~HostGemm() = default;
+template <typename T>
+HostGemm<T>::~HostGemm() = default;
 
-Status HostGemm::set_devices(const int *devices, int count) {
+template <typename T>
+Status HostGemm<T>::set_devices(const int *devices, int count) {
   if (count < 0)
     return Status::failure(StatusCode::invalid_value, "count = " + std::to_string(count) + " must be >= 0");
   if (count > 0 && devices == nullptr)
@@ -97,11 +100,12 @@ Status HostGemm::set_devices(const int *devices, int count) {
   return Status::success();
 }
 
-Status HostGemm::ensure_workers() {
+template <typename T>
+Status HostGemm<T>::ensure_workers() {
   const int per_device = host_workers_per_device_from_environment();
   if (!workers_.empty() && workers_per_device_ == per_device) return Status::success();
   workers_.clear();
-  std::vector<std::unique_ptr<HostWorker>> made;
+  std::vector<std::unique_ptr<HostWorker<T>>> made;
   bool primary_taken = false;
   for (int ordinal : devices_) {
     DeviceGuard guard;
@@ -109,8 +113,8 @@ Status HostGemm::ensure_workers() {
     for (int copy = 0; copy < per_device; ++copy) {
       const bool in_primary = ordinal == primary_.device().ordinal && !primary_taken;
       primary_taken = primary_taken || in_primary;
-      std::unique_ptr<HostWorker> worker;
-      FG_RETURN_IF_ERROR(HostWorker::create(ordinal, primary_, in_primary, &worker));
+      std::unique_ptr<HostWorker<T>> worker;
+      FG_RETURN_IF_ERROR(HostWorker<T>::create(ordinal, primary_, in_primary, &worker));
       made.push_back(std::move(worker));
     }
   }
@@ -121,16 +125,18 @@ Status HostGemm::ensure_workers() {
 
 namespace {
 
-ByteRegion bytes_of(const Region &region) {
-  constexpr int64_t size = sizeof(float);
+template <typename T>
+ByteRegion bytes_of(const Region<T> &region) {
+  constexpr int64_t size = sizeof(T);
   return ByteRegion{reinterpret_cast<uintptr_t>(region.data), region.ld * size, region.lines, region.length * size};
 }
 
 // A pageable operand shorter than its extents would fault in a copy thread, after C was partly written: it is
 // refused first, naming the caller's operand (column-major calls reach the engine with A and B swapped). Memory
 // the driver knows (pinned, managed, device) is its allocation's, checked by the driver's copies.
-Status check_pageable_extents(const HostJob &job, bool column_major) {
-  const GemmProblem &p = job.problem;
+template <typename T>
+Status check_pageable_extents(const HostJob<T> &job, bool column_major) {
+  const BasicGemmProblem<T> &p = job.problem;
   const bool a_pageable = job.product && job.a_place.type == cudaMemoryTypeUnregistered;
   const bool b_pageable = job.product && job.b_place.type == cudaMemoryTypeUnregistered;
   const bool c_pageable = job.c_place.type == cudaMemoryTypeUnregistered;
@@ -145,8 +151,8 @@ Status check_pageable_extents(const HostJob &job, bool column_major) {
         check_mapped(mappings, column_major ? "A" : "B", p.b.data, bytes_of(b_region(p.b, 0, p.k, 0, p.n)), kRead));
   // beta == 0 writes C without reading it.
   if (c_pageable)
-    FG_RETURN_IF_ERROR(check_mapped(mappings, "C", p.c, bytes_of(Region{p.c, p.ldc, p.m, p.n}),
-                                    p.beta == 0.0f ? kWrite : kRead | kWrite));
+    FG_RETURN_IF_ERROR(check_mapped(mappings, "C", p.c, bytes_of(Region<T>{p.c, p.ldc, p.m, p.n}),
+                                    p.beta == T(0) ? kWrite : kRead | kWrite));
   return Status::success();
 }
 
@@ -154,7 +160,8 @@ Status check_pageable_extents(const HostJob &job, bool column_major) {
 
 // cudaGetDeviceProperties reads every property, some slowly: asked once per device, not per call, since a
 // device's total memory never changes.
-Status HostGemm::device_total_memory(int ordinal, size_t *bytes) {
+template <typename T>
+Status HostGemm<T>::device_total_memory(int ordinal, size_t *bytes) {
   for (const auto &known : total_memory_)
     if (known.first == ordinal) {
       *bytes = known.second;
@@ -167,8 +174,9 @@ Status HostGemm::device_total_memory(int ordinal, size_t *bytes) {
   return Status::success();
 }
 
-Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
-                     fg_sgemm_algo_t *ran, bool column_major) {
+template <typename T>
+Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sgemm_algo_t algo,
+                        const HostTileOps<T> &ops, fg_sgemm_algo_t *ran, bool column_major) {
   *ran = FG_SGEMM_AUTO;
   const bool whole_k = problem.reproducibility == FG_REPRODUCIBLE_SHAPE;
   const bool emulated = product && problem.math == FG_MATH_FP32_EMULATED;
@@ -176,12 +184,12 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     return Status::failure(StatusCode::not_supported,
                            "k = " + std::to_string(problem.k) + " is deeper than the " +
                                std::to_string(host_whole_k_limit()) +
-                               " that fg_sgemm_host computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
+                               " that the host engine computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
   FG_RETURN_IF_ERROR(ensure_workers());
 
-  HostJob job;
+  HostJob<T> job;
   job.problem = problem;
   job.product = product;
   job.algo = algo;
@@ -202,8 +210,9 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     FG_RETURN_IF_ERROR(device_total_memory(devices_[0], &total_memory));
     const int64_t k = product ? problem.k : 0;
     const HostTiling tiling = choose_host_tiling(problem.m, problem.n, k, total_memory,
-                                                 host_tile_limit_from_environment(), whole_k, emulated);
-    const SmallProductLayout layout = small_product_layout(problem.m, problem.n, k, product, small_product_bytes);
+                                                 host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
+    const SmallProductLayout layout =
+        small_product_layout(problem.m, problem.n, k, product, small_product_bytes, sizeof(T));
     if (layout.fits && single_step(tiling, problem.m, problem.n, k, product)) {
       if (!small_) {
         try {
@@ -236,7 +245,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
   const size_t staging_limit = host_staging_limit_from_environment();
   if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment(), whole_k, emulated);
+                                  host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;
@@ -263,12 +272,12 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     }
   }
   job.pool = pool_.get();
-  const size_t piece_floats = static_cast<size_t>(job.tiling.tile_k * job.tiling.tile_n);
+  const size_t piece_elements = static_cast<size_t>(job.tiling.tile_k * job.tiling.tile_n);
   if (product && job.workers > 1 && job.b_place.type == cudaMemoryTypeUnregistered &&
-      piece_floats <= max_shared_piece_floats) {
+      piece_elements <= max_shared_piece_elements) {
     if (!shared_) {
       try {
-        shared_ = std::make_unique<SharedPieces>();
+        shared_ = std::make_unique<SharedPieces<T>>();
       } catch (...) {
         return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
       }
@@ -276,7 +285,7 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     // What each worker holds at most, so that one is always free, and pieces kept for the others.
     const int per_worker = shared_pieces_in_flight + shared_pieces_kept_per_worker;
     const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
-    if (shared_->prepare(count, piece_floats)) job.shared = shared_.get();
+    if (shared_->prepare(count, piece_elements)) job.shared = shared_.get();
   }
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.
@@ -312,5 +321,8 @@ Status HostGemm::run(const GemmProblem &problem, bool product, fg_sgemm_algo_t a
     if (algo_ran != FG_SGEMM_AUTO) *ran = algo_ran;
   return Status::success();
 }
+
+template class HostGemm<float>;
+template class HostGemm<double>;
 
 }  // namespace fastgemm::detail

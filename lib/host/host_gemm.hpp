@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host's engine: a product whose operands may live anywhere (pageable, pinned, managed or device
-// memory, of any size) computed tile by tile of C on one or more devices. A and B panels and C tiles are
+// memory, of any size) computed tile by tile of C on one or more devices. Generic over the element (float for
+// fg_sgemm_host, double for libfastgemm_blas's FP64 products): the engine stages and copies elements, and the
+// caller's HostTileOps compute each tile's product on the device. A and B panels and C tiles are
 // staged through device buffers and, for pageable memory, through rings of pinned chunks that a pool of
 // host threads packs and unpacks. Per device, one thread enqueues the products, one the uploads and one
 // the downloads, each on its own stream, so that host copies, transfers both ways and products overlap.
@@ -10,7 +12,8 @@
 // devices' total memory only, every tile is computed by the same algorithm path whichever device takes
 // it, and the k chunks of a tile are summed in a fixed order. So C is the same for any tile schedule and
 // any number of devices of one model. With FG_REPRODUCIBLE_SHAPE, k is never cut and every tile's product
-// is one shape-reproducible call, so C does not depend on the grid, the devices or their model either.
+// is one shape-reproducible call, so C does not depend on the grid, the devices or their model either (as far as
+// the caller's product is itself shape-reproducible, as fg_sgemm's is at that level).
 #pragma once
 
 #include <cstdint>
@@ -43,33 +46,39 @@ int64_t host_tile_limit_from_environment();
 // memory is `device_bytes`. Pure: the same arguments give the same grid. `whole_k` (FG_REPRODUCIBLE_SHAPE):
 // k in one chunk, since summing chunks into C breaks each element's single chain of FMAs; the tile edges
 // shrink instead where the panels of all of k would not fit. `emulated` (FG_MATH_FP32_EMULATED): products of
-// emulated_tile_edge and more on every side take tiles and chunks of that size (plan.hpp).
+// emulated_tile_edge and more on every side take tiles and chunks of that size (plan.hpp). `element_bytes`: the
+// size of the product's elements, which the staging budget counts.
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit,
-                              bool whole_k = false, bool emulated = false);
+                              bool whole_k = false, bool emulated = false, size_t element_bytes = sizeof(float));
 
-// The deepest k fg_sgemm_host takes in one chunk (FG_REPRODUCIBLE_SHAPE): a line of a panel must fit in one
+// The deepest k the engine takes in one chunk (FG_REPRODUCIBLE_SHAPE): a line of a panel must fit in one
 // pinned ring chunk.
 int64_t host_whole_k_limit();
 
-// How a tile is computed: the handle's SGEMM path, given by the caller so that this folder depends on no
-// other operation. `product` runs a canonical problem with `algo` on the context's stream and stores what ran
-// (the tiles report no emulation: `report` is nullptr); `scale` enqueues C := beta * C. AUTO's choices wait for
+// How a tile is computed, given by the caller so that this folder depends on no other operation: for
+// fg_sgemm_host the handle's SGEMM path, for libfastgemm_blas's FP64 products cuBLAS's DGEMM. `product` runs a
+// canonical problem with `algo` (the SGEMM path's; other callers ignore it) on the context's stream and stores what
+// ran (the tiles report no emulation: `report` is nullptr); `scale` enqueues C := beta * C. AUTO's choices wait for
 // nothing (the emulated mode chooses on the device); a forced FG_SGEMM_OZAKI_INT8 waits once per tile step for
 // its look at the operands.
+template <typename T>
 struct HostTileOps {
-  std::function<Status(const GemmProblem &, Context &, fg_sgemm_algo_t algo, EmulationReport *report,
+  std::function<Status(const BasicGemmProblem<T> &, Context &, fg_sgemm_algo_t algo, EmulationReport *report,
                        fg_sgemm_algo_t *ran)>
       product;
-  std::function<Status(const GemmProblem &, cudaStream_t)> scale;
+  std::function<Status(const BasicGemmProblem<T> &, cudaStream_t)> scale;
 };
 
+template <typename T>
 class HostWorker;
 class CopyPool;
+template <typename T>
 class SharedPieces;
 class SmallProduct;
 
-// The per-handle state of fg_sgemm_host: the device list and one worker per device, whose buffers are
-// allocated on first use and kept for later calls.
+// The per-handle state of the engine: the device list and one worker per device, whose buffers are allocated on
+// first use and kept for later calls. Instantiated for float (fg_sgemm_host) and double.
+template <typename T>
 class HostGemm {
  public:
   explicit HostGemm(Context &primary);
@@ -82,11 +91,11 @@ class HostGemm {
   Status set_devices(const int *devices, int count);
   const std::vector<int> &devices() const { return devices_; }
 
-  // problem as validate_sgemm gives it (canonical row-major, batch 1); `product` false means only
-  // C := beta * C (k == 0 or alpha == 0), A and B unread. Returns once C is written, the handle's stream
+  // problem as validate_sgemm gives it, or its FP64 caller alike (canonical row-major, batch 1); `product` false means
+  // only C := beta * C (k == 0 or alpha == 0), A and B unread. Returns once C is written, the handle's stream
   // synchronized first. *ran is the algorithm the tiles' products ran (AUTO when none ran). `column_major` is the
   // caller's layout, which names its operands in errors (the canonical A is then the caller's B).
-  Status run(const GemmProblem &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps &ops,
+  Status run(const BasicGemmProblem<T> &problem, bool product, fg_sgemm_algo_t algo, const HostTileOps<T> &ops,
              fg_sgemm_algo_t *ran, bool column_major = false);
 
  private:
@@ -95,13 +104,13 @@ class HostGemm {
 
   Context &primary_;
   std::vector<int> devices_;
-  std::vector<std::unique_ptr<HostWorker>> workers_;
+  std::vector<std::unique_ptr<HostWorker<T>>> workers_;
   // Workers per listed device: 1, or what FASTGEMM_HOST_WORKERS_PER_DEVICE asks (a testing aid that runs
   // the scheduling of several devices on one).
   int workers_per_device_ = 1;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
   int pool_threads_ = 0;
-  std::unique_ptr<SharedPieces> shared_;              // pinned pieces of a pageable B that every worker uploads
+  std::unique_ptr<SharedPieces<T>> shared_;           // pinned pieces of a pageable B that every worker uploads
   std::vector<std::pair<int, size_t>> total_memory_;  // each device's total memory, by ordinal, once asked
   std::unique_ptr<SmallProduct> small_;               // the short way's buffers (small_product.hpp)
 };

@@ -23,10 +23,10 @@ int64_t positive_integer_from_environment(const char *name) {
 
 int64_t host_tile_limit_from_environment() { return positive_integer_from_environment("FASTGEMM_HOST_TILE"); }
 
-int64_t host_whole_k_limit() { return static_cast<int64_t>(ring_chunk_floats); }
+int64_t host_whole_k_limit() { return static_cast<int64_t>(ring_chunk_elements); }
 
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit, bool whole_k,
-                              bool emulated) {
+                              bool emulated, size_t element_bytes) {
   // Any edge, the knob's included, stays within max_tile_k, so that one line fits in a ring chunk.
   const int64_t limit = std::min(tile_limit, max_tile_k);
   int64_t edge = largest_tile_edge;
@@ -40,7 +40,7 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
   const auto bytes = [&](int64_t depth) {
     return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
-           sizeof(float);
+           element_bytes;
   };
   if (whole_k) {
     tiling.tile_k = k;
@@ -71,7 +71,8 @@ size_t host_staging_limit_from_environment() {
   return static_cast<size_t>(positive_integer_from_environment("FASTGEMM_HOST_STAGING"));
 }
 
-SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
+template <typename T>
+SlotCounts choose_slot_counts(const HostJob<T> &job, int device, size_t room) {
   const HostTiling &t = job.tiling;
   const int64_t chunks = std::max<int64_t>(job.chunks, 1);
   const int64_t tiles_per_worker = (job.tiles() + job.workers - 1) / job.workers;
@@ -81,7 +82,7 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
   const auto bytes = [&](const SlotCounts &counts) {
     return (counts.a * static_cast<size_t>(t.tile_m * t.tile_k) + counts.b * static_cast<size_t>(t.tile_k * t.tile_n) +
             counts.c * static_cast<size_t>(t.tile_m * t.tile_n)) *
-           sizeof(float);
+           sizeof(T);
   };
   const auto staged = [](bool is_staged, int64_t count) { return is_staged ? static_cast<size_t>(count) : 0; };
   // Few pieces, each read by the steps planned ahead, for operands streamed through the device.
@@ -106,5 +107,8 @@ SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room) {
                           staged(staged_c, std::min<int64_t>(2, tiles_per_worker))};
   return streamed;
 }
+
+template SlotCounts choose_slot_counts<float>(const HostJob<float> &, int, size_t);
+template SlotCounts choose_slot_counts<double>(const HostJob<double> &, int, size_t);
 
 }  // namespace fastgemm::detail

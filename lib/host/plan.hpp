@@ -65,13 +65,14 @@ struct SlotCounts {
 };
 
 // What every worker of one call shares.
+template <typename T>
 struct HostJob {
-  GemmProblem problem;
+  BasicGemmProblem<T> problem;
   bool product = true;
   fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
-  const HostTileOps *ops = nullptr;
+  const HostTileOps<T> *ops = nullptr;
   CopyPool *pool = nullptr;
-  SharedPieces *shared = nullptr;  // where B's pieces are packed when B is pageable; null: each worker's ring
+  SharedPieces<T> *shared = nullptr;  // where B's pieces are packed when B is pageable; null: each worker's ring
   HostTiling tiling;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
   PointerPlace a_place, b_place, c_place;
@@ -107,6 +108,7 @@ int host_workers_per_device_from_environment();
 size_t host_staging_limit_from_environment();
 
 // The slots one call uses on each device, within `room` bytes of device memory (the smallest worker's).
-SlotCounts choose_slot_counts(const HostJob &job, int device, size_t room);
+template <typename T>
+SlotCounts choose_slot_counts(const HostJob<T> &job, int device, size_t room);
 
 }  // namespace fastgemm::detail

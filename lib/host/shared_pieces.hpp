@@ -25,15 +25,16 @@ namespace fastgemm::detail {
 // against 7.4-7.8).
 constexpr int shared_pieces_in_flight = 3;
 constexpr int shared_pieces_kept_per_worker = 2;
-constexpr size_t max_shared_piece_floats = size_t(16) << 20;
+constexpr size_t max_shared_piece_elements = size_t(16) << 20;
 // Pinned host buffers holding packed pieces of a pageable B for every worker of a call: the first worker that
 // needs a piece packs it, the others upload the same copy while it is there. A piece in use by a worker (being packed,
 // or read by a transfer that worker has not seen finish) is never replaced; of the others, the one used longest ago is.
-// Kept for the handle's life.
+// Kept for the handle's life. T is the engine's element.
+template <typename T>
 class SharedPieces {
  public:
   struct Piece {
-    float *data = nullptr;
+    T *data = nullptr;
     int64_t key = -1;     // which piece of the call it holds; -1: none
     bool packed = false;  // its contents are complete
     int users = 0;        // workers that wait for it or whose transfer from it may still run
@@ -45,14 +46,14 @@ class SharedPieces {
   SharedPieces(const SharedPieces &) = delete;
   SharedPieces &operator=(const SharedPieces &) = delete;
 
-  // At least `count` buffers of `floats` each, holding nothing, for a new call (no transfer of an earlier
+  // At least `count` buffers of `elements` each, holding nothing, for a new call (no transfer of an earlier
   // call runs). False when the host cannot pin that much: the call then packs B through each worker's ring.
-  bool prepare(size_t count, size_t floats) {
-    if (pieces_.size() < count || floats_ < floats) {
+  bool prepare(size_t count, size_t elements) {
+    if (pieces_.size() < count || elements_ < elements) {
       free_buffers();
       pieces_.resize(count);
       for (Piece &piece : pieces_) {
-        if (cudaHostAlloc(reinterpret_cast<void **>(&piece.data), floats * sizeof(float), cudaHostAllocPortable) ==
+        if (cudaHostAlloc(reinterpret_cast<void **>(&piece.data), elements * sizeof(T), cudaHostAllocPortable) ==
             cudaSuccess)
           continue;
         piece.data = nullptr;
@@ -60,7 +61,7 @@ class SharedPieces {
         free_buffers();
         return false;
       }
-      floats_ = floats;
+      elements_ = elements;
     }
     for (Piece &piece : pieces_) {
       piece.key = -1;
@@ -74,7 +75,7 @@ class SharedPieces {
 
   // The piece holding `key`, packed from `region` by the calling thread when no worker has packed it yet;
   // nullptr when every buffer is in use. The caller releases it once nothing reads it any more.
-  Piece *acquire(int64_t key, const Region &region, CopyPool &pool) {
+  Piece *acquire(int64_t key, const Region<T> &region, CopyPool &pool) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (Piece &piece : pieces_) {
       if (piece.key != key) continue;
@@ -109,13 +110,13 @@ class SharedPieces {
     for (Piece &piece : pieces_)
       if (piece.data != nullptr) (void)cudaFreeHost(piece.data);
     pieces_.clear();
-    floats_ = 0;
+    elements_ = 0;
   }
 
   std::mutex mutex_;
   std::condition_variable packed_;
   std::vector<Piece> pieces_;
-  size_t floats_ = 0;
+  size_t elements_ = 0;
   uint64_t clock_ = 0;
 };
 

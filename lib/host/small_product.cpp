@@ -15,8 +15,9 @@ constexpr size_t kAlignment = 256;
 size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
 // The region's lines, one after the other (its leading dimension becomes its length).
-void pack(const Region &region, char *to) {
-  const size_t line_bytes = static_cast<size_t>(region.length) * sizeof(float);
+template <typename T>
+void pack(const Region<T> &region, char *to) {
+  const size_t line_bytes = static_cast<size_t>(region.length) * sizeof(T);
   if (region.ld == region.length || region.lines == 1) {
     std::memcpy(to, region.data, line_bytes * static_cast<size_t>(region.lines));
     return;
@@ -26,8 +27,9 @@ void pack(const Region &region, char *to) {
 }
 
 // C's rows back from their packed form into the caller's, ldc apart.
-void unpack(const char *from, float *c, int64_t ldc, int64_t rows, int64_t cols) {
-  const size_t line_bytes = static_cast<size_t>(cols) * sizeof(float);
+template <typename T>
+void unpack(const char *from, T *c, int64_t ldc, int64_t rows, int64_t cols) {
+  const size_t line_bytes = static_cast<size_t>(cols) * sizeof(T);
   if (ldc == cols || rows == 1) {
     std::memcpy(c, from, line_bytes * static_cast<size_t>(rows));
     return;
@@ -38,19 +40,20 @@ void unpack(const char *from, float *c, int64_t ldc, int64_t rows, int64_t cols)
 
 }  // namespace
 
-SmallProductLayout small_product_layout(int64_t m, int64_t n, int64_t k, bool product, size_t capacity) {
+SmallProductLayout small_product_layout(int64_t m, int64_t n, int64_t k, bool product, size_t capacity,
+                                        size_t element_bytes) {
   SmallProductLayout layout;
   if (m <= 0 || n <= 0 || (product && k <= 0)) return layout;
-  // Sizes in floats, each bounded before it is multiplied, so that no product of extents overflows.
-  const double floats_bound = static_cast<double>(capacity) / sizeof(float);
-  const double a_floats = product ? static_cast<double>(m) * static_cast<double>(k) : 0.0;
-  const double b_floats = product ? static_cast<double>(k) * static_cast<double>(n) : 0.0;
-  const double c_floats = static_cast<double>(m) * static_cast<double>(n);
-  if (a_floats + b_floats + c_floats > floats_bound) return layout;
+  // Sizes in elements, each bounded before it is multiplied, so that no product of extents overflows.
+  const double elements_bound = static_cast<double>(capacity) / static_cast<double>(element_bytes);
+  const double a_elements = product ? static_cast<double>(m) * static_cast<double>(k) : 0.0;
+  const double b_elements = product ? static_cast<double>(k) * static_cast<double>(n) : 0.0;
+  const double c_elements = static_cast<double>(m) * static_cast<double>(n);
+  if (a_elements + b_elements + c_elements > elements_bound) return layout;
   layout.a = 0;
-  layout.b = aligned(static_cast<size_t>(a_floats) * sizeof(float));
-  layout.c = layout.b + aligned(static_cast<size_t>(b_floats) * sizeof(float));
-  layout.c_bytes = static_cast<size_t>(c_floats) * sizeof(float);
+  layout.b = aligned(static_cast<size_t>(a_elements) * element_bytes);
+  layout.c = layout.b + aligned(static_cast<size_t>(b_elements) * element_bytes);
+  layout.c_bytes = static_cast<size_t>(c_elements) * element_bytes;
   layout.total = layout.c + layout.c_bytes;
   layout.fits = layout.total <= capacity;
   return layout;
@@ -83,8 +86,9 @@ Status SmallProduct::ensure(int device) {
   return Status::success();
 }
 
-Status SmallProduct::run(const GemmProblem &p, bool product, const SmallProductLayout &layout, Context &context,
-                         fg_sgemm_algo_t algo, const HostTileOps &ops, fg_sgemm_algo_t *ran) {
+template <typename T>
+Status SmallProduct::run(const BasicGemmProblem<T> &p, bool product, const SmallProductLayout &layout, Context &context,
+                         fg_sgemm_algo_t algo, const HostTileOps<T> &ops, fg_sgemm_algo_t *ran) {
   if (!layout.fits) return Status::failure(StatusCode::internal_error, "the small product's layout does not fit");
   FG_RETURN_IF_ERROR(ensure(context.device().ordinal));
   const cudaStream_t stream = context.stream();
@@ -93,17 +97,17 @@ Status SmallProduct::run(const GemmProblem &p, bool product, const SmallProductL
     pack(b_region(p.b, 0, p.k, 0, p.n), host_ + layout.b);
   }
   // beta == 0 writes C without reading it.
-  if (p.beta != 0.0f) pack(Region{p.c, p.ldc, p.m, p.n}, host_ + layout.c);
-  const size_t upload = p.beta != 0.0f ? layout.total : layout.c;
+  if (p.beta != T(0)) pack(Region<T>{p.c, p.ldc, p.m, p.n}, host_ + layout.c);
+  const size_t upload = p.beta != T(0) ? layout.total : layout.c;
   if (upload > 0) FG_CUDA_CHECK(cudaMemcpyAsync(device_, host_, upload, cudaMemcpyHostToDevice, stream));
 
   // The tile's device problem: dense operands, each line's length its leading dimension.
-  GemmProblem part = step_problem(p, p.m, p.n, reinterpret_cast<float *>(device_ + layout.c), p.n);
+  BasicGemmProblem<T> part = step_problem(p, p.m, p.n, reinterpret_cast<T *>(device_ + layout.c), p.n);
   if (product) {
-    const Region a = a_region(p.a, 0, p.m, 0, p.k), b = b_region(p.b, 0, p.k, 0, p.n);
+    const Region<T> a = a_region(p.a, 0, p.m, 0, p.k), b = b_region(p.b, 0, p.k, 0, p.n);
     part.k = p.k;
-    part.a = staged_operand(reinterpret_cast<const float *>(device_ + layout.a), a, p.a.transposed);
-    part.b = staged_operand(reinterpret_cast<const float *>(device_ + layout.b), b, p.b.transposed);
+    part.a = staged_operand(reinterpret_cast<const T *>(device_ + layout.a), a, p.a.transposed);
+    part.b = staged_operand(reinterpret_cast<const T *>(device_ + layout.b), b, p.b.transposed);
     FG_RETURN_IF_ERROR(ops.product(part, context, algo, nullptr, ran));
   } else {
     FG_RETURN_IF_ERROR(ops.scale(part, stream));
@@ -113,5 +117,10 @@ Status SmallProduct::run(const GemmProblem &p, bool product, const SmallProductL
   unpack(host_ + layout.c, p.c, p.ldc, p.m, p.n);
   return Status::success();
 }
+
+template Status SmallProduct::run<float>(const BasicGemmProblem<float> &, bool, const SmallProductLayout &, Context &,
+                                         fg_sgemm_algo_t, const HostTileOps<float> &, fg_sgemm_algo_t *);
+template Status SmallProduct::run<double>(const BasicGemmProblem<double> &, bool, const SmallProductLayout &, Context &,
+                                          fg_sgemm_algo_t, const HostTileOps<double> &, fg_sgemm_algo_t *);
 
 }  // namespace fastgemm::detail

@@ -29,8 +29,10 @@ struct SmallProductLayout {
   bool fits = false;
 };
 
-// The layout of an m x n x k product (`product` false: C := beta * C, no A or B) in `capacity` bytes. Pure.
-SmallProductLayout small_product_layout(int64_t m, int64_t n, int64_t k, bool product, size_t capacity);
+// The layout of an m x n x k product (`product` false: C := beta * C, no A or B) of elements of `element_bytes`
+// each, in `capacity` bytes. Pure.
+SmallProductLayout small_product_layout(int64_t m, int64_t n, int64_t k, bool product, size_t capacity,
+                                        size_t element_bytes = sizeof(float));
 
 // Whether the product is one step of the grid: one tile, and k (for a product) in one chunk. Pure.
 bool single_step(const HostTiling &tiling, int64_t m, int64_t n, int64_t k, bool product);
@@ -45,9 +47,11 @@ class SmallProduct {
 
   // Computes the product (problem as HostGemm::run takes it, its operands in host memory the caller has checked)
   // laid out by `layout`, which fits. Allocates the buffers on first use, on the context's device. C is written
-  // only after the device has finished, so a failure leaves it untouched.
-  Status run(const GemmProblem &problem, bool product, const SmallProductLayout &layout, Context &context,
-             fg_sgemm_algo_t algo, const HostTileOps &ops, fg_sgemm_algo_t *ran);
+  // only after the device has finished, so a failure leaves it untouched. The layout is that of T's size.
+  // Instantiated for float and double.
+  template <typename T>
+  Status run(const BasicGemmProblem<T> &problem, bool product, const SmallProductLayout &layout, Context &context,
+             fg_sgemm_algo_t algo, const HostTileOps<T> &ops, fg_sgemm_algo_t *ran);
 
  private:
   Status ensure(int device);

@@ -55,28 +55,32 @@ inline Residence residence_on(const PointerPlace &place, int device, bool single
   return Residence::pageable;
 }
 
-// `lines` runs of `length` floats, `ld` apart.
+// `lines` runs of `length` elements (float or double, the engine's element), `ld` apart.
+template <typename T>
 struct Region {
-  const float *data;
+  const T *data;
   int64_t ld, lines, length;
 };
 
 // Rows [row, row + rows) and k [k0, k0 + depth) of op(A).
-inline Region a_region(const GemmOperand &a, int64_t row, int64_t rows, int64_t k0, int64_t depth) {
-  if (a.transposed) return Region{a.data + k0 * a.ld + row, a.ld, depth, rows};
-  return Region{a.data + row * a.ld + k0, a.ld, rows, depth};
+template <typename T>
+Region<T> a_region(const BasicGemmOperand<T> &a, int64_t row, int64_t rows, int64_t k0, int64_t depth) {
+  if (a.transposed) return Region<T>{a.data + k0 * a.ld + row, a.ld, depth, rows};
+  return Region<T>{a.data + row * a.ld + k0, a.ld, rows, depth};
 }
 
 // k [k0, k0 + depth) and columns [col, col + cols) of op(B).
-inline Region b_region(const GemmOperand &b, int64_t k0, int64_t depth, int64_t col, int64_t cols) {
-  if (b.transposed) return Region{b.data + col * b.ld + k0, b.ld, cols, depth};
-  return Region{b.data + k0 * b.ld + col, b.ld, depth, cols};
+template <typename T>
+Region<T> b_region(const BasicGemmOperand<T> &b, int64_t k0, int64_t depth, int64_t col, int64_t cols) {
+  if (b.transposed) return Region<T>{b.data + col * b.ld + k0, b.ld, cols, depth};
+  return Region<T>{b.data + k0 * b.ld + col, b.ld, depth, cols};
 }
 
 // The device problem of one step whose tile of C (rows x cols) lies at `c`, `ldc` apart: alpha, beta and the
 // settings of `p`; the caller sets k and the operands' pieces (staged_operand for those staged on the device).
-inline GemmProblem step_problem(const GemmProblem &p, int64_t rows, int64_t cols, float *c, int64_t ldc) {
-  GemmProblem part;
+template <typename T>
+BasicGemmProblem<T> step_problem(const BasicGemmProblem<T> &p, int64_t rows, int64_t cols, T *c, int64_t ldc) {
+  BasicGemmProblem<T> part;
   part.m = rows;
   part.n = cols;
   part.alpha = p.alpha;
@@ -90,18 +94,20 @@ inline GemmProblem step_problem(const GemmProblem &p, int64_t rows, int64_t cols
 
 // A region of an operand staged dense on the device at `data`: its lines one after the other, the leading
 // dimension the lines' length.
-inline GemmOperand staged_operand(const float *data, const Region &region, bool transposed) {
-  return GemmOperand{data, region.length, 0, transposed};
+template <typename T>
+BasicGemmOperand<T> staged_operand(const T *data, const Region<T> &region, bool transposed) {
+  return BasicGemmOperand<T>{data, region.length, 0, transposed};
 }
 
 // cudaMemcpy2DAsync refuses pitches past INT_MAX bytes: such lines go one copy each.
-inline Status copy_2d_async(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t lines, int64_t length,
-                            cudaStream_t stream) {
-  const size_t width = static_cast<size_t>(length) * sizeof(float);
-  const int64_t widest_pitch = std::max(dst_ld, src_ld) * static_cast<int64_t>(sizeof(float));
+template <typename T>
+Status copy_2d_async(T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t lines, int64_t length,
+                     cudaStream_t stream) {
+  const size_t width = static_cast<size_t>(length) * sizeof(T);
+  const int64_t widest_pitch = std::max(dst_ld, src_ld) * static_cast<int64_t>(sizeof(T));
   if (widest_pitch <= INT_MAX) {
-    FG_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_ld) * sizeof(float), src,
-                                    static_cast<size_t>(src_ld) * sizeof(float), width, static_cast<size_t>(lines),
+    FG_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_ld) * sizeof(T), src,
+                                    static_cast<size_t>(src_ld) * sizeof(T), width, static_cast<size_t>(lines),
                                     cudaMemcpyDefault, stream));
     return Status::success();
   }

@@ -19,22 +19,27 @@ Status create_event(cudaEvent_t *event) {
   return Status::success();
 }
 
-size_t slot_bytes(const std::vector<DeviceSlot> &slots) {
+template <typename T>
+size_t slot_bytes(const std::vector<DeviceSlot<T>> &slots) {
   size_t bytes = 0;
-  for (const DeviceSlot &slot : slots) bytes += slot.floats * sizeof(float);
+  for (const DeviceSlot<T> &slot : slots) bytes += slot.elements * sizeof(T);
   return bytes;
 }
 
 }  // namespace
 
-size_t HostWorker::held_bytes() const { return slot_bytes(a_slots_) + slot_bytes(b_slots_) + slot_bytes(c_slots_); }
+template <typename T>
+size_t HostWorker<T>::held_bytes() const {
+  return slot_bytes(a_slots_) + slot_bytes(b_slots_) + slot_bytes(c_slots_);
+}
 
 // Buffers are allocated and freed in the upload stream's order, so that neither a larger problem nor a
 // handle's end synchronizes the device. Slots beyond `count` are freed: a call that needed many (all of
 // C's tiles) does not keep them from the next.
-Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats) {
+template <typename T>
+Status HostWorker<T>::ensure_slots(std::vector<DeviceSlot<T>> &slots, size_t count, size_t elements) {
   while (slots.size() > count) {
-    DeviceSlot &slot = slots.back();
+    DeviceSlot<T> &slot = slots.back();
     if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
     (void)cudaEventDestroy(slot.ready);
     (void)cudaEventDestroy(slot.released);
@@ -42,25 +47,26 @@ Status HostWorker::ensure_slots(std::vector<DeviceSlot> &slots, size_t count, si
   }
   slots.reserve(count);
   while (slots.size() < count) {
-    DeviceSlot slot;
+    DeviceSlot<T> slot;
     FG_RETURN_IF_ERROR(create_event(&slot.ready));
     const Status released = create_event(&slot.released);
     if (!released.ok()) (void)cudaEventDestroy(slot.ready);
     FG_RETURN_IF_ERROR(released);
     slots.push_back(slot);
   }
-  for (DeviceSlot &slot : slots) {
-    if (slot.floats >= floats) continue;
+  for (DeviceSlot<T> &slot : slots) {
+    if (slot.elements >= elements) continue;
     if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
     slot.data = nullptr;
-    slot.floats = 0;
-    FG_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&slot.data), floats * sizeof(float), upload_stream_));
-    slot.floats = floats;
+    slot.elements = 0;
+    FG_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&slot.data), elements * sizeof(T), upload_stream_));
+    slot.elements = elements;
   }
   return Status::success();
 }
 
-Status HostWorker::create(int device, Context &primary, bool in_primary, std::unique_ptr<HostWorker> *out) {
+template <typename T>
+Status HostWorker<T>::create(int device, Context &primary, bool in_primary, std::unique_ptr<HostWorker> *out) {
   std::unique_ptr<HostWorker> worker(new HostWorker());
   worker->device_ = device;
   if (in_primary) {
@@ -75,8 +81,8 @@ Status HostWorker::create(int device, Context &primary, bool in_primary, std::un
   }
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->upload_stream_, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
-  for (RingChunk &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
-  for (RingChunk &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
+  for (RingChunk<T> &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
+  for (RingChunk<T> &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
   // Waited for by a thread that has nothing else to do: it sleeps instead of spinning on a core the copies use.
   for (cudaEvent_t &event : worker->tile_done_)
@@ -85,17 +91,18 @@ Status HostWorker::create(int device, Context &primary, bool in_primary, std::un
   return Status::success();
 }
 
-HostWorker::~HostWorker() {
+template <typename T>
+HostWorker<T>::~HostWorker() {
   // Nothing is in flight between calls; failures here mean a lost device and have no one to go to.
   DeviceGuard guard;
   (void)guard.enter(device_);
-  for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
-    for (DeviceSlot &slot : *slots) {
+  for (std::vector<DeviceSlot<T>> *slots : {&a_slots_, &b_slots_, &c_slots_})
+    for (DeviceSlot<T> &slot : *slots) {
       if (slot.data != nullptr) (void)cudaFreeAsync(slot.data, upload_stream_);
       (void)cudaEventDestroy(slot.ready);
       (void)cudaEventDestroy(slot.released);
     }
-  for (RingChunk *ring : {upload_ring_, download_ring_})
+  for (RingChunk<T> *ring : {upload_ring_, download_ring_})
     for (int i = 0; i < (ring == upload_ring_ ? upload_ring_chunks : download_ring_chunks); ++i) {
       if (ring[i].data != nullptr) (void)cudaFreeHost(ring[i].data);
       if (ring[i].done != nullptr) (void)cudaEventDestroy(ring[i].done);
@@ -110,7 +117,8 @@ HostWorker::~HostWorker() {
   if (own_stream_ != nullptr) (void)cudaStreamDestroy(own_stream_);
 }
 
-Status HostWorker::prepare(const HostJob &job) {
+template <typename T>
+Status HostWorker<T>::prepare(const HostJob<T> &job) {
   const HostTiling &t = job.tiling;
   const SlotCounts &counts = job.slots;
   FG_RETURN_IF_ERROR(ensure_slots(a_slots_, counts.a, static_cast<size_t>(t.tile_m * t.tile_k)));
@@ -121,11 +129,11 @@ Status HostWorker::prepare(const HostJob &job) {
   const bool pageable =
       c == Residence::pageable || (job.product && (a == Residence::pageable || b == Residence::pageable));
   if (pageable && upload_ring_[0].data == nullptr) {
-    for (RingChunk &chunk : upload_ring_)
-      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_floats * sizeof(float),
+    for (RingChunk<T> &chunk : upload_ring_)
+      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_elements * sizeof(T),
                                   cudaHostAllocPortable));
-    for (RingChunk &chunk : download_ring_)
-      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_floats * sizeof(float),
+    for (RingChunk<T> &chunk : download_ring_)
+      FG_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&chunk.data), ring_chunk_elements * sizeof(T),
                                   cudaHostAllocPortable));
   }
   return Status::success();
@@ -135,7 +143,8 @@ Status HostWorker::prepare(const HostJob &job) {
 // others when it `may_help`). Tile-major: tiles are taken from the job's counters as they come, the worker's
 // own band first. Chunk-major: worker `index` of n keeps tiles index, index + n,
 // ... for every chunk.
-bool HostWorker::next_step(HostJob &job, int index, bool may_help, Step *step) {
+template <typename T>
+bool HostWorker<T>::next_step(HostJob<T> &job, int index, bool may_help, Step *step) {
   if (job.slots.order == Order::tile_major) {
     if (step->tile >= 0 && step->chunk + 1 < std::max<int64_t>(job.chunks, 1)) {
       ++step->chunk;
@@ -169,16 +178,18 @@ bool HostWorker::next_step(HostJob &job, int index, bool may_help, Step *step) {
 
 // The slot that holds piece `key` for step `step_index`: the one holding it already, or the one whose
 // pieces were needed longest ago, filled by a new upload request.
-DeviceSlot *HostWorker::stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where,
-                              bool shareable, int64_t step_index, int64_t *requests, int64_t *needed) {
-  DeviceSlot *chosen = nullptr;
-  for (DeviceSlot &slot : slots)
+template <typename T>
+DeviceSlot<T> *HostWorker<T>::stage(std::vector<DeviceSlot<T>> &slots, int64_t key, const Region<T> &region,
+                                    Residence where, bool shareable, int64_t step_index, int64_t *requests,
+                                    int64_t *needed) {
+  DeviceSlot<T> *chosen = nullptr;
+  for (DeviceSlot<T> &slot : slots)
     if (slot.key == key) chosen = &slot;
   if (chosen == nullptr) {
     chosen = &slots[0];
-    for (DeviceSlot &slot : slots)
+    for (DeviceSlot<T> &slot : slots)
       if (slot.last_step < chosen->last_step) chosen = &slot;
-    UploadRequest request{region, where, chosen, chosen->last_step, -1, shareable ? key : -1};
+    UploadRequest<T> request{region, where, chosen, chosen->last_step, -1, shareable ? key : -1};
     chosen->key = key;
     chosen->request = (*requests)++;
     progress_.update([&] { progress_.uploads.push_back(request); });
@@ -188,8 +199,9 @@ DeviceSlot *HostWorker::stage(std::vector<DeviceSlot> &slots, int64_t key, const
   return chosen;
 }
 
-void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests) {
-  const GemmProblem &p = job.problem;
+template <typename T>
+void HostWorker<T>::plan(HostJob<T> &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests) {
+  const BasicGemmProblem<T> &p = job.problem;
   const HostTiling &t = job.tiling;
   planned->step = step;
   planned->uploads_needed = 0;
@@ -198,13 +210,13 @@ void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planne
   const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
   const Residence c_where = job.c_on(device_);
   if (c_where != Residence::in_place) {
-    DeviceSlot &slot = c_slots_[static_cast<size_t>(step.tile_index) % c_slots_.size()];
+    DeviceSlot<T> &slot = c_slots_[static_cast<size_t>(step.tile_index) % c_slots_.size()];
     planned->c = &slot;
     // The tile's C is fetched before its first product when beta needs it, once the slot's previous tile
     // is downloaded.
-    if (step.chunk == 0 && p.beta != 0.0f) {
+    if (step.chunk == 0 && p.beta != T(0)) {
       const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
-      UploadRequest request{Region{p.c + row * p.ldc + col, p.ldc, rows, cols}, c_where, &slot, -1, previous, -1};
+      UploadRequest<T> request{Region<T>{p.c + row * p.ldc + col, p.ldc, rows, cols}, c_where, &slot, -1, previous, -1};
       slot.request = (*requests)++;
       planned->uploads_needed = slot.request + 1;
       progress_.update([&] { progress_.uploads.push_back(request); });
@@ -221,8 +233,9 @@ void HostWorker::plan(HostJob &job, const Step &step, int64_t step_index, Planne
                        step_index, requests, &planned->uploads_needed);
 }
 
-Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran) {
-  const GemmProblem &p = job.problem;
+template <typename T>
+Status HostWorker<T>::enqueue(HostJob<T> &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran) {
+  const BasicGemmProblem<T> &p = job.problem;
   const HostTiling &t = job.tiling;
   const Step &step = planned.step;
   const int64_t row = step.tile / job.tiles_n * t.tile_m, col = step.tile % job.tiles_n * t.tile_n;
@@ -232,11 +245,11 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   if (!progress_.wait(job.failed, [&] { return progress_.uploads_recorded >= planned.uploads_needed; }))
     return aborted_by_other_failure();
 
-  GemmProblem part = planned.c == nullptr ? step_problem(p, rows, cols, p.c + row * p.ldc + col, p.ldc)
-                                          : step_problem(p, rows, cols, planned.c->data, cols);
+  BasicGemmProblem<T> part = planned.c == nullptr ? step_problem(p, rows, cols, p.c + row * p.ldc + col, p.ldc)
+                                                  : step_problem(p, rows, cols, planned.c->data, cols);
   if (planned.c != nullptr) {
     if (step.chunk == 0) {
-      if (p.beta != 0.0f) {
+      if (p.beta != T(0)) {
         FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->ready, 0));
       } else {
         // The slot's previous tile must be downloaded before it is overwritten.
@@ -252,16 +265,16 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
     FG_RETURN_IF_ERROR(job.ops->scale(part, compute));
   } else {
     const int64_t k0 = step.chunk * t.tile_k, depth = std::min(t.tile_k, p.k - k0);
-    const Region a = a_region(p.a, row, rows, k0, depth), b = b_region(p.b, k0, depth, col, cols);
+    const Region<T> a = a_region(p.a, row, rows, k0, depth), b = b_region(p.b, k0, depth, col, cols);
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.a->ready, 0));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.b->ready, 0));
     part.k = depth;
     part.a = planned.a != nullptr ? staged_operand(planned.a->data, a, p.a.transposed)
-                                  : GemmOperand{a.data, a.ld, 0, p.a.transposed};
+                                  : BasicGemmOperand<T>{a.data, a.ld, 0, p.a.transposed};
     part.b = planned.b != nullptr ? staged_operand(planned.b->data, b, p.b.transposed)
-                                  : GemmOperand{b.data, b.ld, 0, p.b.transposed};
+                                  : BasicGemmOperand<T>{b.data, b.ld, 0, p.b.transposed};
     // The chunks of k are summed in order into C, which holds beta * C after the first.
-    part.beta = step.chunk == 0 ? p.beta : 1.0f;
+    part.beta = step.chunk == 0 ? p.beta : T(1);
     FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, nullptr, ran));
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.a->released, compute));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.b->released, compute));
@@ -271,12 +284,13 @@ Status HostWorker::enqueue(HostJob &job, const Planned &planned, int64_t step_in
   if (tile_done) FG_CUDA_CHECK(cudaEventRecord(tile_done_[tiles_enqueued_++ % 2], compute));
   progress_.update([&] {
     progress_.steps_enqueued = step_index + 1;
-    if (tile_done && planned.c != nullptr) progress_.downloads.push_back(DownloadRequest{step.tile, planned.c});
+    if (tile_done && planned.c != nullptr) progress_.downloads.push_back(DownloadRequest<T>{step.tile, planned.c});
   });
   return Status::success();
 }
 
-Status HostWorker::drain() {
+template <typename T>
+Status HostWorker<T>::drain() {
   const Status compute = cuda_status(cudaStreamSynchronize(context_->stream()), "cudaStreamSynchronize");
   const Status up = cuda_status(cudaStreamSynchronize(upload_stream_), "cudaStreamSynchronize");
   const Status down = cuda_status(cudaStreamSynchronize(download_stream_), "cudaStreamSynchronize");
@@ -284,15 +298,17 @@ Status HostWorker::drain() {
 }
 
 // Returns once the device has computed every enqueued tile but the last.
-Status HostWorker::wait_until_one_tile_left() {
+template <typename T>
+Status HostWorker<T>::wait_until_one_tile_left() {
   if (tiles_enqueued_ < 2) return Status::success();
   FG_CUDA_CHECK(cudaEventSynchronize(tile_done_[(tiles_enqueued_ - 2) % 2]));
   return Status::success();
 }
 
-Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
-  for (std::vector<DeviceSlot> *slots : {&a_slots_, &b_slots_, &c_slots_})
-    for (DeviceSlot &slot : *slots) slot.key = slot.last_step = slot.request = -1;
+template <typename T>
+Status HostWorker<T>::work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran) {
+  for (std::vector<DeviceSlot<T>> *slots : {&a_slots_, &b_slots_, &c_slots_})
+    for (DeviceSlot<T> &slot : *slots) slot.key = slot.last_step = slot.request = -1;
   // Earlier calls' transfers were all drained: the rings' chunks and the shared pieces hold nothing pending.
   walk_ = 0;
   held_first_ = held_count_ = 0;
@@ -305,7 +321,7 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
     progress_.closed = false;
   }
   Status upload_result = Status::success(), download_result = Status::success();
-  const auto helper = [&](Status (HostWorker::*body)(HostJob &), Status *result) {
+  const auto helper = [&](Status (HostWorker::*body)(HostJob<T> &), Status *result) {
     DeviceGuard guard;
     *result = guard.enter(device_);
     if (result->ok()) *result = (this->*body)(job);
@@ -355,5 +371,9 @@ Status HostWorker::work(HostJob &job, int index, fg_sgemm_algo_t *ran) {
   // The failure that stopped the others is the one to report.
   return first_failure({status, upload_result, download_result, drained});
 }
+
+// The members defined here; worker_transfers.cpp instantiates its own.
+template class HostWorker<float>;
+template class HostWorker<double>;
 
 }  // namespace fastgemm::detail

@@ -23,15 +23,17 @@
 namespace fastgemm::detail {
 
 // Pageable memory moves through rings of pinned chunks: small enough that packing one overlaps the copy
-// of the previous, large enough to hold the longest line (max_tile_k floats). The upload ring is deeper:
-// packing runs ahead of the copies while a slot waits for the products that read it.
-constexpr size_t ring_chunk_floats = size_t(4) << 20;
+// of the previous, large enough to hold the longest line (max_tile_k elements). The upload ring is deeper:
+// packing runs ahead of the copies while a slot waits for the products that read it. Counted in elements, so
+// that the grid's limits hold for either element (a chunk is 16 MiB of floats, 32 MiB of doubles).
+constexpr size_t ring_chunk_elements = size_t(4) << 20;
 constexpr int upload_ring_chunks = 6;
 constexpr int download_ring_chunks = 4;
 // A device buffer for one k chunk of an A or B panel, or one C tile, and the events that order its reuse.
+template <typename T>
 struct DeviceSlot {
-  float *data = nullptr;
-  size_t floats = 0;
+  T *data = nullptr;
+  size_t elements = 0;
   int64_t key = -1;                // which piece it holds during this call; -1: none
   int64_t last_step = -1;          // the last planned step that reads it
   int64_t request = -1;            // the upload that fills it
@@ -39,35 +41,39 @@ struct DeviceSlot {
   cudaEvent_t released = nullptr;  // the last work that read or wrote it is done
 };
 
+template <typename T>
 struct RingChunk {
-  float *data = nullptr;
+  T *data = nullptr;
   cudaEvent_t done = nullptr;  // the last copy from or to it is done
 };
 
+template <typename T>
 struct UploadRequest {
-  Region region;
+  Region<T> region;
   Residence where;
-  DeviceSlot *slot;
+  DeviceSlot<T> *slot;
   int64_t after_step;      // >= 0: the slot is free once this step's products are done
   int64_t after_download;  // >= 0: the slot is free once this download is done
   int64_t shared_key;      // >= 0: a piece of B, packed through the call's shared pieces when it can be
 };
 
+template <typename T>
 struct DownloadRequest {
   int64_t tile;
-  DeviceSlot *slot;
+  DeviceSlot<T> *slot;
 };
 
 // The hand-offs between a worker's three threads during one call. An event is waited for only once the
 // thread that records it has said so here, so that every wait sees the record it needs.
+template <typename T>
 struct Progress {
   std::mutex mutex;
   std::condition_variable changed;
   int64_t steps_enqueued = 0;      // steps whose products, and the release of their pieces, are enqueued
   int64_t uploads_recorded = 0;    // upload requests whose slot's ready event is recorded
   int64_t downloads_released = 0;  // download requests whose slot's released event is recorded
-  std::deque<UploadRequest> uploads;
-  std::deque<DownloadRequest> downloads;
+  std::deque<UploadRequest<T>> uploads;
+  std::deque<DownloadRequest<T>> downloads;
   bool closed = false;  // no request will be added
 
   template <typename Predicate>
@@ -102,6 +108,7 @@ struct Progress {
 };
 
 // One device's share of the work: its streams, buffers and pinned rings, kept across calls.
+template <typename T>
 class HostWorker {
  public:
   // Made with `device` current. The first worker of the handle's own device computes in the handle's
@@ -115,10 +122,10 @@ class HostWorker {
   // Device memory its buffers hold.
   size_t held_bytes() const;
   // Allocates what the job needs on this device; with the device current.
-  Status prepare(const HostJob &job);
+  Status prepare(const HostJob<T> &job);
   // Computes its share of the tiles (worker `index` of the job's); with the device current. Returns once
   // its streams are idle.
-  Status work(HostJob &job, int index, fg_sgemm_algo_t *ran);
+  Status work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran);
 
  private:
   struct Step {
@@ -126,23 +133,23 @@ class HostWorker {
   };
   struct Planned {
     Step step;
-    DeviceSlot *a = nullptr, *b = nullptr, *c = nullptr;
+    DeviceSlot<T> *a = nullptr, *b = nullptr, *c = nullptr;
     int64_t uploads_needed = 0;  // uploads_recorded that the step's product waits for
   };
 
   HostWorker() = default;
-  Status ensure_slots(std::vector<DeviceSlot> &slots, size_t count, size_t floats);
-  bool next_step(HostJob &job, int index, bool may_help, Step *step);
-  void plan(HostJob &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
-  DeviceSlot *stage(std::vector<DeviceSlot> &slots, int64_t key, const Region &region, Residence where, bool shareable,
-                    int64_t step_index, int64_t *requests, int64_t *needed);
-  Status enqueue(HostJob &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran);
-  Status upload_all(HostJob &job);
-  Status download_all(HostJob &job);
-  Status upload(HostJob &job, const UploadRequest &request);
-  Status upload_shared(HostJob &job, const UploadRequest &request, bool *uploaded);
-  Status release_held(HostJob &job, int count);
-  Status download(HostJob &job, const DownloadRequest &request);
+  Status ensure_slots(std::vector<DeviceSlot<T>> &slots, size_t count, size_t elements);
+  bool next_step(HostJob<T> &job, int index, bool may_help, Step *step);
+  void plan(HostJob<T> &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
+  DeviceSlot<T> *stage(std::vector<DeviceSlot<T>> &slots, int64_t key, const Region<T> &region, Residence where,
+                       bool shareable, int64_t step_index, int64_t *requests, int64_t *needed);
+  Status enqueue(HostJob<T> &job, const Planned &planned, int64_t step_index, fg_sgemm_algo_t *ran);
+  Status upload_all(HostJob<T> &job);
+  Status download_all(HostJob<T> &job);
+  Status upload(HostJob<T> &job, const UploadRequest<T> &request);
+  Status upload_shared(HostJob<T> &job, const UploadRequest<T> &request, bool *uploaded);
+  Status release_held(HostJob<T> &job, int count);
+  Status download(HostJob<T> &job, const DownloadRequest<T> &request);
   Status drain();
   Status wait_until_one_tile_left();
 
@@ -151,13 +158,13 @@ class HostWorker {
   std::unique_ptr<Context> own_context_;
   cudaStream_t own_stream_ = nullptr;  // own_context_'s stream
   cudaStream_t upload_stream_ = nullptr, download_stream_ = nullptr;
-  std::vector<DeviceSlot> a_slots_, b_slots_, c_slots_;
-  RingChunk upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
+  std::vector<DeviceSlot<T>> a_slots_, b_slots_, c_slots_;
+  RingChunk<T> upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
   int upload_next_ = 0;
   // The shared pieces whose transfer the upload thread has enqueued, oldest first, each with the event that
   // says the transfer is done.
   struct HeldPiece {
-    SharedPieces::Piece *piece = nullptr;
+    typename SharedPieces<T>::Piece *piece = nullptr;
     cudaEvent_t done = nullptr;
   };
   HeldPiece held_[shared_pieces_in_flight];
@@ -165,7 +172,7 @@ class HostWorker {
   // Recorded after the products of the last two tiles this worker enqueued (tile n in tile_done_[n % 2]).
   cudaEvent_t tile_done_[2] = {nullptr, nullptr};
   int64_t tiles_enqueued_ = 0;
-  Progress progress_;
+  Progress<T> progress_;
   // The steps of a chunk-major call: this worker's tiles, and where the walk over them is.
   std::vector<int64_t> my_tiles_;
   int64_t walk_ = 0;

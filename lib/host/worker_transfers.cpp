@@ -12,7 +12,8 @@
 namespace fastgemm::detail {
 
 // Lets go of the `count` oldest held pieces once their transfers are done.
-Status HostWorker::release_held(HostJob &job, int count) {
+template <typename T>
+Status HostWorker<T>::release_held(HostJob<T> &job, int count) {
   for (; count > 0 && held_count_ > 0; --count) {
     HeldPiece &held = held_[held_first_];
     const cudaError_t error = cudaEventSynchronize(held.done);
@@ -27,14 +28,15 @@ Status HostWorker::release_held(HostJob &job, int count) {
 
 // A piece of a pageable B through the call's shared pieces: packed here unless another worker has, then one
 // transfer. *uploaded is false when every shared piece was in use: the caller packs it through the ring.
-Status HostWorker::upload_shared(HostJob &job, const UploadRequest &request, bool *uploaded) {
+template <typename T>
+Status HostWorker<T>::upload_shared(HostJob<T> &job, const UploadRequest<T> &request, bool *uploaded) {
   *uploaded = false;
   if (held_count_ == shared_pieces_in_flight) FG_RETURN_IF_ERROR(release_held(job, 1));
-  const Region &region = request.region;
-  SharedPieces::Piece *piece = job.shared->acquire(request.shared_key, region, *job.pool);
+  const Region<T> &region = request.region;
+  typename SharedPieces<T>::Piece *piece = job.shared->acquire(request.shared_key, region, *job.pool);
   if (piece == nullptr) return Status::success();
   HeldPiece &held = held_[(held_first_ + held_count_) % shared_pieces_in_flight];
-  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(float);
+  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(T);
   const cudaError_t copied =
       cudaMemcpyAsync(request.slot->data, piece->data, bytes, cudaMemcpyHostToDevice, upload_stream_);
   const cudaError_t recorded = copied == cudaSuccess ? cudaEventRecord(held.done, upload_stream_) : copied;
@@ -50,9 +52,10 @@ Status HostWorker::upload_shared(HostJob &job, const UploadRequest &request, boo
   return Status::success();
 }
 
-Status HostWorker::upload(HostJob &job, const UploadRequest &request) {
-  const Region &region = request.region;
-  float *dst = request.slot->data;
+template <typename T>
+Status HostWorker<T>::upload(HostJob<T> &job, const UploadRequest<T> &request) {
+  const Region<T> &region = request.region;
+  T *dst = request.slot->data;
   if (request.where == Residence::direct)
     return copy_2d_async(dst, region.length, region.data, region.ld, region.lines, region.length, upload_stream_);
   if (request.shared_key >= 0 && job.shared != nullptr) {
@@ -60,16 +63,16 @@ Status HostWorker::upload(HostJob &job, const UploadRequest &request) {
     FG_RETURN_IF_ERROR(upload_shared(job, request, &uploaded));
     if (uploaded) return Status::success();
   }
-  const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / region.length;
+  const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_elements) / region.length;
   for (int64_t first = 0; first < region.lines; first += lines_per_chunk) {
     if (job.failed.load()) return aborted_by_other_failure();
     const int64_t lines = std::min(lines_per_chunk, region.lines - first);
-    RingChunk &chunk = upload_ring_[upload_next_];
+    RingChunk<T> &chunk = upload_ring_[upload_next_];
     upload_next_ = (upload_next_ + 1) % upload_ring_chunks;
     FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
     job.pool->copy(chunk.data, region.length, region.data + first * region.ld, region.ld, lines, region.length);
     FG_CUDA_CHECK(cudaMemcpyAsync(dst + first * region.length, chunk.data,
-                                  static_cast<size_t>(lines * region.length) * sizeof(float), cudaMemcpyHostToDevice,
+                                  static_cast<size_t>(lines * region.length) * sizeof(T), cudaMemcpyHostToDevice,
                                   upload_stream_));
     FG_CUDA_CHECK(cudaEventRecord(chunk.done, upload_stream_));
   }
@@ -77,9 +80,10 @@ Status HostWorker::upload(HostJob &job, const UploadRequest &request) {
 }
 
 // The upload thread: the requests in order, each once the slot's earlier contents are no longer needed.
-Status HostWorker::upload_all(HostJob &job) {
+template <typename T>
+Status HostWorker<T>::upload_all(HostJob<T> &job) {
   for (;;) {
-    UploadRequest request{};
+    UploadRequest<T> request{};
     bool have = false;
     if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return aborted_by_other_failure();
     if (!have) return job.shared != nullptr ? release_held(job, held_count_) : Status::success();
@@ -99,13 +103,14 @@ Status HostWorker::upload_all(HostJob &job) {
 
 // Writes a computed tile back to the caller's C: D2H copies into the ring, each unpacked once it is done;
 // the slot is released as soon as its last copy is enqueued.
-Status HostWorker::download(HostJob &job, const DownloadRequest &request) {
-  const GemmProblem &p = job.problem;
+template <typename T>
+Status HostWorker<T>::download(HostJob<T> &job, const DownloadRequest<T> &request) {
+  const BasicGemmProblem<T> &p = job.problem;
   const HostTiling &t = job.tiling;
   const int64_t row = request.tile / job.tiles_n * t.tile_m, col = request.tile % job.tiles_n * t.tile_n;
   const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
-  float *user_c = p.c + row * p.ldc + col;
-  DeviceSlot &slot = *request.slot;
+  T *user_c = p.c + row * p.ldc + col;
+  DeviceSlot<T> &slot = *request.slot;
   FG_CUDA_CHECK(cudaStreamWaitEvent(download_stream_, slot.ready, 0));
   if (job.c_on(device_) == Residence::direct) {
     FG_RETURN_IF_ERROR(copy_2d_async(user_c, p.ldc, slot.data, cols, rows, cols, download_stream_));
@@ -114,7 +119,7 @@ Status HostWorker::download(HostJob &job, const DownloadRequest &request) {
     return Status::success();
   }
   struct Pending {
-    RingChunk *chunk;
+    RingChunk<T> *chunk;
     int64_t first, lines;
   };
   std::deque<Pending> pending;
@@ -125,17 +130,16 @@ Status HostWorker::download(HostJob &job, const DownloadRequest &request) {
     job.pool->copy(user_c + oldest.first * p.ldc, p.ldc, oldest.chunk->data, cols, oldest.lines, cols);
     return Status::success();
   };
-  const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_floats) / cols;
+  const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_elements) / cols;
   int next = 0;
   for (int64_t first = 0; first < rows; first += lines_per_chunk) {
     // The ring is taken in order, so the oldest pending chunk is the one about to be reused.
     if (pending.size() == download_ring_chunks) FG_RETURN_IF_ERROR(unpack_oldest());
     const int64_t lines = std::min(lines_per_chunk, rows - first);
-    RingChunk &chunk = download_ring_[next];
+    RingChunk<T> &chunk = download_ring_[next];
     next = (next + 1) % download_ring_chunks;
-    FG_CUDA_CHECK(cudaMemcpyAsync(chunk.data, slot.data + first * cols,
-                                  static_cast<size_t>(lines * cols) * sizeof(float), cudaMemcpyDeviceToHost,
-                                  download_stream_));
+    FG_CUDA_CHECK(cudaMemcpyAsync(chunk.data, slot.data + first * cols, static_cast<size_t>(lines * cols) * sizeof(T),
+                                  cudaMemcpyDeviceToHost, download_stream_));
     FG_CUDA_CHECK(cudaEventRecord(chunk.done, download_stream_));
     pending.push_back(Pending{&chunk, first, lines});
   }
@@ -146,14 +150,26 @@ Status HostWorker::download(HostJob &job, const DownloadRequest &request) {
 }
 
 // The download thread: each computed tile in the order the products finished being enqueued.
-Status HostWorker::download_all(HostJob &job) {
+template <typename T>
+Status HostWorker<T>::download_all(HostJob<T> &job) {
   for (;;) {
-    DownloadRequest request{};
+    DownloadRequest<T> request{};
     bool have = false;
     if (!progress_.take(job.failed, progress_.downloads, &request, &have)) return aborted_by_other_failure();
     if (!have) return Status::success();
     FG_RETURN_IF_ERROR(download(job, request));
   }
 }
+
+#define FASTGEMM_HOST_TRANSFERS(T)                                                              \
+  template Status HostWorker<T>::release_held(HostJob<T> &, int);                               \
+  template Status HostWorker<T>::upload_shared(HostJob<T> &, const UploadRequest<T> &, bool *); \
+  template Status HostWorker<T>::upload(HostJob<T> &, const UploadRequest<T> &);                \
+  template Status HostWorker<T>::upload_all(HostJob<T> &);                                      \
+  template Status HostWorker<T>::download(HostJob<T> &, const DownloadRequest<T> &);            \
+  template Status HostWorker<T>::download_all(HostJob<T> &);
+FASTGEMM_HOST_TRANSFERS(float)
+FASTGEMM_HOST_TRANSFERS(double)
+#undef FASTGEMM_HOST_TRANSFERS
 
 }  // namespace fastgemm::detail

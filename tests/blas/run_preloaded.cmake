@@ -9,9 +9,14 @@
 # then "SKIPPED: no CUDA device" is printed (the test's SKIP_REGULAR_EXPRESSION) in place of the checks of the
 # GPU's part; with a device, a call that could not use it fails the test.
 # LOG_SOME_ON_GPU is LOG_SOME for lines only a run with a GPU prints; it does not replace the check of SGEMM calls.
+# GPU_ENTRY is the function whose successful calls GPU_ALSO looks for in the log: fg_sgemm_host unless given
+# (fastgemm_blas_dgemm_host for the double-precision routines).
 # Optional: DECK_SIZES (separated by spaces) replaces the input deck's values of N (a larger deck, so that
 # calls are tiled); ONLY_SGEMM turns every other routine of the deck off; ENV (NAME=VALUE, separated by spaces); FORTRAN_SOURCE, compiled
 # first with FORTRAN_COMPILER and linked to -lblas, is then the PROGRAM.
+if(NOT GPU_ENTRY)
+  set(GPU_ENTRY fg_sgemm_host)
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 if(FORTRAN_SOURCE)
@@ -109,7 +114,7 @@ if(GPU_ALSO)
     if(errors MATCHES "on the GPU")
       list(APPEND problems "calls ran on the GPU although none was found")
     endif()
-  elseif(NOT errors MATCHES "on the GPU \\(fg_sgemm_host\\) -> FG_STATUS_SUCCESS")
+  elseif(NOT errors MATCHES "on the GPU \\(${GPU_ENTRY}\\) -> FG_STATUS_SUCCESS")
     list(APPEND problems "a GPU is usable but no call ran on it")
   endif()
 endif()
@@ -122,4 +127,4 @@ if(problems)
 endif()
 string(REGEX MATCHALL "on the GPU" gpu_calls "${errors}")
 list(LENGTH gpu_calls gpu_count)
-message(STATUS "${PROGRAM}: passed; ${gpu_count} SGEMM calls ran on the GPU")
+message(STATUS "${PROGRAM}: passed; ${gpu_count} calls ran on the GPU")

@@ -66,6 +66,49 @@ void check_same(const std::vector<double> &got, const std::vector<double> &want,
 
 const double kAlpha = 0.75;
 
+// Each routine composed over the CPU engine and computed by the reference, from the same operands: the same output.
+using Matrix = std::vector<double>;
+
+void same_symm(char side, char uplo, int64_t m, int64_t n, double alpha, const Matrix &a, int64_t lda, const Matrix &b,
+               int64_t ldb, double beta, const Matrix &c, int64_t ldc) {
+  Matrix want = c, got = c;
+  plain_symm<double>(side, uplo, m, n, alpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
+  Engine engine;
+  REQUIRE(composed_symm<double>(engine.product(), side, uplo, m, n, alpha, a.data(), lda, b.data(), ldb, beta,
+                                got.data(), ldc));
+  check_same(got, want, side == 'L' ? m : n);
+}
+
+void same_syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const Matrix &a, int64_t lda, double beta,
+               const Matrix &c, int64_t ldc) {
+  Matrix want = c, got = c;
+  plain_syrk<double>(uplo, trans, n, k, alpha, a.data(), lda, beta, want.data(), ldc);
+  Engine engine;
+  REQUIRE(composed_syrk<double>(engine.product(), uplo, trans, n, k, alpha, a.data(), lda, beta, got.data(), ldc));
+  check_same(got, want, k);
+}
+
+void same_syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const Matrix &a, int64_t lda,
+                const Matrix &b, int64_t ldb, double beta, const Matrix &c, int64_t ldc) {
+  Matrix want = c, got = c;
+  plain_syr2k<double>(uplo, trans, n, k, alpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
+  Engine engine;
+  REQUIRE(composed_syr2k<double>(engine.product(), uplo, trans, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
+                                 got.data(), ldc));
+  CHECK(engine.calls == 2);
+  check_same(got, want, 2 * k);
+}
+
+void same_trmm(char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha, const Matrix &a,
+               int64_t lda, const Matrix &b, int64_t ldb) {
+  Matrix want = b, got = b;
+  plain_trmm<double>(side, uplo, transa, diag, m, n, alpha, a.data(), lda, want.data(), ldb);
+  Engine engine;
+  REQUIRE(
+      composed_trmm<double>(engine.product(), side, uplo, transa, diag, m, n, alpha, a.data(), lda, got.data(), ldb));
+  check_same(got, want, side == 'L' ? m : n);
+}
+
 }  // namespace
 
 TEST_CASE("composed symm: C as the reference's, the other triangle of A unread", "[composed]") {
@@ -80,13 +123,8 @@ TEST_CASE("composed symm: C as the reference's, the other triangle of A unread",
         const std::vector<double> b = random_matrix(m, ldb, n, random);
         std::vector<double> c = random_matrix(m, ldc, n, random);
         if (beta == 0.0) c.assign(c.size(), std::numeric_limits<double>::quiet_NaN());
-        std::vector<double> want = c, got = c;
-        plain_symm<double>(side, uplo, m, n, kAlpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
-        Engine engine;
-        REQUIRE(composed_symm<double>(engine.product(), side, uplo, m, n, kAlpha, a.data(), lda, b.data(), ldb, beta,
-                                      got.data(), ldc));
         // The reference leaves C's padding rows alone; so does the engine (ldc > m).
-        check_same(got, want, order);
+        same_symm(side, uplo, m, n, kAlpha, a, lda, b, ldb, beta, c, ldc);
       }
 }
 
@@ -103,20 +141,8 @@ TEST_CASE("composed syrk and syr2k: the triangle as the reference's, the other t
         std::vector<double> c = random_matrix(n, ldc, n, random);
         // The other triangle holds NaN, which neither routine may read or write.
         poison_outside(c, n, ldc, uplo, false);
-        std::vector<double> want = c, got = c;
-        plain_syrk<double>(uplo, trans, n, k, kAlpha, a.data(), lda, beta, want.data(), ldc);
-        Engine engine;
-        REQUIRE(
-            composed_syrk<double>(engine.product(), uplo, trans, n, k, kAlpha, a.data(), lda, beta, got.data(), ldc));
-        check_same(got, want, k);
-
-        want = c, got = c;
-        plain_syr2k<double>(uplo, trans, n, k, kAlpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
-        Engine engine2;
-        REQUIRE(composed_syr2k<double>(engine2.product(), uplo, trans, n, k, kAlpha, a.data(), lda, b.data(), ldb, beta,
-                                       got.data(), ldc));
-        CHECK(engine2.calls == 2);
-        check_same(got, want, 2 * k);
+        same_syrk(uplo, trans, n, k, kAlpha, a, lda, beta, c, ldc);
+        same_syr2k(uplo, trans, n, k, kAlpha, a, lda, b, ldb, beta, c, ldc);
       }
 }
 
@@ -131,12 +157,7 @@ TEST_CASE("composed trmm: B as the reference's, the other triangle and a unit di
           std::vector<double> a = random_matrix(order, lda, order, random);
           poison_outside(a, order, lda, uplo, diag == 'U');
           const std::vector<double> b = random_matrix(m, ldb, n, random);
-          std::vector<double> want = b, got = b;
-          plain_trmm<double>(side, uplo, transa, diag, m, n, kAlpha, a.data(), lda, want.data(), ldb);
-          Engine engine;
-          REQUIRE(composed_trmm<double>(engine.product(), side, uplo, transa, diag, m, n, kAlpha, a.data(), lda,
-                                        got.data(), ldb));
-          check_same(got, want, order);
+          same_trmm(side, uplo, transa, diag, m, n, kAlpha, a, lda, b, ldb);
         }
 }
 
@@ -197,4 +218,52 @@ TEST_CASE("composed trsm: by blocks, B as the reference's, whatever the engine d
             CHECK(engine.calls == (declines == 0 || declines > updates ? updates : declines));
             CHECK(engine.calls + fallback.calls == updates + (declines >= 1 && declines <= updates ? 1 : 0));
           }
+}
+
+TEST_CASE("composed routines in double precision: random shapes, options, scalars and blocks against the reference",
+          "[composed]") {
+  std::mt19937_64 random(31);
+  std::uniform_int_distribution<int64_t> size(1, 37), pad(0, 4), coin(0, 1);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  const BlockSolve<double> solve = [](char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                                      const double *A, int64_t lda, double *B, int64_t ldb) {
+    plain_trsm<double>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+  };
+  for (int round = 0; round < 150; ++round) {
+    const char side = coin(random) ? 'L' : 'R', uplo = coin(random) ? 'U' : 'L';
+    const char trans = coin(random) ? 'N' : 'T', diag = coin(random) ? 'N' : 'U';
+    const int64_t m = size(random), n = size(random), k = size(random), order = side == 'L' ? m : n;
+    const double alpha = uniform(random), beta = coin(random) ? 0.0 : uniform(random);
+    INFO("round " << round << ": side " << side << " uplo " << uplo << " trans " << trans << " diag " << diag << " m "
+                  << m << " n " << n << " k " << k << " alpha " << alpha << " beta " << beta);
+    const int64_t lda = order + pad(random), ldb = m + pad(random), ldc = m + pad(random);
+    Matrix a = random_matrix(order, lda, order, random);
+    const Matrix b = random_matrix(m, ldb, n, random), c = random_matrix(m, ldc, n, random);
+    poison_outside(a, order, lda, uplo, false);
+    same_symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+
+    // syrk and syr2k: A and B are n x k (trans N) or k x n (T); C is n x n.
+    const int64_t rows = trans == 'N' ? n : k, cols = trans == 'N' ? k : n, lds = rows + pad(random);
+    const Matrix p = random_matrix(rows, lds, cols, random), q = random_matrix(rows, lds, cols, random);
+    Matrix square = random_matrix(n, n + 1, n, random);
+    poison_outside(square, n, n + 1, uplo, false);
+    same_syrk(uplo, trans, n, k, alpha, p, lds, beta, square, n + 1);
+    same_syr2k(uplo, trans, n, k, alpha, p, lds, q, lds, beta, square, n + 1);
+
+    // trmm and trsm on a triangle with a dominant diagonal (well conditioned), the rest of A poisoned; trsm by blocks
+    // of any size, every update made by the engine.
+    for (int64_t j = 0; j < order; ++j)
+      for (int64_t i = 0; i < lda; ++i)
+        a[i + j * lda] = i == j ? 3.0 + uniform(random) / 2 : uniform(random) / static_cast<double>(order);
+    poison_outside(a, order, lda, uplo, diag == 'U');
+    same_trmm(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
+    Matrix want = b, got = b;
+    plain_trsm<double>(side, uplo, trans, diag, m, n, alpha, a.data(), lda, want.data(), ldb);
+    Engine engine, fallback;
+    const int64_t block = std::uniform_int_distribution<int64_t>(1, order)(random);
+    composed_trsm<double>(engine.product(), fallback.product(), solve, block, side, uplo, trans, diag, m, n, alpha,
+                          a.data(), lda, got.data(), ldb);
+    check_same(got, want, order);
+    CHECK(fallback.calls == 0);
+  }
 }

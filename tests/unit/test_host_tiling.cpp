@@ -158,7 +158,7 @@ TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else i
 TEST_CASE("host plan: every panel kept while it fits, then C's tiles kept, then panels streamed", "[host_tiling]") {
   using namespace fastgemm::detail;
   constexpr size_t kPiece = size_t(4096) * 4096 * sizeof(float);  // one 4096 x 4096 slot
-  HostJob job;
+  HostJob<float> job;
   job.tiling = HostTiling{4096, 4096, 4096};
   job.tiles_m = job.tiles_n = 4;
   job.chunks = 16;  // 16384 x 16384 x 65536, every operand pageable, one worker

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// libfastgemm_blas_dgemm.so's entry points (dgemm_host.h): a handle holds lib/'s Context (device, stream, cuBLAS)
+// and the host engine's FP64 instance, HostGemm<double>, whose tiles are cuBLAS DGEMM products (FP64, on the
+// tensor cores of devices that have FP64 ones, the H100's among them; never cuBLAS's FP64 emulation, which only
+// CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH turns on). The engine overlaps the host's packing into pinned chunks, the
+// uploads, the products and the downloads as it does for fg_sgemm_host (lib/host/host_gemm.cpp).
+//
+// Reproducibility. The engine's tile grid is a function of the problem and of the devices' total memory; each
+// tile's product is one cuBLAS DGEMM on dense staged operands of the tile's shape, whichever device computes it, on
+// a cuBLAS handle with the same workspace size; and a tile's chunks of k are summed into C in k order. So C is
+// bitwise the same run after run, whatever the schedule of the tiles and the number of devices, as long as they are
+// of one model (cuBLAS's own promise is per architecture and SM count). FG_REPRODUCIBLE_SHAPE keeps k in one chunk:
+// an element of C is then one cuBLAS product over all of k, not a sum of chunks whose depth follows the grid. Unlike
+// fastgemm's FP32 kernels at that level, cuBLAS picks its DGEMM kernel by the tile's shape, so an element may differ
+// in its last bits between products of different shapes.
+#include "blas/dgemm/dgemm_host.h"
+
+#include <climits>
+#include <memory>
+#include <new>
+#include <string>
+
+#include <cublas_v2.h>
+
+#include "blas/dgemm/dgemm_problem.hpp"
+#include "capi/statuses.hpp"
+#include "core/check.hpp"
+#include "core/context.hpp"
+#include "core/device.hpp"
+#include "host/host_gemm.hpp"
+
+#define FASTGEMM_BLAS_DGEMM_EXPORT extern "C" __attribute__((visibility("default")))
+
+using fastgemm::blas_dgemm::DgemmCall;
+using fastgemm::blas_dgemm::DgemmWork;
+using fastgemm::detail::BasicGemmProblem;
+using fastgemm::detail::Context;
+using fastgemm::detail::DeviceGuard;
+using fastgemm::detail::HostGemm;
+using fastgemm::detail::HostTileOps;
+using fastgemm::detail::Status;
+using fastgemm::detail::StatusCode;
+
+struct fastgemm_blas_dgemm_handle {
+  std::unique_ptr<Context> context;
+  std::unique_ptr<HostGemm<double>> engine;  // destroyed first: its first worker computes in the context
+  fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
+};
+
+namespace {
+
+thread_local std::string t_last_message;
+
+fg_status_t record(const char *function, const Status &status) noexcept {
+  if (status.ok()) return FG_STATUS_SUCCESS;
+  fastgemm::capi::record_message(&t_last_message, function, status.message);
+  return fastgemm::capi::public_status(status.code);
+}
+
+// Runs `body()`, which returns a Status; exceptions become statuses too, and nothing escapes.
+template <typename Body>
+fg_status_t guarded(const char *function, Body &&body) noexcept {
+  try {
+    return record(function, body());
+  } catch (const std::bad_alloc &) {
+    return record(function, Status::failure(StatusCode::alloc_failed, "host memory could not be allocated"));
+  } catch (...) {
+    return record(function, Status::failure(StatusCode::internal_error, "unexpected internal exception"));
+  }
+}
+
+// Runs `body(*handle)` with the handle's device current.
+template <typename Body>
+fg_status_t with_handle(const char *function, fastgemm_blas_dgemm_t handle, Body &&body) noexcept {
+  return guarded(function, [&]() -> Status {
+    if (handle == nullptr) return Status::failure(StatusCode::invalid_handle, "handle is NULL");
+    DeviceGuard guard;
+    FG_RETURN_IF_ERROR(guard.enter(handle->context->device()));
+    return body(*handle);
+  });
+}
+
+bool fits_int(const BasicGemmProblem<double> &p) {
+  for (int64_t value : {p.m, p.n, p.k, p.a.ld, p.b.ld, p.ldc})
+    if (value > INT_MAX) return false;
+  return true;
+}
+
+// One step's product on the context's stream. cuBLAS is column-major: the row-major C = op(A) op(B) is the
+// column-major C^T = op(B)^T op(A)^T, so B goes first (as in lib/sgemm/cublas.cpp). Sizes that fit an int take the
+// classic entry point, as a program that calls cuBLAS does; larger ones the 64-bit one.
+Status dgemm_step(const BasicGemmProblem<double> &p, Context &context, fg_sgemm_algo_t,
+                  fastgemm::detail::EmulationReport *, fg_sgemm_algo_t *) {
+  cublasHandle_t handle = nullptr;
+  FG_RETURN_IF_ERROR(context.cublas(&handle));
+  const cublasOperation_t op_b = p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = p.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (fits_int(p)) {
+    FG_CUBLAS_CHECK(cublasDgemm(handle, op_b, op_a, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
+                                &p.alpha, p.b.data, static_cast<int>(p.b.ld), p.a.data, static_cast<int>(p.a.ld),
+                                &p.beta, p.c, static_cast<int>(p.ldc)));
+    return Status::success();
+  }
+  FG_CUBLAS_CHECK(cublasDgemm_64(handle, op_b, op_a, p.n, p.m, p.k, &p.alpha, p.b.data, p.b.ld, p.a.data, p.a.ld,
+                                 &p.beta, p.c, p.ldc));
+  return Status::success();
+}
+
+// The engine asks for C := beta C only for calls without a product, which fastgemm_blas_dgemm_host refuses first.
+Status no_scale(const BasicGemmProblem<double> &, cudaStream_t) {
+  return Status::failure(StatusCode::internal_error, "C := beta * C reached the FP64 tiles, which only multiply");
+}
+
+}  // namespace
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_create(fastgemm_blas_dgemm_t *handle) {
+  return guarded("fastgemm_blas_dgemm_create", [&]() -> Status {
+    if (handle == nullptr) return Status::failure(StatusCode::invalid_value, "handle is NULL");
+    *handle = nullptr;
+    Context *context = nullptr;
+    FG_RETURN_IF_ERROR(Context::create(&context));
+    std::unique_ptr<Context> owned(context);
+    auto made = std::make_unique<fastgemm_blas_dgemm_handle>();
+    made->engine = std::make_unique<HostGemm<double>>(*owned);
+    made->context = std::move(owned);
+    *handle = made.release();
+    return Status::success();
+  });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_destroy(fastgemm_blas_dgemm_t handle) {
+  if (handle == nullptr) return FG_STATUS_SUCCESS;
+  return with_handle("fastgemm_blas_dgemm_destroy", handle, [&](fastgemm_blas_dgemm_handle &) -> Status {
+    delete handle;
+    return Status::success();
+  });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_set_devices(fastgemm_blas_dgemm_t handle, const int *devices,
+                                                                       int count) {
+  return with_handle("fastgemm_blas_dgemm_set_devices", handle,
+                     [&](fastgemm_blas_dgemm_handle &h) { return h.engine->set_devices(devices, count); });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_set_reproducibility(fastgemm_blas_dgemm_t handle,
+                                                                               fg_reproducibility_t level) {
+  return guarded("fastgemm_blas_dgemm_set_reproducibility", [&]() -> Status {
+    if (handle == nullptr) return Status::failure(StatusCode::invalid_handle, "handle is NULL");
+    if (level != FG_REPRODUCIBLE_RUN && level != FG_REPRODUCIBLE_SHAPE)
+      return Status::failure(StatusCode::invalid_value,
+                             "level = " + std::to_string(static_cast<int>(level)) + " is no fg_reproducibility_t");
+    handle->reproducibility = level;
+    return Status::success();
+  });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dgemm_t handle, fg_layout_t layout,
+                                                                fg_op_t transa, fg_op_t transb, int64_t m, int64_t n,
+                                                                int64_t k, double alpha, const double *A, int64_t lda,
+                                                                const double *B, int64_t ldb, double beta, double *C,
+                                                                int64_t ldc) {
+  return with_handle("fastgemm_blas_dgemm_host", handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
+    const DgemmCall call{layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+    BasicGemmProblem<double> problem;
+    DgemmWork work = DgemmWork::nothing;
+    FG_RETURN_IF_ERROR(fastgemm::blas_dgemm::dgemm_problem(call, &problem, &work));
+    if (work == DgemmWork::nothing) return Status::success();
+    if (work == DgemmWork::scale_c)
+      return Status::failure(StatusCode::not_supported,
+                             "k = 0 or alpha = 0 only scales C, which the caller computes; C is untouched");
+    problem.reproducibility = h.reproducibility;
+    const HostTileOps<double> ops{dgemm_step, no_scale};
+    fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+    return fastgemm::detail::using_workspace(
+        *h.context, [&] { return h.engine->run(problem, true, FG_SGEMM_AUTO, ops, &ran, layout == FG_COL_MAJOR); });
+  });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_status_name(fg_status_t status) {
+  return fastgemm::capi::status_name(status);
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_last_error_message(void) { return t_last_message.c_str(); }

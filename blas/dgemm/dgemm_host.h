@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The private interface of libfastgemm_blas_dgemm.so: libfastgemm_blas's double-precision products on the GPU,
+   over operands in host memory of any size (or any other memory), as cuBLAS DGEMM products of tiles streamed by the
+   host engine of fg_sgemm_host (lib/host, instantiated for double).
+
+   Why a library of its own. libfastgemm.so exports exactly the functions of fastgemm.h, and the C ABI has no
+   double-precision product, so the drop-in cannot reach the engine's FP64 instance through it. Linking the
+   engine into libfastgemm_blas.so itself would load the CUDA runtime and cuBLAS with every program that preloads
+   it (or bring a second, static CUDA runtime and cuBLAS resolved by hand). This library is built from the same
+   objects of lib/core and lib/host as libfastgemm, linked to the same shared CUDA runtime and cuBLAS (one of each
+   in the process, shared with libfastgemm.so where both are loaded), installed beside libfastgemm_blas.so, and
+   opened by it with dlopen on the first double-precision product the GPU takes, as libfastgemm.so is on the first
+   single-precision one. It is private: the functions below are for libfastgemm_blas.so of the same build, not for
+   programs, and may change in any release.
+
+   The functions mirror fastgemm.h's: statuses are fg_status_t, each failure leaves a message for
+   fastgemm_blas_dgemm_last_error_message, nothing is printed, and nothing throws. A handle binds to the calling
+   thread's current device and makes it current during each call. */
+#ifndef FASTGEMM_BLAS_DGEMM_HOST_H
+#define FASTGEMM_BLAS_DGEMM_HOST_H
+
+#include <stdint.h>
+
+#include "fastgemm/fastgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fastgemm_blas_dgemm_handle *fastgemm_blas_dgemm_t;
+
+/* fg_create's: a handle on the current device; FG_STATUS_NO_DEVICE without one. */
+fg_status_t fastgemm_blas_dgemm_create(fastgemm_blas_dgemm_t *handle);
+/* fg_destroy's; NULL is FG_STATUS_SUCCESS. */
+fg_status_t fastgemm_blas_dgemm_destroy(fastgemm_blas_dgemm_t handle);
+/* fg_set_devices's: the devices each product's tiles are spread over. */
+fg_status_t fastgemm_blas_dgemm_set_devices(fastgemm_blas_dgemm_t handle, const int *devices, int count);
+/* FG_REPRODUCIBLE_SHAPE: k is never cut, each element of C one cuBLAS product over all of k; FG_REPRODUCIBLE_RUN
+   (the default): k in chunks, summed into C in k order. Either way C is bitwise the same whatever the schedule of
+   the tiles and the number of devices (of one model): see dgemm_host.cpp. */
+fg_status_t fastgemm_blas_dgemm_set_reproducibility(fastgemm_blas_dgemm_t handle, fg_reproducibility_t level);
+/* C := alpha op(A) op(B) + beta C in FP64, fg_sgemm_host's semantics and checks for double operands, but for
+   k == 0 or alpha == 0 (C := beta C, which the caller computes): FG_STATUS_NOT_SUPPORTED, C untouched. Synchronous.
+   A failure before any tile ran (a bad argument or extent, no memory, no device) leaves C untouched. */
+fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dgemm_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
+                                     int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                                     const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+/* fg_status_name's. */
+const char *fastgemm_blas_dgemm_status_name(fg_status_t status);
+/* This thread's last failure, naming the function; "" if none. */
+const char *fastgemm_blas_dgemm_last_error_message(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTGEMM_BLAS_DGEMM_HOST_H */
