@@ -18,21 +18,21 @@
 #include <string.h>
 #include <time.h>
 
-#define FORTRAN_GEMM(T, name)                                                                                      \
+#define FORTRAN_GEMM(T, name)                                                                                     \
   void name(const char *, const char *, const int *, const int *, const int *, const T *, const T *, const int *, \
             const T *, const int *, const T *, T *, const int *);
-#define FORTRAN_SYMM(T, name)                                                                                      \
-  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *,   \
+#define FORTRAN_SYMM(T, name)                                                                                   \
+  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *, \
             const int *, const T *, T *, const int *);
-#define FORTRAN_SYRK(T, name)                                                                                      \
-  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *,   \
-            T *, const int *);
-#define FORTRAN_SYR2K(T, name)                                                                                     \
-  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *,   \
+#define FORTRAN_SYRK(T, name)                                                                                        \
+  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *, T *, \
+            const int *);
+#define FORTRAN_SYR2K(T, name)                                                                                  \
+  void name(const char *, const char *, const int *, const int *, const T *, const T *, const int *, const T *, \
             const int *, const T *, T *, const int *);
-#define FORTRAN_TRIANGULAR(T, name)                                                                                \
-  void name(const char *, const char *, const char *, const char *, const int *, const int *, const T *,         \
-            const T *, const int *, T *, const int *);
+#define FORTRAN_TRIANGULAR(T, name)                                                                                 \
+  void name(const char *, const char *, const char *, const char *, const int *, const int *, const T *, const T *, \
+            const int *, T *, const int *);
 FORTRAN_GEMM(float, sgemm_)
 FORTRAN_GEMM(double, dgemm_)
 FORTRAN_SYMM(float, ssymm_)
@@ -156,8 +156,15 @@ static double flops(int routine, double n) {
 
 static int run(int n, int dbl, int routine) {
   const size_t count = (size_t)n * (size_t)n, size = dbl ? sizeof(double) : sizeof(float);
-  Case t = {n, dbl, routine, malloc(count * sizeof(double)), malloc(count * sizeof(double)), NULL,
-            malloc(count * size), malloc(count * size), malloc(count * size)};
+  Case t = {n,
+            dbl,
+            routine,
+            malloc(count * sizeof(double)),
+            malloc(count * sizeof(double)),
+            NULL,
+            malloc(count * size),
+            malloc(count * size),
+            malloc(count * size)};
   if (t.a == NULL || t.b == NULL || t.x == NULL || t.y == NULL || t.z == NULL) {
     fprintf(stderr, "level3_timing: no memory for n = %d\n", n);
     return 2;
@@ -175,8 +182,10 @@ static int run(int n, int dbl, int routine) {
   copy_in(&t, t.x, t.a, count);
   double best = INFINITY;
   for (int repeat = 0; repeat <= REPEATS; ++repeat) {
-    if (routine >= 4) copy_in(&t, t.y, t.b, count);
-    else if (repeat == 0) copy_in(&t, t.y, t.b, count);
+    if (routine >= 4)
+      copy_in(&t, t.y, t.b, count);
+    else if (repeat == 0)
+      copy_in(&t, t.y, t.b, count);
     const double start = now();
     call(&t);
     const double seconds = now() - start;
