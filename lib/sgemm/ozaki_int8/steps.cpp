@@ -7,8 +7,8 @@
 #include "sgemm/ozaki_int8/steps.hpp"
 
 #include "core/check.hpp"
-#include "sgemm/ozaki_int8/graph_cache.hpp"
 #include "sgemm/cublas.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
 #include "sgemm/ozaki_int8/graph_nodes.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"

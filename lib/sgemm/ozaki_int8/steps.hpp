@@ -6,11 +6,11 @@
 
 #include <cstdint>
 
-#include "sgemm/ozaki_int8/graph_cache.hpp"
-#include "sgemm/emulation_report.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
 #include "core/variant.hpp"
+#include "sgemm/emulation_report.hpp"
+#include "sgemm/ozaki_int8/graph_cache.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 
