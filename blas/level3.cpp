@@ -65,9 +65,14 @@ void log_cpu_call(const Caller &caller, const CpuRoutine &routine, const char *f
 
 }  // namespace
 
+// A call whose alpha is 0 (or whose k is 0) only scales its output by beta: the own loops (plain.hpp) make those
+// calls as the reference does, reading neither A nor B, and with beta == 0 not the output either (NaN there
+// becomes 0), whatever the system BLAS would make of them (some multiply the NaN of an unread operand by 0).
+
 template <typename T>
 void cpu_gemm(char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta,
               T *C, int ldc) {
+  if (alpha == T(0) || k == 0) return plain_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   const CpuRoutine &routine = cpu_routine<T>(Family::gemm);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
@@ -83,6 +88,7 @@ void cpu_gemm(char transa, char transb, int m, int n, int k, T alpha, const T *A
 template <typename T>
 void cpu_symm(char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
               int ldc) {
+  if (alpha == T(0)) return plain_symm<T>(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
   const CpuRoutine &routine = cpu_routine<T>(Family::symm);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
@@ -97,6 +103,7 @@ void cpu_symm(char side, char uplo, int m, int n, T alpha, const T *A, int lda, 
 
 template <typename T>
 void cpu_syrk(char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C, int ldc) {
+  if (alpha == T(0) || k == 0) return plain_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
   const CpuRoutine &routine = cpu_routine<T>(Family::syrk);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
@@ -111,6 +118,7 @@ void cpu_syrk(char uplo, char trans, int n, int k, T alpha, const T *A, int lda,
 template <typename T>
 void cpu_syr2k(char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
                int ldc) {
+  if (alpha == T(0) || k == 0) return plain_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   const CpuRoutine &routine = cpu_routine<T>(Family::syr2k);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
@@ -129,6 +137,7 @@ void cpu_triangular(Family family,
                     void (*plain)(char, char, char, char, int64_t, int64_t, T, const T *, int64_t, T *, int64_t),
                     char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A, int lda, T *B,
                     int ldb) {
+  if (alpha == T(0)) return plain(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
   const CpuRoutine &routine = cpu_routine<T>(family);
   const bool nested = t_in_cpu_blas;
   InCpuBlas inside;
