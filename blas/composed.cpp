@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "composed.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
+#include <thread>
+#include <vector>
 
 namespace fastgemm_blas {
 namespace {
@@ -15,34 +21,73 @@ std::unique_ptr<T[]> buffer(int64_t rows, int64_t cols) {
 
 bool in_triangle(char uplo, int64_t i, int64_t j) { return uplo == 'U' ? i <= j : i >= j; }
 
-// The symmetric matrix whose `uplo` triangle A holds (order n), whole; the other triangle is never read.
+// Columns [0, cols) of a copy, in blocks of kBlock columns shared among host threads (each block's columns in
+// order). The buffers these copies write are new (their pages first touched here) and of the GPU's sizes, hundreds
+// of MB: one thread takes longer than the product. Where no thread can be started, the caller's does it all.
+constexpr int64_t kBlock = 64;
+constexpr unsigned kMostThreads = 16;
+void for_column_blocks(int64_t cols, const std::function<void(int64_t first, int64_t last)> &copy) {
+  const int64_t blocks = (cols + kBlock - 1) / kBlock;
+  const unsigned wanted =
+      std::min<int64_t>(blocks, std::min(kMostThreads, std::max(1u, std::thread::hardware_concurrency())));
+  std::atomic<int64_t> next{0};
+  const auto work = [&] {
+    for (int64_t block = next++; block < blocks; block = next++)
+      copy(block * kBlock, std::min(cols, (block + 1) * kBlock));
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < wanted; ++t) {
+    try {
+      threads.emplace_back(work);
+    } catch (...) {
+      break;  // fewer threads: the others and this one take the blocks
+    }
+  }
+  work();
+  for (std::thread &thread : threads) thread.join();
+}
+
+// The symmetric matrix whose `uplo` triangle A holds (order n), whole; the other triangle is never read. The
+// mirrored elements are read in tiles of kBlock x kBlock, so that A's lines stay in cache across a tile's columns.
 template <typename T>
 void symmetric_whole(char uplo, int64_t n, const T *A, int64_t lda, T *whole) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i) whole[i + j * n] = in_triangle(uplo, i, j) ? A[i + j * lda] : A[j + i * lda];
+  for_column_blocks(n, [&](int64_t first, int64_t last) {
+    for (int64_t row = 0; row < n; row += kBlock) {
+      const int64_t rows = std::min(n, row + kBlock);
+      for (int64_t j = first; j < last; ++j)
+        for (int64_t i = row; i < rows; ++i)
+          whole[i + j * n] = in_triangle(uplo, i, j) ? A[i + j * lda] : A[j + i * lda];
+    }
+  });
 }
 
 // The triangular matrix A's `uplo` triangle holds (order n), zeros elsewhere, ones on the diagonal where diag is
 // 'U' (the stored diagonal unread).
 template <typename T>
 void triangular_whole(char uplo, char diag, int64_t n, const T *A, int64_t lda, T *whole) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i)
-      whole[i + j * n] = i == j && diag == 'U' ? T(1) : in_triangle(uplo, i, j) ? A[i + j * lda] : T(0);
+  for_column_blocks(n, [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j)
+      for (int64_t i = 0; i < n; ++i)
+        whole[i + j * n] = i == j && diag == 'U' ? T(1) : in_triangle(uplo, i, j) ? A[i + j * lda] : T(0);
+  });
 }
 
 // C's `uplo` triangle into a whole buffer (zeros in the other, which the products compute and nothing keeps), and
 // back.
 template <typename T>
 void triangle_out(char uplo, int64_t n, const T *C, int64_t ldc, T *whole) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i) whole[i + j * n] = in_triangle(uplo, i, j) ? C[i + j * ldc] : T(0);
+  for_column_blocks(n, [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j)
+      for (int64_t i = 0; i < n; ++i) whole[i + j * n] = in_triangle(uplo, i, j) ? C[i + j * ldc] : T(0);
+  });
 }
 template <typename T>
 void triangle_in(char uplo, int64_t n, const T *whole, T *C, int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i)
-      if (in_triangle(uplo, i, j)) C[i + j * ldc] = whole[i + j * n];
+  for_column_blocks(n, [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j)
+      for (int64_t i = 0; i < n; ++i)
+        if (in_triangle(uplo, i, j)) C[i + j * ldc] = whole[i + j * n];
+  });
 }
 
 char other(char trans) { return trans == 'N' ? 'T' : 'N'; }
@@ -101,8 +146,10 @@ bool composed_trmm(const Product<T> &product, char side, char uplo, char transa,
                             ? product(transa, 'N', m, n, m, alpha, whole.get(), m, B, ldb, T(0), result.get(), m)
                             : product('N', transa, m, n, n, alpha, B, ldb, whole.get(), n, T(0), result.get(), m);
   if (!computed) return false;
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) B[i + j * ldb] = result[i + j * m];
+  for_column_blocks(n, [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j)
+      std::memcpy(B + j * ldb, result.get() + j * m, static_cast<size_t>(m) * sizeof(T));
+  });
   return true;
 }
 
