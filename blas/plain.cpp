@@ -45,6 +45,18 @@ T op(const T *a, int64_t lda, char trans, int64_t i, int64_t l) {
   return trans == 'N' ? a[i + l * lda] : a[l + i * lda];
 }
 
+// C(i, j) := alpha sum(i, j) + beta C(i, j) over the columns j < n and, in each, the rows of `uplo`: all m ('G'), or
+// those of the triangle 'U' or 'L' (m == n): what gemm, symm, syrk and syr2k share. alpha == 0 calls no sum (reads
+// neither operand); beta == 0 reads no C.
+template <typename T, typename Sum>
+void update(char uplo, int64_t m, int64_t n, T alpha, T beta, T *C, int64_t ldc, Sum sum) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = uplo == 'L' ? j : 0; i < (uplo == 'U' ? j + 1 : m); ++i) {
+      T &c = C[i + j * ldc];
+      c = alpha == T(0) ? scaled(beta, c) : alpha * sum(i, j) + scaled(beta, c);
+    }
+}
+
 }  // namespace
 
 void plain_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
@@ -55,70 +67,46 @@ void plain_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, fl
 template <typename T>
 void plain_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B,
                 int64_t ldb, T beta, T *C, int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) {
-      T &c = C[i + j * ldc];
-      if (alpha == T(0)) {
-        c = scaled(beta, c);
-        continue;
-      }
-      T sum = T(0);
-      for (int64_t l = 0; l < k; ++l) sum += op(A, lda, transa, i, l) * op(B, ldb, transb, l, j);
-      c = alpha * sum + scaled(beta, c);
-    }
+  update('G', m, n, alpha, beta, C, ldc, [&](int64_t i, int64_t j) {
+    T sum = T(0);
+    for (int64_t l = 0; l < k; ++l) sum += op(A, lda, transa, i, l) * op(B, ldb, transb, l, j);
+    return sum;
+  });
 }
 
 template <typename T>
 void plain_symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb,
                 T beta, T *C, int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) {
-      T &c = C[i + j * ldc];
-      if (alpha == T(0)) {
-        c = scaled(beta, c);
-        continue;
-      }
-      T sum = T(0);
-      if (side == 'L') {
-        for (int64_t l = 0; l < m; ++l) sum += symmetric(A, lda, uplo, i, l) * B[l + j * ldb];
-      } else {
-        for (int64_t l = 0; l < n; ++l) sum += B[i + l * ldb] * symmetric(A, lda, uplo, l, j);
-      }
-      c = alpha * sum + scaled(beta, c);
+  update('G', m, n, alpha, beta, C, ldc, [&](int64_t i, int64_t j) {
+    T sum = T(0);
+    if (side == 'L') {
+      for (int64_t l = 0; l < m; ++l) sum += symmetric(A, lda, uplo, i, l) * B[l + j * ldb];
+    } else {
+      for (int64_t l = 0; l < n; ++l) sum += B[i + l * ldb] * symmetric(A, lda, uplo, l, j);
     }
+    return sum;
+  });
 }
 
 template <typename T>
 void plain_syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A, int64_t lda, T beta, T *C,
                 int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) {
-      T &c = C[i + j * ldc];
-      if (alpha == T(0)) {
-        c = scaled(beta, c);
-        continue;
-      }
-      T sum = T(0);
-      for (int64_t l = 0; l < k; ++l) sum += op(A, lda, trans, i, l) * op(A, lda, trans, j, l);
-      c = alpha * sum + scaled(beta, c);
-    }
+  update(uplo, n, n, alpha, beta, C, ldc, [&](int64_t i, int64_t j) {
+    T sum = T(0);
+    for (int64_t l = 0; l < k; ++l) sum += op(A, lda, trans, i, l) * op(A, lda, trans, j, l);
+    return sum;
+  });
 }
 
 template <typename T>
 void plain_syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb,
                  T beta, T *C, int64_t ldc) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) {
-      T &c = C[i + j * ldc];
-      if (alpha == T(0)) {
-        c = scaled(beta, c);
-        continue;
-      }
-      T sum = T(0);
-      for (int64_t l = 0; l < k; ++l)
-        sum += op(A, lda, trans, i, l) * op(B, ldb, trans, j, l) + op(B, ldb, trans, i, l) * op(A, lda, trans, j, l);
-      c = alpha * sum + scaled(beta, c);
-    }
+  update(uplo, n, n, alpha, beta, C, ldc, [&](int64_t i, int64_t j) {
+    T sum = T(0);
+    for (int64_t l = 0; l < k; ++l)
+      sum += op(A, lda, trans, i, l) * op(B, ldb, trans, j, l) + op(B, ldb, trans, i, l) * op(A, lda, trans, j, l);
+    return sum;
+  });
 }
 
 // In place: each element of B is overwritten once every element it is computed from has been read.
