@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "level3.hpp"
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -57,10 +58,18 @@ int cblas_diag(char letter) { return letter == 'U' ? unit : non_unit; }
 // round forever; the own loop computes that call.
 bool cblas_usable(const CpuRoutine &routine, bool nested) { return routine.cblas != nullptr && !nested; }
 
-// One line per call under FASTGEMM_LOG=1, written whole: FIELDS are the column-major call's.
-void log_cpu_call(const Caller &caller, const CpuRoutine &routine, const char *fields) {
+// One line per call kept on the CPU under FASTGEMM_LOG=1, written whole: the fields (a printf format and its
+// values) are the column-major call's. Nothing is formatted without the setting.
+template <typename T>
+void log_cpu_call(const Caller &caller, Family family, const char *format, ...) {
+  if (!settings().log) return;
+  char fields[96];
+  va_list values;
+  va_start(values, format);
+  std::vsnprintf(fields, sizeof fields, format, values);
+  va_end(values);
   std::fprintf(stderr, "fastgemm_blas: %s %s%s on the CPU (%s)\n", caller.name, fields,
-               caller.row_major ? " (row-major, as column-major)" : "", routine.name);
+               caller.row_major ? " (row-major, as column-major)" : "", cpu_routine<T>(family).name);
 }
 
 }  // namespace
@@ -197,11 +206,7 @@ void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T
           int ldb, T beta, T *C, int ldc) {
   if (wants_gpu(m, n, k) && gpu_product<T>(caller.name)(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "m=%d n=%d k=%d", m, n, k);
-    log_cpu_call(caller, cpu_routine<T>(Family::gemm), fields);
-  }
+  log_cpu_call<T>(caller, Family::gemm, "m=%d n=%d k=%d", m, n, k);
   cpu_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -211,11 +216,7 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_symm<T>(gpu_product<T>(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "side=%c uplo=%c m=%d n=%d", side, uplo, m, n);
-    log_cpu_call(caller, cpu_routine<T>(Family::symm), fields);
-  }
+  log_cpu_call<T>(caller, Family::symm, "side=%c uplo=%c m=%d n=%d", side, uplo, m, n);
   cpu_symm<T>(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -225,11 +226,7 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
   if (wants_gpu(n, n, k) &&
       composed_syrk<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
     return;
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
-    log_cpu_call(caller, cpu_routine<T>(Family::syrk), fields);
-  }
+  log_cpu_call<T>(caller, Family::syrk, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 
@@ -239,11 +236,7 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
   if (wants_gpu(n, n, k) &&
       composed_syr2k<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
-    log_cpu_call(caller, cpu_routine<T>(Family::syr2k), fields);
-  }
+  log_cpu_call<T>(caller, Family::syr2k, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -253,11 +246,7 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_trmm<T>(gpu_product<T>(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
     return;
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
-    log_cpu_call(caller, cpu_routine<T>(Family::trmm), fields);
-  }
+  log_cpu_call<T>(caller, Family::trmm, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
   cpu_trmm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
 }
 
@@ -284,11 +273,7 @@ void trsm(const Caller &caller, char side, char uplo, char transa, char diag, in
                      lda, B, ldb);
     return;
   }
-  if (settings().log) {
-    char fields[96];
-    std::snprintf(fields, sizeof fields, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
-    log_cpu_call(caller, cpu_routine<T>(Family::trsm), fields);
-  }
+  log_cpu_call<T>(caller, Family::trsm, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);
   cpu_trsm<T>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
 }
 
