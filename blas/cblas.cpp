@@ -21,6 +21,14 @@ bool layout_ok(const char *routine, int layout) {
   return false;
 }
 
+// Whether the Fortran checks of the column-major call passed; where not (INFO, the argument's position there),
+// CBLAS's error handler is told the position after it (the layout comes first).
+bool fortran_checks_passed(const char *routine, bool row, int info) {
+  if (info == 0) return true;
+  report_cblas_error(row, info + 1, routine, "", 0);
+  return false;
+}
+
 bool is_trans(int value) { return value == no_trans || value == trans || value == conj_trans; }
 
 // Two checks of netlib's differ between layouts (LAPACK 3.11's): in row-major an invalid TransB of gemm is
@@ -46,11 +54,7 @@ void cblas_gemm(const char *routine, int layout, int transa, int transb, int m, 
   const int fm = row ? n : m, fn = row ? m : n;
   const T *const fa = row ? B : A, *const fb = row ? A : B;
   const int flda = row ? ldb : lda, fldb = row ? lda : ldb;
-  const int info = gemm_argument_error(ta, tb, fm, fn, k, flda, fldb, ldc);
-  if (info != 0) {
-    report_cblas_error(row, info + 1, routine, "", 0);
-    return;
-  }
+  if (!fortran_checks_passed(routine, row, gemm_argument_error(ta, tb, fm, fn, k, flda, fldb, ldc))) return;
   if (fm == 0 || fn == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
   gemm<T>(Caller{routine, row}, ta, tb, fm, fn, k, alpha, fa, flda, fb, fldb, beta, C, ldc);
 }
@@ -70,11 +74,7 @@ void cblas_symm(const char *routine, int layout, int side, int uplo, int m, int 
   }
   const char s = (side == left) != row ? 'L' : 'R', u = (uplo == upper) != row ? 'U' : 'L';
   const int fm = row ? n : m, fn = row ? m : n;
-  const int info = symm_argument_error(s, u, fm, fn, lda, ldb, ldc);
-  if (info != 0) {
-    report_cblas_error(row, info + 1, routine, "", 0);
-    return;
-  }
+  if (!fortran_checks_passed(routine, row, symm_argument_error(s, u, fm, fn, lda, ldb, ldc))) return;
   if (fm == 0 || fn == 0 || (alpha == T(0) && beta == T(1))) return;
   symm<T>(Caller{routine, row}, s, u, fm, fn, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -102,11 +102,7 @@ void cblas_syrk(const char *routine, int layout, int uplo, int transpose, int n,
   const bool row = layout == row_major;
   char u = 'U', t = 'N';
   if (!rank_letters(routine, row, uplo, transpose, &u, &t)) return;
-  const int info = syrk_argument_error(u, t, n, k, lda, ldc);
-  if (info != 0) {
-    report_cblas_error(row, info + 1, routine, "", 0);
-    return;
-  }
+  if (!fortran_checks_passed(routine, row, syrk_argument_error(u, t, n, k, lda, ldc))) return;
   if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
   syrk<T>(Caller{routine, row}, u, t, n, k, alpha, A, lda, beta, C, ldc);
 }
@@ -118,11 +114,7 @@ void cblas_syr2k(const char *routine, int layout, int uplo, int transpose, int n
   const bool row = layout == row_major;
   char u = 'U', t = 'N';
   if (!rank_letters(routine, row, uplo, transpose, &u, &t)) return;
-  const int info = syr2k_argument_error(u, t, n, k, lda, ldb, ldc);
-  if (info != 0) {
-    report_cblas_error(row, info + 1, routine, "", 0);
-    return;
-  }
+  if (!fortran_checks_passed(routine, row, syr2k_argument_error(u, t, n, k, lda, ldb, ldc))) return;
   if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
   syr2k<T>(Caller{routine, row}, u, t, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -153,11 +145,7 @@ void cblas_triangular(bool solve, const char *routine, int layout, int side, int
   const char s = (side == left) != row ? 'L' : 'R', u = (uplo == upper) != row ? 'U' : 'L';
   const char t = transa == no_trans ? 'N' : 'T', d = diag == unit ? 'U' : 'N';
   const int fm = row ? n : m, fn = row ? m : n;
-  const int info = triangular_argument_error(s, u, t, d, fm, fn, lda, ldb);
-  if (info != 0) {
-    report_cblas_error(row, info + 1, routine, "", 0);
-    return;
-  }
+  if (!fortran_checks_passed(routine, row, triangular_argument_error(s, u, t, d, fm, fn, lda, ldb))) return;
   if (fm == 0 || fn == 0) return;
   if (solve)
     trsm<T>(Caller{routine, row}, s, u, t, d, fm, fn, alpha, A, lda, B, ldb);
