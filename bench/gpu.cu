@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "launch.cuh"
+#include "squared_norms.cuh"
 #include "text.hpp"
 
 namespace bench {
@@ -30,27 +31,6 @@ __global__ void fill_uniform_kernel(T *data, int64_t count, uint64_t seed) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     const uint64_t u = splitmix64(seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull) >> (64 - bits);
     data[i] = (static_cast<T>(u) + T(0.5)) * scale - T(1);
-  }
-}
-
-template <typename T>
-__global__ void squared_norms_kernel(const T *result, const T *reference, int64_t count, double *sums) {
-  double difference = 0;
-  double norm = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const double expected = reference[i];
-    const double delta = static_cast<double>(result[i]) - expected;
-    difference += delta * delta;
-    norm += expected * expected;
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    difference += __shfl_down_sync(0xFFFFFFFFu, difference, offset);
-    norm += __shfl_down_sync(0xFFFFFFFFu, norm, offset);
-  }
-  if (threadIdx.x % 32 == 0) {
-    atomicAdd(&sums[0], difference);
-    atomicAdd(&sums[1], norm);
   }
 }
 
@@ -161,7 +141,7 @@ template <typename T>
 double relative_error(const T *result, const T *reference, int64_t count) {
   DeviceBuffer sums(2 * sizeof(double));
   check_cuda(cudaMemsetAsync(sums.get(), 0, sums.bytes(), 0), "cudaMemsetAsync");
-  launch("squared_norms_kernel", squared_norms_kernel<T>, blocks_for(count), result, reference, count,
+  launch("squared_norms_kernel", squared_norms_kernel<T, T>, blocks_for(count), result, reference, count,
          sums.as<double>());
   double host[2] = {0, 0};
   check_cuda(cudaMemcpy(host, sums.get(), sizeof(host), cudaMemcpyDeviceToHost), "cudaMemcpy");

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../squared_norms.cuh"
 #include "gemmul8.hpp"
 
 namespace anchor {
@@ -82,27 +83,6 @@ __global__ void to_double_kernel(const float *in, double *out, int64_t count) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     out[i] = in[i];
-  }
-}
-
-// sums[0] += sum (C - R)^2, sums[1] += sum R^2.
-__global__ void squared_sums_kernel(const float *result, const double *reference, int64_t count, double *sums) {
-  double difference = 0;
-  double norm = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const double r = reference[i];
-    const double delta = static_cast<double>(result[i]) - r;
-    difference += delta * delta;
-    norm += r * r;
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    difference += __shfl_down_sync(0xFFFFFFFFu, difference, offset);
-    norm += __shfl_down_sync(0xFFFFFFFFu, norm, offset);
-  }
-  if (threadIdx.x % 32 == 0) {
-    atomicAdd(&sums[0], difference);
-    atomicAdd(&sums[1], norm);
   }
 }
 
@@ -367,7 +347,7 @@ struct Bench {
   // ||C - R||_F / ||R||_F (NaN when C holds a NaN or an Inf).
   double normwise_error(const float *C, const double *R, int64_t count) {
     CUDA_CHECK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), stream));
-    squared_sums_kernel<<<grid_for(count), kThreads, 0, stream>>>(C, R, count, sums);
+    bench::squared_norms_kernel<float, double><<<grid_for(count), kThreads, 0, stream>>>(C, R, count, sums);
     CUDA_CHECK(cudaGetLastError());
     double host[2] = {0, 0};
     CUDA_CHECK(cudaMemcpyAsync(host, sums, sizeof(host), cudaMemcpyDeviceToHost, stream));
