@@ -29,6 +29,19 @@ bool fortran_checks_passed(const char *routine, bool row, int info) {
   return false;
 }
 
+// symm, trmm and trsm check their Side (parameter 2) and Uplo (3) alike, in either layout.
+bool side_and_uplo_ok(const char *routine, bool row, int side, int uplo) {
+  if (side != left && side != right) {
+    report_cblas_error(row, 2, routine, "Illegal Side setting, %d\n", side);
+    return false;
+  }
+  if (uplo != upper && uplo != lower) {
+    report_cblas_error(row, 3, routine, "Illegal Uplo setting, %d\n", uplo);
+    return false;
+  }
+  return true;
+}
+
 bool is_trans(int value) { return value == no_trans || value == trans || value == conj_trans; }
 
 // Two checks of netlib's differ between layouts (LAPACK 3.11's): in row-major an invalid TransB of gemm is
@@ -64,14 +77,7 @@ void cblas_symm(const char *routine, int layout, int side, int uplo, int m, int 
                 const T *B, int ldb, T beta, T *C, int ldc) {
   if (!layout_ok(routine, layout)) return;
   const bool row = layout == row_major;
-  if (side != left && side != right) {
-    report_cblas_error(row, 2, routine, "Illegal Side setting, %d\n", side);
-    return;
-  }
-  if (uplo != upper && uplo != lower) {
-    report_cblas_error(row, 3, routine, "Illegal Uplo setting, %d\n", uplo);
-    return;
-  }
+  if (!side_and_uplo_ok(routine, row, side, uplo)) return;
   const char s = (side == left) != row ? 'L' : 'R', u = (uplo == upper) != row ? 'U' : 'L';
   const int fm = row ? n : m, fn = row ? m : n;
   if (!fortran_checks_passed(routine, row, symm_argument_error(s, u, fm, fn, lda, ldb, ldc))) return;
@@ -126,14 +132,7 @@ void cblas_triangular(bool solve, const char *routine, int layout, int side, int
                       int n, T alpha, const T *A, int lda, T *B, int ldb) {
   if (!layout_ok(routine, layout)) return;
   const bool row = layout == row_major;
-  if (side != left && side != right) {
-    report_cblas_error(row, 2, routine, "Illegal Side setting, %d\n", side);
-    return;
-  }
-  if (uplo != upper && uplo != lower) {
-    report_cblas_error(row, 3, routine, "Illegal Uplo setting, %d\n", uplo);
-    return;
-  }
+  if (!side_and_uplo_ok(routine, row, side, uplo)) return;
   if (!is_trans(transa)) {
     report_cblas_error(row, 4, routine, "Illegal Trans setting, %d\n", transa);
     return;
