@@ -89,8 +89,7 @@ Status take_resources(const Selection<Problem, Id> &selection, const Problem &pr
 // variant's report (may be nullptr); `auto_selected` tells whether AUTO chose it.
 template <typename Problem, typename Id>
 Status run_variant(const Selection<Problem, Id> &selection, const Problem &problem, Context &context,
-                   EmulationReport *report, bool auto_selected,
-                   decltype(RunArgs::fp32_product) fp32_product = nullptr) {
+                   EmulationReport *report, bool auto_selected, const FallbackVariant *fallback = nullptr) {
   const Variant<Problem, Id> &variant = *selection.variant;
   bool capturing = false;
   if ((variant.flags & kDecidesOnDevice) != 0) FG_RETURN_IF_ERROR(context.capturing(&capturing));
@@ -102,7 +101,7 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
   args.captured = capturing;
   args.auto_selected = auto_selected;
   if ((variant.flags & kDecidesOnDevice) != 0) args.state = &context.variant_state(&variant);
-  args.fp32_product = fp32_product;
+  args.fallback = fallback;
   const Status taken = take_resources(selection, problem, context, &args);
   if (taken.code == StatusCode::alloc_failed && (variant.flags & kDeclinesWithoutWorkspace) != 0) {
     (void)cudaGetLastError();  // the failed allocation's, so that no later launch check takes it for its own
@@ -119,12 +118,12 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
                     const Problem &problem, Context &context, const AutoLimits &limits, EmulationReport *report,
-                    Id *ran, decltype(RunArgs::fp32_product) fp32_product = nullptr) {
+                    Id *ran, const FallbackVariant *fallback = nullptr) {
   const DeviceInfo &device = context.device();
   Selection<Problem, Id> selection;
   FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, limits, &selection));
   const bool auto_selected = selected == static_cast<Id>(0);
-  Status status = run_variant(selection, problem, context, report, auto_selected, fp32_product);
+  Status status = run_variant(selection, problem, context, report, auto_selected, fallback);
   if (auto_selected && status.code == StatusCode::not_supported) {
     bool after_declined = false;
     for (Id id : auto_preference(problem, device)) {
@@ -136,7 +135,7 @@ Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id select
       size_t bytes = 0;
       if (!auto_may_run(next, problem, device, limits, &bytes)) continue;
       selection = Selection<Problem, Id>{next, bytes};
-      status = run_variant(selection, problem, context, report, auto_selected, fp32_product);
+      status = run_variant(selection, problem, context, report, auto_selected, fallback);
       if (status.code != StatusCode::not_supported) break;
     }
   }

@@ -23,6 +23,9 @@ namespace fastgemm::detail {
 // What an emulating variant reports of the product it ran (sgemm/emulation_report.hpp); only that variant and its
 // caller look inside.
 struct EmulationReport;
+// The variant a kDecidesOnDevice variant runs where it declines the operands on the device, as its operation
+// defines it (sgemm/variant.hpp); only the two of them look inside.
+struct FallbackVariant;
 
 // What a variant's run() may use, all of it handed in by the caller: run() never allocates and never reaches into
 // the handle. Filled member by member by the dispatcher.
@@ -52,10 +55,10 @@ struct RunArgs {
   // (the emulated mode keeps there the instantiated graph of a call made outside a capture, and launches it again for
   // the same call). nullptr where the caller keeps none.
   std::unique_ptr<VariantState> *state = nullptr;
-  // For a kDecidesOnDevice variant, which chooses on the device between its own work and FP32 throughout: enqueues
-  // the problem in FP32 on args.stream with the operation's workspace-free AUTO choice, using args.cublas where that
-  // is cuBLAS, and stores that choice in *algo. nullptr where the operation has none.
-  Status (*fp32_product)(const GemmProblem &problem, const RunArgs &args, fg_sgemm_algo_t *algo) = nullptr;
+  // For a kDecidesOnDevice variant, which chooses on the device between its own work and another variant's: that
+  // variant, chosen by the operation together with this one (SGEMM's: the workspace-free AUTO choice in FP32,
+  // sgemm/variant.hpp). nullptr where the operation has none.
+  const FallbackVariant *fallback = nullptr;
 };
 
 // What a variant's run() does beyond enqueuing work on the stream, for the dispatcher, AUTO and the host engine.

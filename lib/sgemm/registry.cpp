@@ -86,9 +86,9 @@ Status check_reproducible(const GemmProblem &problem, fg_sgemm_algo_t selected) 
                                                         " cannot run with FG_REPRODUCIBLE_SHAPE: " + why);
 }
 
-// RunArgs::fp32_product: the problem in FP32 with AUTO's workspace-free choice, on args.stream (an emulation's
-// branch for operands it declines, decided on the device).
-Status fp32_product(const GemmProblem &problem, const RunArgs &args, fg_sgemm_algo_t *algo) {
+// RunArgs::fallback (sgemm/variant.hpp): AUTO's choice for the problem in FP32 among the variants that need no
+// workspace and read no operand.
+Status select_fp32_fallback(const GemmProblem &problem, const DeviceInfo &device, FallbackVariant *out) {
   GemmProblem plain = problem;
   plain.math = FG_MATH_FP32;
   AutoLimits limits;
@@ -96,18 +96,9 @@ Status fp32_product(const GemmProblem &problem, const RunArgs &args, fg_sgemm_al
   limits.avoided_flags = kInspectsOperands;
   SgemmSelection selection;
   FG_RETURN_IF_ERROR(
-      select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, plain, *args.device, limits, &selection));
-  RunArgs plain_args;
-  plain_args.stream = args.stream;
-  plain_args.device = args.device;
-  const SgemmVariant &variant = *selection.variant;
-  if (variant.uses_cublas != nullptr && variant.uses_cublas(plain, *args.device)) {
-    if (args.cublas == nullptr)
-      return Status::failure(StatusCode::internal_error, "the FP32 product needs a cuBLAS handle it was not given");
-    plain_args.cublas = args.cublas;
-  }
-  *algo = variant.id;
-  return variant.run(plain, plain_args);
+      select_variant(kVariants, FG_SGEMM_AUTO, sgemm_auto_preference, plain, device, limits, &selection));
+  out->variant = selection.variant;
+  return Status::success();
 }
 
 }  // namespace
@@ -145,7 +136,12 @@ Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t s
   FG_RETURN_IF_ERROR(check_reproducible(problem, selected));
   AutoLimits limits;
   limits.workspace_limit = context.workspace_limit();
-  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran, fp32_product);
+  // Where the emulation may run (the only variant that chooses on the device), the FP32 variant it falls back on.
+  FallbackVariant fallback;
+  if (problem.math == FG_MATH_FP32_EMULATED || selected == FG_SGEMM_OZAKI_INT8)
+    FG_RETURN_IF_ERROR(select_fp32_fallback(problem, context.device(), &fallback));
+  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran,
+                      fallback.variant != nullptr ? &fallback : nullptr);
 }
 
 }  // namespace fastgemm::detail

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/device.hpp"
+#include "sgemm/variant.hpp"
 
 namespace fastgemm::detail::ozaki {
 
@@ -48,7 +49,7 @@ Status capture_fp32(const GemmProblem &p, const RunArgs &args, cudaGraph_t *grap
   RunArgs inner = args;
   inner.stream = capture.stream();
   FG_CUDA_CHECK(cudaStreamBeginCapture(capture.stream(), cudaStreamCaptureModeRelaxed));
-  const Status built = args.fp32_product(p, inner, algo);
+  const Status built = run_fp32_fallback(p, inner, algo);
   *graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(capture.stream(), graph);
   if (!built.ok() || ended != cudaSuccess) {

@@ -13,6 +13,7 @@
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/ozaki_int8/wgmma_products.hpp"
+#include "sgemm/variant.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {
@@ -198,7 +199,7 @@ Status product_reading_addresses(const GemmProblem &p, const RunArgs &body_args,
 // it is a child graph node, recorded there, so that a launch for other operands can capture it again for them (or
 // cuBLAS's, reading them at launch).
 Status fp32_branch(const GemmProblem &p, const RunArgs &body_args, GivenNodes *given, fg_sgemm_algo_t *fallback) {
-  if (given == nullptr) return body_args.fp32_product(p, body_args, fallback);
+  if (given == nullptr) return run_fp32_fallback(p, body_args, fallback);
   if (given->fp32_count == GraphCache::kMostChildren)
     return Status::failure(StatusCode::internal_error, "more FP32 branches than a kept graph records");
   cudaGraph_t product = nullptr;
@@ -265,7 +266,7 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
 
 Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice *choice, fg_sgemm_algo_t *fallback,
                         GivenNodes *given) {
-  if (args.fp32_product == nullptr)
+  if (args.fallback == nullptr)
     return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
   const CertificateConstants certificate = certificate_constants(p.k);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
