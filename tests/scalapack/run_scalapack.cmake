@@ -14,6 +14,8 @@
 # test's SKIP_REGULAR_EXPRESSION). Without MPIRUN or PROGRAM, "SKIPPED: no ScaLAPACK ..." is printed; both are
 # reasons scripts/test.sh counts apart, never as a pass.
 #   ENV: more NAME=VALUE settings for the preloaded run, separated by spaces.
+#   BLOCK, PBLAS_PRELOAD: libfastgemm_pblas.so (PBLAS_PRELOAD) preloaded too, with FASTGEMM_PBLAS_BLOCK=BLOCK: every
+#   rank's log must say that PBLAS's block is BLOCK, the verdicts still those of the plain run.
 # A rank's calls that stay on the CPU with FASTGEMM_BLAS_MIN_FLOPS=0 (strsm_'s diagonal blocks, alpha 0) are
 # counted in the report, not judged.
 if(NOT EXISTS "${MPIRUN}" OR NOT EXISTS "${PROGRAM}")
@@ -54,7 +56,13 @@ if(user STREQUAL "0")
   list(PREPEND mpirun_options --allow-run-as-root)
 endif()
 set(clean_environment --unset=LD_PRELOAD --unset=FASTGEMM_LOG --unset=FASTGEMM_BLAS_DEVICES
-                      --unset=FASTGEMM_BLAS_MIN_FLOPS OMPI_MCA_btl_vader_single_copy_mechanism=none)
+                      --unset=FASTGEMM_BLAS_MIN_FLOPS --unset=FASTGEMM_PBLAS_BLOCK
+                      OMPI_MCA_btl_vader_single_copy_mechanism=none)
+set(preload ${PRELOAD})
+if(BLOCK)
+  set(preload ${PRELOAD}:${PBLAS_PRELOAD})
+  list(APPEND extra_environment FASTGEMM_PBLAS_BLOCK=${BLOCK})
+endif()
 
 # The verdicts of a tester's output: the PBLAS testers' summary rows (routine, tests, passed, failed,
 # skipped), or the drivers' counts; failed, the number of tests failed.
@@ -90,7 +98,7 @@ foreach(run IN ITEMS preloaded plain)
   file(WRITE "${directory}/${DECK_NAME}" "${deck}")
   set(command ${MPIRUN} ${mpirun_options})
   if(run STREQUAL "preloaded")
-    foreach(setting IN ITEMS LD_PRELOAD=${PRELOAD} FASTGEMM_LOG=1 ${extra_environment})
+    foreach(setting IN ITEMS LD_PRELOAD=${preload} FASTGEMM_LOG=1 ${extra_environment})
       list(APPEND command -x ${setting})
     endforeach()
     # Each rank's stderr, the drop-in's log, in a file of its own.
@@ -140,6 +148,9 @@ foreach(run IN ITEMS preloaded plain)
       endif()
       if(NOT log MATCHES "fastgemm_blas: (${routine_regex}) [^\n]* on the (CPU|GPU)")
         list(APPEND problems "rank ${rank}: the drop-in took no call (no log line)")
+      endif()
+      if(BLOCK AND NOT log MATCHES "fastgemm_pblas: PBLAS's block is ${BLOCK} \\(FASTGEMM_PBLAS_BLOCK")
+        list(APPEND problems "rank ${rank}: the log does not say that PBLAS's block is ${BLOCK}")
       endif()
       string(APPEND logs "${log}")
     endforeach()
