@@ -85,11 +85,11 @@ Status take_resources(const Selection<Problem, Id> &selection, const Problem &pr
   return Status::success();
 }
 
-// Runs the chosen variant on the context's stream, with what take_resources gives it. `report` receives an emulating
-// variant's report (may be nullptr); `auto_selected` tells whether AUTO chose it.
+// Runs the chosen variant on the context's stream, with what take_resources gives it. `report` is where the variant
+// reports what it did (RunArgs::report, may be nullptr), handed on unread; `auto_selected` tells whether AUTO chose it.
 template <typename Problem, typename Id>
 Status run_variant(const Selection<Problem, Id> &selection, const Problem &problem, Context &context,
-                   EmulationReport *report, bool auto_selected, const FallbackVariant *fallback = nullptr) {
+                   VariantReport *report, bool auto_selected, const FallbackVariant *fallback = nullptr) {
   const Variant<Problem, Id> &variant = *selection.variant;
   bool capturing = false;
   if ((variant.flags & kDecidesOnDevice) != 0) FG_RETURN_IF_ERROR(context.capturing(&capturing));
@@ -97,7 +97,7 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
   RunArgs args;
   args.stream = context.stream();
   args.device = &device;
-  args.emulation = report;
+  args.report = report;
   args.captured = capturing;
   args.auto_selected = auto_selected;
   if ((variant.flags & kDecidesOnDevice) != 0) args.state = &context.variant_state(&variant);
@@ -117,8 +117,8 @@ Status run_variant(const Selection<Problem, Id> &selection, const Problem &probl
 // preference that it may run.
 template <typename Problem, typename Id, size_t Count, typename AutoPreference>
 Status run_selected(const Variant<Problem, Id> *const (&table)[Count], Id selected, AutoPreference &&auto_preference,
-                    const Problem &problem, Context &context, const AutoLimits &limits, EmulationReport *report,
-                    Id *ran, const FallbackVariant *fallback = nullptr) {
+                    const Problem &problem, Context &context, const AutoLimits &limits, VariantReport *report, Id *ran,
+                    const FallbackVariant *fallback = nullptr) {
   const DeviceInfo &device = context.device();
   Selection<Problem, Id> selection;
   FG_RETURN_IF_ERROR(select_variant(table, selected, auto_preference, problem, device, limits, &selection));

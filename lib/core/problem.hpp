@@ -22,8 +22,9 @@ struct BasicGemmOperand {
 };
 using GemmOperand = BasicGemmOperand<float>;
 
-// Where a kept graph's kernels read the operands' addresses and the scalars at run time (device memory): the
-// same graph then serves calls that differ only in these (FG_SGEMM_OZAKI_INT8's graphs outside a capture).
+// The operands' addresses and the scalars in device memory, where work captured into a graph reads them each time it
+// runs rather than when it was captured: the same graph then serves calls that differ only in these, written there
+// before each launch.
 template <typename T>
 struct BasicLiveOperands {
   const T *a = nullptr;
@@ -48,9 +49,10 @@ struct BasicGemmProblem {
   T *c = nullptr;
   int64_t ldc = 0;
   int64_t stride_c = 0;
-  // Where given (device memory), the kernels that honour it read a.data, b.data, c, alpha and beta there when they
-  // run, instead of the values above, which the host's choices still use (beta == 0 among them); cuBLAS's product
-  // (FG_SGEMM_CUBLAS) reads alpha and beta there, and the addresses too where `live_addresses` (sgemm/cublas.hpp).
+  // Where given (device memory), the variants that honour it read a.data, b.data, c, alpha and beta there when their
+  // work runs, instead of the values above, which the host's choices still use (beta == 0 among them); the others
+  // read the values above. A variant may read only the scalars there unless `live_addresses` asks for the addresses
+  // too. Which variants honour them, and how far, is the operation's to say (SGEMM's: sgemm/variant.hpp).
   const BasicLiveOperands<T> *live = nullptr;
   bool live_addresses = false;
 };

@@ -20,9 +20,9 @@
 
 namespace fastgemm::detail {
 
-// What an emulating variant reports of the product it ran (sgemm/emulation_report.hpp); only that variant and its
-// caller look inside.
-struct EmulationReport;
+// What a variant reports of the run it made, beyond its status, as its operation defines it (SGEMM's:
+// sgemm/variant.hpp); only the variant and the operation's caller look inside, the dispatcher hands it on.
+struct VariantReport;
 // The variant a kDecidesOnDevice variant runs where it declines the operands on the device, as its operation
 // defines it (sgemm/variant.hpp); only the two of them look inside.
 struct FallbackVariant;
@@ -44,16 +44,17 @@ struct RunArgs {
   void *cublas_workspace = nullptr;
   size_t cublas_workspace_bytes = 0;
   const DeviceInfo *device = nullptr;
-  // Where an emulating variant reports what it did, on success; nullptr when nobody asks.
-  EmulationReport *emulation = nullptr;
+  // Where the variant reports what it did, on success, if its operation has anything to report; nullptr when nobody
+  // asks.
+  VariantReport *report = nullptr;
   // Whether `stream` is being captured into a CUDA graph (told to kDecidesOnDevice variants).
   bool captured = false;
-  // Whether AUTO chose the variant (rather than the caller, by name): a kDecidesOnDevice variant then falls back to
-  // FP32 on the device where it declines the operands, instead of telling the host.
+  // Whether AUTO chose the variant (rather than the caller, by name): a kDecidesOnDevice variant then runs `fallback`
+  // on the device where it declines the operands, instead of telling the host.
   bool auto_selected = false;
-  // For a kDecidesOnDevice variant: its state in the handle (core/variant_state.hpp), which it makes on first use
-  // (the emulated mode keeps there the instantiated graph of a call made outside a capture, and launches it again for
-  // the same call). nullptr where the caller keeps none.
+  // For a kDecidesOnDevice variant: its state in the handle (core/variant_state.hpp), which it makes on first use and
+  // finds again on the next call (the graph it captured a call into, launched again for the same call). nullptr where
+  // the caller keeps none.
   std::unique_ptr<VariantState> *state = nullptr;
   // For a kDecidesOnDevice variant, which chooses on the device between its own work and another variant's: that
   // variant, chosen by the operation together with this one (SGEMM's: the workspace-free AUTO choice in FP32,
@@ -72,7 +73,7 @@ enum VariantFlag : unsigned {
   kDeclinesWithoutWorkspace = 1u << 1,
   // run() makes its choices on the device, as graph nodes that its kernels decide at each launch (a conditional
   // node): on a stream being captured, and, when AUTO chose it, outside one too (a graph of its own, kept in
-  // RunArgs::graphs), so that it synchronizes nothing and never declines. Chosen by name outside a capture, it
+  // RunArgs::state), so that it synchronizes nothing and never declines. Chosen by name outside a capture, it
   // synchronizes the stream once instead, to decline with not_supported the operands it cannot take.
   kDecidesOnDevice = 1u << 2,
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a variant keeps in the handle from one call to the next (the emulated mode's instantiated graphs): made by
+// What a variant keeps in the handle from one call to the next (the graphs it instantiated, say): made by
 // the variant on first use, owned by the handle's context, which tells it when the workspace changes and releases it
 // while the device is still held. The context knows no more of it than this.
 #pragma once

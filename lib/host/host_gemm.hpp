@@ -27,7 +27,6 @@
 #include "core/context.hpp"
 #include "core/problem.hpp"
 #include "core/status.hpp"
-#include "core/variant.hpp"
 #include "fastgemm/fastgemm.h"
 
 namespace fastgemm::detail {
@@ -54,6 +53,9 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
 // The deepest k the engine takes in one chunk (FG_REPRODUCIBLE_SHAPE): a line of a panel must fit in one
 // pinned ring chunk.
 int64_t host_whole_k_limit();
+
+// What the SGEMM path reports of an emulated product (sgemm/emulation_report.hpp), which the tiles never ask for.
+struct EmulationReport;
 
 // How a tile is computed, given by the caller so that this folder depends on no other operation: for
 // fg_sgemm_host the handle's SGEMM path, for libfastgemm_blas's FP64 products cuBLAS's DGEMM. `product` runs a

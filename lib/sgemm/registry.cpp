@@ -140,8 +140,9 @@ Status run_sgemm(const GemmProblem &problem, Context &context, fg_sgemm_algo_t s
   FallbackVariant fallback;
   if (problem.math == FG_MATH_FP32_EMULATED || selected == FG_SGEMM_OZAKI_INT8)
     FG_RETURN_IF_ERROR(select_fp32_fallback(problem, context.device(), &fallback));
-  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits, report, ran,
-                      fallback.variant != nullptr ? &fallback : nullptr);
+  VariantReport reported{report};
+  return run_selected(kVariants, selected, sgemm_auto_preference, problem, context, limits,
+                      report != nullptr ? &reported : nullptr, ran, fallback.variant != nullptr ? &fallback : nullptr);
 }
 
 }  // namespace fastgemm::detail

@@ -26,7 +26,7 @@
 
 namespace fastgemm::detail {
 
-// The emulated mode's state in the handle (core/variant_state.hpp).
+// The emulated mode's state in the handle (RunArgs::state, core/variant_state.hpp).
 class GraphCache final : public VariantState {
  public:
   // The cache kept in args.state, made there on first use; nullptr where the caller keeps none or it could not be

@@ -10,6 +10,7 @@
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
 #include "sgemm/ozaki_int8/steps.hpp"
+#include "sgemm/variant.hpp"
 
 namespace fastgemm::detail::ozaki {
 namespace {
@@ -68,7 +69,7 @@ Status capture_call(const GemmProblem &p, const RunArgs &args, LiveOperands *liv
   RunArgs inner = args;
   inner.stream = call.stream();
   inner.captured = true;
-  inner.emulation = nullptr;
+  inner.report = nullptr;
   GemmProblem given = p;
   given.live = live;
   GivenNodes nodes;
@@ -152,11 +153,12 @@ Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
     if (kept == nullptr) return Status::failure(StatusCode::internal_error, "a graph kept could not be found again");
   }
   FG_CUDA_CHECK(cudaGraphLaunch(kept->exec, args.stream));
-  if (args.emulation != nullptr) {
-    *args.emulation = EmulationReport{};
-    FG_RETURN_IF_ERROR(graphs.record_done(args.stream, &args.emulation->done));
-    args.emulation->pending = slot;
-    args.emulation->fallback = static_cast<fg_sgemm_algo_t>(kept->tag);
+  if (args.report != nullptr) {
+    EmulationReport &report = *args.report->emulation;
+    report = EmulationReport{};
+    FG_RETURN_IF_ERROR(graphs.record_done(args.stream, &report.done));
+    report.pending = slot;
+    report.fallback = static_cast<fg_sgemm_algo_t>(kept->tag);
   }
   return Status::success();
 }

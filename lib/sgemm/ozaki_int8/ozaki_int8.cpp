@@ -53,7 +53,7 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
     fg_sgemm_algo_t fallback = FG_SGEMM_AUTO;
     FG_RETURN_IF_ERROR(enqueue_captured(p, args, nullptr, &fallback, nullptr));
     // The report cannot tell a replay's choice: it says no emulation ran at capture.
-    if (args.emulation != nullptr) *args.emulation = EmulationReport{};
+    if (args.report != nullptr) *args.report->emulation = EmulationReport{};
     return Status::success();
   }
   const cudaStream_t stream = args.stream;
@@ -75,9 +75,9 @@ Status run_ozaki(const GemmProblem &p, const RunArgs &args) {
                     std::to_string(p.batch * p.m * p.n) +
                     " elements, or more moduli than pay: FP32 throughout is faster for these operands");
   FG_RETURN_IF_ERROR(products_at(p, choice.count, args, plan, certificate, false, flagged_rows, flagged_cols));
-  if (args.emulation != nullptr) {
-    args.emulation->moduli = choice.count;
-    args.emulation->fp32_elements = choice.fp32_elements;
+  if (args.report != nullptr) {
+    args.report->emulation->moduli = choice.count;
+    args.report->emulation->fp32_elements = choice.fp32_elements;
   }
   return Status::success();
 }
