@@ -1,17 +1,28 @@
 # SPDX-License-Identifier: Apache-2.0
-# LAPACK's own single-precision test programs (Debian's liblapack-test, installed in LAPACK_DIR) run twice in
-# WORK_DIR: on the CPU, then with libfastgemm_blas.so (PRELOAD) preloaded and every sgemm_ sent to the GPU
-# (FASTGEMM_BLAS_MIN_FLOPS=0, FASTGEMM_LOG=1 into a file). Each suite must run as many tests on the GPU as on
-# the CPU, fail none the CPU passes (LAPACK's "out of ... tests failed to pass the threshold"), and report no
-# more illegal-argument or INFO lines; every GPU call must have succeeded, and some must have run.
+# LAPACK's own test programs of one precision (Debian's liblapack-test, installed in LAPACK_DIR) run twice in
+# WORK_DIR: on the CPU, then with libfastgemm_blas.so (PRELOAD) preloaded and every Level 3 call it takes sent
+# to the GPU (FASTGEMM_BLAS_MIN_FLOPS=0, FASTGEMM_LOG=1 into a file). Each suite must run as many tests on the
+# GPU as on the CPU, fail none the CPU passes (LAPACK's "out of ... tests failed to pass the threshold"), and
+# report no more illegal-argument or INFO lines; every GPU call must have succeeded, and some must have run.
+# The report counts the GPU calls of each routine (the second word of the drop-in's log line).
 # Prints "SKIPPED: ..." (the test's SKIP_REGULAR_EXPRESSION) when PROBE (a program that calls cblas_sgemm)
 # finds no usable GPU through the preloaded library (as "no CUDA device", the reason scripts/test.sh counts),
 # or without the package.
+# PRECISION: s (the default: xlintsts, xeigtsts, ...) or d (xlintstd, xeigtstd, ..., and the mixed-precision
+# xlintstds), the programs and inputs lapack_testing.py runs for it.
 # Optional: SUITES, "program:input" pairs separated by spaces (all of them by default); ENV, more NAME=VALUE
 # settings for the GPU run (separated by spaces), e.g. FASTGEMM_BLAS_REPRODUCIBLE=0; SEQUENCE, a library whose
 # sgemm_ computes FG_REPRODUCIBLE_SHAPE's documented sequence on the CPU (shape_sequence_sgemm.c): each suite
 # runs a third time with it preloaded, and the GPU's output must be that run's, less the timings (only with
-# the drop-in's default, FG_REPRODUCIBLE_SHAPE).
+# the drop-in's default, FG_REPRODUCIBLE_SHAPE); REQUIRE_ON_GPU, routines (as the log names them, dgemm_) of
+# which some calls must have run on the GPU over the whole run.
+if(NOT PRECISION)
+  set(PRECISION s)
+elseif(NOT PRECISION MATCHES "^[sd]$")
+  message(FATAL_ERROR "PRECISION is s or d, not '${PRECISION}'")
+elseif(SEQUENCE AND NOT PRECISION STREQUAL "s")
+  message(FATAL_ERROR "SEQUENCE is an SGEMM: single precision only")
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -22,7 +33,7 @@ if(probe_log MATCHES "no GPU for this (thread|process)")
   message(STATUS "SKIPPED: no CUDA device usable (${PROBE} ran on the CPU)")
   return()
 endif()
-if(NOT EXISTS "${LAPACK_DIR}/xlintsts" OR NOT EXISTS "${LAPACK_DIR}/xeigtsts")
+if(NOT EXISTS "${LAPACK_DIR}/xlintst${PRECISION}" OR NOT EXISTS "${LAPACK_DIR}/xeigtst${PRECISION}")
   message(STATUS "SKIPPED: LAPACK's test programs are not in ${LAPACK_DIR} (Debian: apt-get install liblapack-test)")
   return()
 endif()
@@ -30,11 +41,18 @@ if(NOT probe_status EQUAL 0 OR NOT probe_log MATCHES "on the GPU \\([a-z_]+\\) -
   message(FATAL_ERROR "the probe ${PROBE} did not run on the GPU (status ${probe_status}):\n${probe_log}")
 endif()
 
-# lapack_testing.py's single-precision runs (3.11), and the balancing inputs the package ships beside them.
+# lapack_testing.py's runs of the precision (3.11), and the balancing inputs the package ships beside them:
+# the inputs of the eigenvalue programs named without a letter serve every precision. Double precision has
+# the mixed-precision linear solvers too (xlintstds: DSGESV and DSPOSV, which factor in single precision).
 if(NOT SUITES)
-  set(SUITES xlintsts:stest.in xlintstrfs:stest_rfp.in)
-  foreach(input IN ITEMS nep sep se2 svd sec sed sgg sgd ssb ssg sbb glm gqr gsv csd lse sbal sbak sgbal sgbak)
-    list(APPEND SUITES xeigtsts:${input}.in)
+  set(letter ${PRECISION})
+  set(SUITES xlintst${letter}:${letter}test.in xlintstrf${letter}:${letter}test_rfp.in)
+  if(letter STREQUAL "d")
+    list(APPEND SUITES xlintstds:dstest.in)
+  endif()
+  foreach(input IN ITEMS nep sep se2 svd ${letter}ec ${letter}ed ${letter}gg ${letter}gd ${letter}sb ${letter}sg
+                         ${letter}bb glm gqr gsv csd lse ${letter}bal ${letter}bak ${letter}gbal ${letter}gbak)
+    list(APPEND SUITES xeigtst${letter}:${input}.in)
   endforeach()
 else()
   separate_arguments(SUITES UNIX_COMMAND "${SUITES}")
@@ -68,6 +86,8 @@ endfunction()
 set(problems "")
 set(report "")
 set(total_gpu_calls 0)
+set(gpu_routines "")
+set(why_not_gpu "")
 foreach(suite IN LISTS SUITES)
   string(REPLACE ":" ";" parts "${suite}")
   list(GET parts 0 program)
@@ -107,13 +127,43 @@ foreach(suite IN LISTS SUITES)
       list(APPEND problems "${program} < ${input} on the ${where}: exit status ${status}")
     endif()
   endforeach()
-  # One log line a call: counted by grep, the log of a suite can hold a million.
-  execute_process(COMMAND grep -c "on the GPU (" "${WORK_DIR}/${name}.gpu.log" OUTPUT_VARIABLE gpu_calls
-                  OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT gpu_calls MATCHES "^[0-9]+$")
-    set(gpu_calls 0)
+  # One log line a call, "fastgemm_blas: dgemm_ m=... on the GPU (...) -> ...": counted by awk, routine by
+  # routine, since the log of a suite can hold a million.
+  set(gpu_calls 0)
+  set(suite_calls "")
+  if(EXISTS "${WORK_DIR}/${name}.gpu.log")
+    execute_process(
+      COMMAND awk "/ on the GPU \\(/ { calls[$2]++ } END { for (routine in calls) print routine, calls[routine] }"
+              "${WORK_DIR}/${name}.gpu.log"
+      COMMAND sort OUTPUT_VARIABLE counts OUTPUT_STRIP_TRAILING_WHITESPACE)
+    string(REPLACE "\n" ";" counts "${counts}")
+    foreach(line IN LISTS counts)
+      if(NOT line MATCHES "^([A-Za-z0-9_]+) ([0-9]+)$")
+        continue()
+      endif()
+      set(routine ${CMAKE_MATCH_1})
+      set(count ${CMAKE_MATCH_2})
+      list(FIND gpu_routines ${routine} seen)
+      if(seen EQUAL -1)
+        list(APPEND gpu_routines ${routine})
+        set(gpu_calls_${routine} 0)
+      endif()
+      math(EXPR gpu_calls_${routine} "${gpu_calls_${routine}} + ${count}")
+      math(EXPR gpu_calls "${gpu_calls} + ${count}")
+      list(APPEND suite_calls "${routine} ${count}")
+    endforeach()
   endif()
   math(EXPR total_gpu_calls "${total_gpu_calls} + ${gpu_calls}")
+  # The drop-in's reason for keeping calls on the CPU, where it gives one (a library of one precision it could
+  # not load): told with a routine of REQUIRE_ON_GPU that never ran on the GPU.
+  if(NOT why_not_gpu)
+    execute_process(COMMAND grep -m 1 "no GPU for this" "${WORK_DIR}/${name}.gpu.log" OUTPUT_VARIABLE why_not_gpu
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  endif()
+  list(JOIN suite_calls ", " suite_calls)
+  if(suite_calls)
+    set(suite_calls " (${suite_calls})")
+  endif()
   execute_process(
     COMMAND grep -m 3 -E "on the GPU \\([a-z_]+\\) -> FG_STATUS_(INVALID|NOT|NO_|ALLOC|CUDA|CUBLAS|INTERNAL)|failed on the GPU"
             "${WORK_DIR}/${name}.gpu.log"
@@ -122,7 +172,8 @@ foreach(suite IN LISTS SUITES)
     list(APPEND problems "${name}: GPU calls failed: ${gpu_failures}")
   endif()
   string(APPEND report "${name}: CPU ${cpu_run} tests, ${cpu_failed} failing, ${cpu_errors} errors; "
-                       "GPU ${gpu_run} tests, ${gpu_failed} failing, ${gpu_errors} errors; ${gpu_calls} sgemm_ on the GPU\n")
+                       "GPU ${gpu_run} tests, ${gpu_failed} failing, ${gpu_errors} errors; "
+                       "${gpu_calls} calls on the GPU${suite_calls}\n")
   if(cpu_run EQUAL 0 AND NOT gpu_untimed STREQUAL cpu_untimed)
     list(APPEND problems "${name}: its output with the GPU differs from the CPU's (${name}.cpu.out, ${name}.gpu.out)")
   endif()
@@ -158,7 +209,8 @@ foreach(suite IN LISTS SUITES)
   # ill-conditioned (M = N = 50, |X| about 4e6): a difference of 2 ulp reads 30 to 50. The reference BLAS
   # passes because its SGEMM adds each product into C without FMA, as STRSM does; any SGEMM with FMA fails
   # it (the reference's own order with FMA: 38.8; OpenBLAS: 33 to 43), and later LAPACK divides by |X|. Such
-  # a failure, with the GPU only and under 100, is reported and not counted.
+  # a failure, with the GPU only and under 100, is reported and not counted. Single precision alone: a failure
+  # of double precision's DTFSM counts.
   set(known_failures 0)
   list(LENGTH cpu_stfsm cpu_stfsm_count)
   if(cpu_stfsm_count EQUAL 0)
@@ -182,12 +234,26 @@ foreach(suite IN LISTS SUITES)
   endif()
 endforeach()
 if(total_gpu_calls EQUAL 0)
-  list(APPEND problems "no sgemm_ call ran on the GPU")
+  list(APPEND problems "no call ran on the GPU")
 endif()
+if(why_not_gpu)
+  set(why_not_gpu " (the log: ${why_not_gpu})")
+endif()
+foreach(routine IN LISTS REQUIRE_ON_GPU)
+  list(FIND gpu_routines ${routine} seen)
+  if(seen EQUAL -1)
+    list(APPEND problems "no ${routine} call ran on the GPU${why_not_gpu}")
+  endif()
+endforeach()
+set(by_routine "")
+foreach(routine IN LISTS gpu_routines)
+  list(APPEND by_routine "${routine} ${gpu_calls_${routine}}")
+endforeach()
+list(JOIN by_routine ", " by_routine)
 get_filename_component(preloaded "${PRELOAD}" NAME)
 if(problems)
   message(FATAL_ERROR "LAPACK's tests with ${preloaded}:\n${report}problems:\n${problems}\n"
                       "(outputs and logs in ${WORK_DIR})")
 endif()
 message(STATUS "LAPACK's tests with ${preloaded}: every suite as on the CPU; "
-               "${total_gpu_calls} sgemm_ calls ran on the GPU\n${report}")
+               "${total_gpu_calls} calls ran on the GPU (${by_routine})\n${report}")
