@@ -61,12 +61,12 @@ typedef void (*Call13)(void *, void *, void *, void *, void *, void *, void *, v
 
 /* Every routine's arguments are pointers (then the hidden lengths of its character arguments): the wrapper
    takes 13 and the lengths, and hands them all on. */
-#define WRAP(name, precision, family, flops_expr, elements_expr)                                                   \
+#define WRAP(name, precision, family, flops_expr, elements_expr)                                                 \
   void name(void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, void *a10, \
-            void *a11, void *a12, void *a13, size_t l1, size_t l2, size_t l3, size_t l4) {                        \
+            void *a11, void *a12, void *a13, size_t l1, size_t l2, size_t l3, size_t l4) {                       \
     const double start = now();                                                                                  \
-    ((Call13)next(precision, family))(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, l1, l2, l3, l4);     \
-    record(precision, family, now() - start, (flops_expr), (elements_expr));                                       \
+    ((Call13)next(precision, family))(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, l1, l2, l3, l4);   \
+    record(precision, family, now() - start, (flops_expr), (elements_expr));                                     \
   }
 #define I(p) ((double)*(const int *)(p))
 #define SIDE_ORDER(side, m, n) ((*(const char *)(side) == 'L' || *(const char *)(side) == 'l') ? I(m) : I(n))

@@ -33,20 +33,20 @@ void Cdgsum2d(int context, const char *scope, const char *top, int m, int n, dou
 int numroc_(const int *n, const int *nb, const int *process, const int *source, const int *processes);
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *row_source,
                const int *column_source, const int *context, const int *lld, int *info);
-#define PGEMM(name)                                                                                                \
-  void name(const char *, const char *, const int *, const int *, const int *, const void *, const void *,       \
+#define PGEMM(name)                                                                                                   \
+  void name(const char *, const char *, const int *, const int *, const int *, const void *, const void *,            \
             const int *, const int *, const int *, const void *, const int *, const int *, const int *, const void *, \
             void *, const int *, const int *, const int *);
-#define PGEMV(name)                                                                                                  \
+#define PGEMV(name)                                                                                                    \
   void name(const char *, const int *, const int *, const void *, const void *, const int *, const int *, const int *, \
             const void *, const int *, const int *, const int *, const int *, const void *, void *, const int *,       \
             const int *, const int *, const int *);
 #define PGETRF(name) void name(const int *, const int *, void *, const int *, const int *, const int *, int *, int *);
-#define PGETRS(name)                                                                                              \
+#define PGETRS(name)                                                                                                  \
   void name(const char *, const int *, const int *, const void *, const int *, const int *, const int *, const int *, \
             void *, const int *, const int *, const int *, int *);
 #define PPOTRF(name) void name(const char *, const int *, void *, const int *, const int *, const int *, int *);
-#define PPOTRS(name)                                                                                              \
+#define PPOTRS(name)                                                                                             \
   void name(const char *, const int *, const int *, const void *, const int *, const int *, const int *, void *, \
             const int *, const int *, const int *, int *);
 PGEMM(psgemm_)
@@ -151,8 +151,8 @@ static void gemv(const Grid *g, const Matrix *a, const Matrix *x, Matrix *y) {
   const float s_one = 1, s_zero = 0;
   const void *alpha = g->double_precision ? (const void *)&d_one : (const void *)&s_one;
   const void *beta = g->double_precision ? (const void *)&d_zero : (const void *)&s_zero;
-  (g->double_precision ? pdgemv_ : psgemv_)("N", &g->n, &g->n, alpha, a->data, &one, &one, a->desc, x->data, &one,
-                                            &one, x->desc, &one, beta, y->data, &one, &one, y->desc, &one);
+  (g->double_precision ? pdgemv_ : psgemv_)("N", &g->n, &g->n, alpha, a->data, &one, &one, a->desc, x->data, &one, &one,
+                                            x->desc, &one, beta, y->data, &one, &one, y->desc, &one);
 }
 
 int main(int argc, char **argv) {
@@ -215,8 +215,8 @@ int main(int argc, char **argv) {
     Cblacs_barrier(g.context, "All");
     const double start = now();
     if (is_gemm) {
-      (g.double_precision ? pdgemm_ : psgemm_)("N", "N", &g.n, &g.n, &g.n, alpha, a.data, &one, &one, a.desc,
-                                               b.data, &one, &one, b.desc, beta, c.data, &one, &one, c.desc);
+      (g.double_precision ? pdgemm_ : psgemm_)("N", "N", &g.n, &g.n, &g.n, alpha, a.data, &one, &one, a.desc, b.data,
+                                               &one, &one, b.desc, beta, c.data, &one, &one, c.desc);
     } else if (is_getrf) {
       (g.double_precision ? pdgetrf_ : psgetrf_)(&g.n, &g.n, a.data, &one, &one, a.desc, pivots, &info);
     } else {
@@ -238,8 +238,8 @@ int main(int argc, char **argv) {
     check = sqrt(squares(&g, &y, &x) / squares(&g, &x, NULL));
     passed = passed && check < (g.double_precision ? 1e-10 : 1e-3);
   } else {
-    fill(&g, &b, 1, kind);  /* A again */
-    gemv(&g, &b, &x, &y);   /* b = A x0 */
+    fill(&g, &b, 1, kind); /* A again */
+    gemv(&g, &b, &x, &y);  /* b = A x0 */
     memcpy(z.data, y.data, (size_t)y.local_rows * (size_t)y.local_columns * g.element);
     int solve_info = 0;
     if (is_getrf)
@@ -256,8 +256,8 @@ int main(int argc, char **argv) {
   if (rank == 0) {
     const double n = g.n;
     const double flops = is_gemm ? 2 * n * n * n : is_getrf ? 2 * n * n * n / 3 : n * n * n / 3;
-    printf("%-7s N=%d NB=%d grid=%dx%d seconds=%.3f GFLOPS=%.1f info=%d check=%.3g %s\n", routine, g.n, g.nb,
-           g.rows, g.columns, best, flops / best * 1e-9, info, check, passed ? "ok" : "FAILED");
+    printf("%-7s N=%d NB=%d grid=%dx%d seconds=%.3f GFLOPS=%.1f info=%d check=%.3g %s\n", routine, g.n, g.nb, g.rows,
+           g.columns, best, flops / best * 1e-9, info, check, passed ? "ok" : "FAILED");
   }
   Cblacs_gridexit(g.context);
   Cblacs_exit(0);
