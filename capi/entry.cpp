@@ -4,20 +4,23 @@
 #include <string>
 
 #include "capi/statuses.hpp"
+#include "capi/thread_text.hpp"
 
 namespace fastgemm::capi {
 namespace {
 
 using detail::StatusCode;
 
-thread_local std::string t_last_message;
+thread_local bool t_last_message_gone = false;
+thread_local ThreadText t_last_message(&t_last_message_gone);
 thread_local int t_last_cuda_error = 0;
 
 }  // namespace
 
 fg_status_t record(const char *function, const Status &status) noexcept {
   if (status.ok()) return FG_STATUS_SUCCESS;
-  record_message(&t_last_message, function, status.message);
+  if (std::string *message = ThreadText::of(t_last_message, t_last_message_gone))
+    record_message(message, function, status.message);
   // The error behind this thread's last FG_STATUS_CUDA_ERROR (or NO_DEVICE reported by CUDA): other failures
   // leave it as it is.
   if (status.code == StatusCode::cuda_error || (status.code == StatusCode::no_device && status.cuda_error != 0))
@@ -25,7 +28,10 @@ fg_status_t record(const char *function, const Status &status) noexcept {
   return public_status(status.code);
 }
 
-const char *last_error_message() noexcept { return t_last_message.c_str(); }
+const char *last_error_message() noexcept {
+  const std::string *message = ThreadText::of(t_last_message, t_last_message_gone);
+  return message != nullptr ? message->c_str() : "";
+}
 
 int last_cuda_error() noexcept { return t_last_cuda_error; }
 

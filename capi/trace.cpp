@@ -9,6 +9,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "capi/thread_text.hpp"
+
 namespace fastgemm::capi {
 namespace {
 
@@ -36,10 +38,13 @@ nvtxDomainHandle_t nvtx_domain() {
 // The line of the call being traced. A thread runs one public call at a time and no traced call makes
 // another, so one buffer per thread is enough. It grows to the longest line the thread has traced and is
 // kept, so a listened-to call allocates only when its line is longer than any before it.
-thread_local std::string t_line;
+thread_local bool t_line_gone = false;
+thread_local fastgemm::capi::ThreadText t_line(&t_line_gone);
 
 // "function(arguments)" at full length, or nullptr when formatting fails.
 const char *format_line(const char *function, const char *format, va_list arguments) noexcept {
+  std::string *line = fastgemm::capi::ThreadText::of(t_line, t_line_gone);
+  if (line == nullptr) return nullptr;  // the thread is ending and its line is gone: the call is logged by name
   try {
     va_list measuring;
     va_copy(measuring, arguments);
@@ -47,12 +52,12 @@ const char *format_line(const char *function, const char *format, va_list argume
     va_end(measuring);
     if (length < 0) return nullptr;
     const size_t prefix = std::strlen(function) + 1;
-    t_line.resize(prefix + static_cast<size_t>(length) + 1);
-    std::memcpy(&t_line[0], function, prefix - 1);
-    t_line[prefix - 1] = '(';
-    std::vsnprintf(&t_line[prefix], static_cast<size_t>(length) + 1, format, arguments);
-    t_line.back() = ')';
-    return t_line.c_str();
+    line->resize(prefix + static_cast<size_t>(length) + 1);
+    std::memcpy(&(*line)[0], function, prefix - 1);
+    (*line)[prefix - 1] = '(';
+    std::vsnprintf(&(*line)[prefix], static_cast<size_t>(length) + 1, format, arguments);
+    line->back() = ')';
+    return line->c_str();
   } catch (...) {
     return nullptr;  // out of host memory for the line: the call itself goes on untraced
   }

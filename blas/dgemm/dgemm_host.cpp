@@ -24,6 +24,7 @@
 
 #include "blas/dgemm/dgemm_problem.hpp"
 #include "capi/statuses.hpp"
+#include "capi/thread_text.hpp"
 #include "core/check.hpp"
 #include "core/context.hpp"
 #include "core/device.hpp"
@@ -49,11 +50,13 @@ struct fastgemm_blas_dgemm_handle {
 
 namespace {
 
-thread_local std::string t_last_message;
+thread_local bool t_last_message_gone = false;
+thread_local fastgemm::capi::ThreadText t_last_message(&t_last_message_gone);  // capi/thread_text.hpp says why
 
 fg_status_t record(const char *function, const Status &status) noexcept {
   if (status.ok()) return FG_STATUS_SUCCESS;
-  fastgemm::capi::record_message(&t_last_message, function, status.message);
+  if (std::string *message = fastgemm::capi::ThreadText::of(t_last_message, t_last_message_gone))
+    fastgemm::capi::record_message(message, function, status.message);
   return fastgemm::capi::public_status(status.code);
 }
 
@@ -180,4 +183,7 @@ FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_status_name(fg_status
   return fastgemm::capi::status_name(status);
 }
 
-FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_last_error_message(void) { return t_last_message.c_str(); }
+FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_last_error_message(void) {
+  const std::string *message = fastgemm::capi::ThreadText::of(t_last_message, t_last_message_gone);
+  return message != nullptr ? message->c_str() : "";
+}

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -633,6 +634,94 @@ TEST_CASE("host: a pageable operand shorter than its extents is refused, named, 
   for (int64_t i = 0; i < small * small; ++i) CHECK(c_page[i] == 7.0f);
   REQUIRE(munmap(pages, 6 * page) == 0);
 }
+
+namespace {
+
+// What one thread of the test below found, checked on the main thread (Catch2's assertions are not thread-safe).
+struct ThreadFindings {
+  int calls = 0, failed_calls = 0, wrong = 0, guards_hit = 0, changed_after_return = 0;
+  double worst = 0.0;
+  std::string first_failure;
+};
+
+// One thread's life: its own handle, products of many tiles (the caller sets FASTGEMM_HOST_TILE) on pageable
+// operands allocated afresh for each, the handle destroyed on the thread before it ends. Each C has guard elements
+// on both sides, and is read again a while after the call returned: the call must write exactly C's elements, and
+// all of them before it returns.
+void host_thread(int index, ThreadFindings *found) {
+  fg_handle_t handle = nullptr;
+  if (fg_create(&handle) != FG_STATUS_SUCCESS) {
+    found->first_failure = "fg_create failed";
+    return;
+  }
+  constexpr int64_t guard = 256;
+  uint64_t state = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
+  const auto next = [&state](int64_t low, int64_t high) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return low + static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(high - low + 1));
+  };
+  for (int round = 0; round < 12; ++round) {
+    const int64_t m = next(65, 199), n = next(65, 199), k = next(65, 199), ldc = m + next(0, 3);
+    std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    std::vector<float> c(static_cast<size_t>(ldc * n + 2 * guard), std::numeric_limits<float>::quiet_NaN());
+    fill_uniform(a, state + 1);
+    fill_uniform(b, state + 2);
+    for (int64_t i = 0; i < guard; ++i) c[static_cast<size_t>(i)] = c[c.size() - 1 - static_cast<size_t>(i)] = 7.0f;
+    float *window = c.data() + guard;
+    ++found->calls;
+    const fg_status_t status = fg_sgemm_host(handle, FG_COL_MAJOR, FG_OP_N, FG_OP_N, m, n, k, 1.0f, a.data(), m,
+                                             b.data(), k, 0.0f, window, ldc);
+    if (status != FG_STATUS_SUCCESS) {
+      ++found->failed_calls;
+      if (found->first_failure.empty()) found->first_failure = fg_last_error_message();
+      continue;
+    }
+    const std::vector<float> returned = c;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0.0, scale = 0.0;
+        for (int64_t l = 0; l < k; ++l) {
+          const double term =
+              static_cast<double>(a[static_cast<size_t>(i + l * m)]) * b[static_cast<size_t>(l + j * k)];
+          sum += term;
+          scale += std::fabs(term);
+        }
+        const double got = window[i + j * ldc];
+        const double error = std::isfinite(got) ? std::fabs(got - sum) / (scale > 0 ? scale : 1.0) : 1.0;
+        found->worst = std::max(found->worst, error);
+        if (!(error <= gemm_tolerance(k))) ++found->wrong;
+      }
+    for (int64_t i = 0; i < guard; ++i)
+      if (c[static_cast<size_t>(i)] != 7.0f || c[c.size() - 1 - static_cast<size_t>(i)] != 7.0f) ++found->guards_hit;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (std::memcmp(returned.data(), c.data(), c.size() * sizeof(float)) != 0) ++found->changed_after_return;
+  }
+  if (fg_destroy(handle) != FG_STATUS_SUCCESS && found->first_failure.empty())
+    found->first_failure = std::string("fg_destroy: ") + fg_last_error_message();
+}
+
+}  // namespace
+
+TEST_CASE("host: several threads at once, each with a handle of its own made and destroyed there, many tiles",
+          "[host]") {
+  const TileLimit tiles(64);
+  constexpr int threads = 4;
+  ThreadFindings found[threads];
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) running.emplace_back(host_thread, t, &found[t]);
+  for (std::thread &thread : running) thread.join();
+  for (int t = 0; t < threads; ++t) {
+    INFO("thread " << t << ": " << found[t].calls << " calls, worst relative error " << found[t].worst << "; "
+                   << found[t].first_failure);
+    CHECK(found[t].first_failure.empty());
+    CHECK(found[t].calls == 12);
+    CHECK(found[t].failed_calls == 0);
+    CHECK(found[t].wrong == 0);
+    CHECK(found[t].guards_hit == 0);
+    CHECK(found[t].changed_after_return == 0);
+  }
+}
+
 
 TEST_CASE("host: the C++ wrapper", "[host][cpp]") {
   fastgemm::Handle handle;

@@ -249,6 +249,35 @@ TEST_CASE("fg_last_cuda_error: the last CUDA failure's error, kept by later call
   CHECK(other_error == 0);
 }
 
+// A thread_local whose destructor calls the library while its thread ends. It is used first, so it is destroyed
+// last, after the library's own per-thread text (its last error message): libfastgemm_blas destroys each thread's
+// handles from such a destructor, and so may any program.
+struct CallsWhileEnding {
+  std::string *message = nullptr;
+  fg_status_t *status = nullptr;
+  ~CallsWhileEnding() {
+    if (message == nullptr) return;
+    *status = fg_set_stream(nullptr, nullptr);
+    *message = fg_last_error_message();
+  }
+};
+thread_local CallsWhileEnding t_calls_while_ending;
+
+TEST_CASE("a call from another thread_local's destructor, after the thread's message is gone, writes no freed memory",
+          "[abi]") {
+  std::string message = "unset";
+  fg_status_t status = FG_STATUS_SUCCESS;
+  std::thread([&] {
+    t_calls_while_ending.message = &message;
+    t_calls_while_ending.status = &status;
+    // The library's message, made now, long enough to live in a buffer of its own.
+    (void)fg_set_stream(nullptr, nullptr);
+  }).join();
+  // The call still answers; its message is not kept (the thread's text is gone), and reading it gives "".
+  CHECK(status == FG_STATUS_INVALID_HANDLE);
+  CHECK(message.empty());
+}
+
 // Run by the unit.stub_driver CTest entry, with the toolkit's stub libcuda first on the loader path.
 TEST_CASE("fg_create with the driver's stub library: FG_STATUS_NO_DEVICE", "[.stub]") {
   int devices = 0;
