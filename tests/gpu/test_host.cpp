@@ -722,7 +722,6 @@ TEST_CASE("host: several threads at once, each with a handle of its own made and
   }
 }
 
-
 TEST_CASE("host: the C++ wrapper", "[host][cpp]") {
   fastgemm::Handle handle;
   const TileLimit limit(16);
