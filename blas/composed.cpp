@@ -163,39 +163,58 @@ void composed_trsm(const Product<T> &product, const Product<T> &fallback, const 
   // for side R (X op(A) = B solves the last columns first); upper the other way.
   const bool lower = (uplo == 'L') != (transa == 'T');
   const bool forward = left ? lower : !lower;
-  const int64_t blocks = (order + block - 1) / block;
-  bool gpu = true;
   // The element (i, j) of op(A) as the product reads it: A itself, or its transpose.
   const auto op_block = [&](int64_t row, int64_t col) {
     return transa == 'N' ? A + row + col * lda : A + col + row * lda;
   };
-  for (int64_t step = 0; step < blocks; ++step) {
-    const int64_t index = forward ? step : blocks - 1 - step;
-    const int64_t first = index * block, size = first + block <= order ? block : order - first;
-    // The lines the block still feeds: after it going forward, before it going backward.
-    const int64_t rest_first = forward ? first + size : 0, rest = forward ? order - first - size : first;
-    const T scale = step == 0 ? alpha : T(1);
-    T *own = left ? B + first : B + first * ldb;
-    solve(side, uplo, transa, diag, left ? size : m, left ? n : size, scale, A + first + first * lda, lda, own, ldb);
-    if (rest == 0) continue;
-    // The rest of B, scaled by alpha at the first step (the reference scales B before it solves), less the
-    // products of what this block solved.
-    T *others = left ? B + rest_first : B + rest_first * ldb;
-    const T beta = step == 0 ? alpha : T(1);
+  // The lines [first, first + size) of B (rows for side L, columns for side R).
+  const auto lines = [&](int64_t first) { return left ? B + first : B + first * ldb; };
+  bool gpu = true;
+  // B's lines `target` less the products of the solved lines `source` (beta scales them first):
+  // side L: B_target (|target| x n) -= op(A)[target, source] X_source; side R: B_target -= X_source op(A)[source,
+  // target].
+  const auto update = [&](int64_t target, int64_t target_size, int64_t source, int64_t source_size, T beta) {
+    T *to = lines(target);
+    const T *from = lines(source);
     bool made = false;
     if (left) {
-      // B_rest (rest x n) -= op(A)[rest, block] X_block
-      const T *a = op_block(rest_first, first);
-      if (gpu) made = product(transa, 'N', rest, n, size, T(-1), a, lda, own, ldb, beta, others, ldb);
-      if (!made) fallback(transa, 'N', rest, n, size, T(-1), a, lda, own, ldb, beta, others, ldb);
+      const T *a = op_block(target, source);
+      if (gpu) made = product(transa, 'N', target_size, n, source_size, T(-1), a, lda, from, ldb, beta, to, ldb);
+      if (!made) fallback(transa, 'N', target_size, n, source_size, T(-1), a, lda, from, ldb, beta, to, ldb);
     } else {
-      // B_rest (m x rest) -= X_block op(A)[block, rest]
-      const T *a = op_block(first, rest_first);
-      if (gpu) made = product('N', transa, m, rest, size, T(-1), own, ldb, a, lda, beta, others, ldb);
-      if (!made) fallback('N', transa, m, rest, size, T(-1), own, ldb, a, lda, beta, others, ldb);
+      const T *a = op_block(source, target);
+      if (gpu) made = product('N', transa, m, target_size, source_size, T(-1), from, ldb, a, lda, beta, to, ldb);
+      if (!made) fallback('N', transa, m, target_size, source_size, T(-1), from, ldb, a, lda, beta, to, ldb);
     }
     gpu = gpu && made;
-  }
+  };
+  // The lines [first, first + size), alpha not yet applied to them where `scaled` is false. Cut in two at the
+  // largest multiple of `block` times a power of two below the size, counted from line 0, so that the cuts, and so
+  // each line's sums, do not depend on the order of the whole: the part substitution takes first is solved, the
+  // other updated by one product of all of it, then solved. A line's updates are then log2(order / block)
+  // products instead of order / block, and each moves the rest of B across once per level, not once per block.
+  // The diagonal blocks, `block` lines each from line 0 (the last shorter), are solved by `solve`.
+  const std::function<void(int64_t, int64_t, bool)> solve_lines = [&](int64_t first, int64_t size, bool scaled) {
+    const T scale = scaled ? T(1) : alpha;
+    if (size <= block) {
+      T *own = lines(first);
+      solve(side, uplo, transa, diag, left ? size : m, left ? n : size, scale, A + first + first * lda, lda, own, ldb);
+      return;
+    }
+    int64_t cut = block;
+    while (cut < size - cut) cut *= 2;  // the largest block * 2^p below size
+    const int64_t head = first, head_size = cut, tail = first + cut, tail_size = size - cut;
+    if (forward) {
+      solve_lines(head, head_size, scaled);
+      update(tail, tail_size, head, head_size, scale);
+      solve_lines(tail, tail_size, true);
+    } else {
+      solve_lines(tail, tail_size, scaled);
+      update(head, head_size, tail, tail_size, scale);
+      solve_lines(head, head_size, true);
+    }
+  };
+  solve_lines(0, order, false);
 }
 
 #define FASTGEMM_BLAS_COMPOSED(T)                                                                                     \

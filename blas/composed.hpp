@@ -40,11 +40,14 @@ template <typename T>
 using BlockSolve = std::function<void(char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha,
                                       const T *A, int64_t lda, T *B, int64_t ldb)>;
 
-// trsm by blocks of `block` lines of the triangle, in the order substitution takes them: each diagonal block solved
-// by `solve`, then everything it feeds updated by one product (B_rest := B_rest - op(A)_rest,i X_i, the first with
-// beta = alpha, which scales B as the reference does first), so that all but block * block * n of each step's
-// work is products. B is changed from the first block on, so a product `product` declines is made by `fallback`
-// (which never declines) and the call always completes: no return value.
+// trsm with diagonal blocks of `block` lines of the triangle (from line 0, the last shorter), each solved by `solve`,
+// and everything else products: the lines are cut in two at the largest multiple of `block` times a power of two
+// below their number, the part substitution takes first solved (so, in turn), the other updated by one product
+// (B_other := beta B_other - op(A)_other,first X_first, beta = alpha where the reference's scaling of B has not yet
+// reached those lines), then solved. The cuts are counted from line 0, so each line's sums do not depend on the
+// order of the whole; B crosses to the product log2(order / block) times instead of order / block. B is changed
+// from the first block on, so a product `product` declines is made by `fallback` (which never declines), as are
+// all after it, and the call always completes: no return value.
 template <typename T>
 void composed_trsm(const Product<T> &product, const Product<T> &fallback, const BlockSolve<T> &solve, int64_t block,
                    char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,

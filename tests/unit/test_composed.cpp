@@ -23,10 +23,12 @@ namespace {
 struct Engine {
   int calls = 0;
   int declines = 0;
+  int64_t written = 0;  // the elements of C of the products made
   Product<double> product() {
     return [this](char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                   const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
       if (++calls == declines) return false;
+      written += m * n;
       plain_gemm<double>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       return true;
     };
@@ -218,6 +220,54 @@ TEST_CASE("composed trsm: by blocks, B as the reference's, whatever the engine d
             CHECK(engine.calls == (declines == 0 || declines > updates ? updates : declines));
             CHECK(engine.calls + fallback.calls == updates + (declines >= 1 && declines <= updates ? 1 : 0));
           }
+}
+
+TEST_CASE(
+    "composed trsm: B crosses to the products once per level of halving, and a line's bits do not depend on "
+    "the order",
+    "[composed]") {
+  std::mt19937_64 random(23);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const BlockSolve<double> solve = [](char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                                      const double *A, int64_t lda, double *B, int64_t ldb) {
+    plain_trsm<double>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+  };
+  const int64_t order = 64, n = 5, block = 4, lda = order;
+  std::vector<double> a(static_cast<size_t>(lda * order));
+  for (int64_t j = 0; j < order; ++j)
+    for (int64_t i = 0; i < order; ++i)
+      a[i + j * lda] = i == j ? 3.0 + uniform(random) : uniform(random) / static_cast<double>(order);
+  poison_outside(a, order, lda, 'L', false);
+  const std::vector<double> b = random_matrix(order, order, n, random);
+  for (char side : {'L', 'R'}) {
+    INFO("side " << side);
+    // Side L solves the rows of B (order x n), side R its columns (n x order).
+    const int64_t m = side == 'L' ? order : n, cols = side == 'L' ? n : order, ldb = m;
+    std::vector<double> given(static_cast<size_t>(ldb * cols));
+    for (size_t i = 0; i < given.size(); ++i) given[i] = b[i % b.size()];
+    std::vector<double> want = given, got = given;
+    plain_trsm<double>(side, 'L', 'N', 'N', m, cols, kAlpha, a.data(), lda, want.data(), ldb);
+    Engine engine, fallback;
+    composed_trsm<double>(engine.product(), fallback.product(), solve, block, side, 'L', 'N', 'N', m, cols, kAlpha,
+                          a.data(), lda, got.data(), ldb);
+    check_same(got, want, order);
+    // 16 diagonal blocks: 15 products, which write half of B at each of the 4 levels (by blocks, one product per
+    // block would write 60 + 56 + ... + 4 of B's 64 lines, 480).
+    CHECK(engine.calls == 15);
+    CHECK(engine.written == 4 * (order / 2) * n);
+    if (side == 'L') {
+      // Forward (lower, side L): the first 41 lines solved alone come out bit for bit as in the whole.
+      const int64_t part = 41;
+      std::vector<double> alone(static_cast<size_t>(part * n));
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < part; ++i) alone[i + j * part] = given[i + j * ldb];
+      Engine other;
+      composed_trsm<double>(other.product(), fallback.product(), solve, block, 'L', 'L', 'N', 'N', part, n, kAlpha,
+                            a.data(), lda, alone.data(), part);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < part; ++i) CHECK(alone[i + j * part] == got[i + j * ldb]);
+    }
+  }
 }
 
 TEST_CASE("composed routines in double precision: random shapes, options, scalars and blocks against the reference",
