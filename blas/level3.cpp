@@ -253,10 +253,10 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // By blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many small
-  // tiles): each diagonal block solved on the CPU, the updates it feeds (all but about 1024 / order of the work)
-  // products on the GPU, those the GPU declines on the CPU. alpha == 0 makes B zero without reading A (Inf there
-  // times a zero of B is no NaN): the CPU's.
+  // Diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
+  // small tiles) solved on the CPU, the updates between them (all but about 1024 / order of the work) products on
+  // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero
+  // without reading A (Inf there times a zero of B is no NaN): the CPU's.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
     const Product<T> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, T pa, const T *a, int64_t pla,
                                  const T *b, int64_t plb, T pb, T *c, int64_t plc) {
