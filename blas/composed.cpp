@@ -106,31 +106,79 @@ bool composed_symm(const Product<T> &product, char side, char uplo, int64_t m, i
                      : product('N', 'N', m, n, n, alpha, B, ldb, whole.get(), n, beta, C, ldc);
 }
 
+namespace {
+
+// The largest multiple of `block` times a power of two below `size` (> block): where syrk, syr2k and trsm cut their
+// lines in two, counted from line 0, so that the cuts do not depend on the order of the whole.
+int64_t halving_cut(int64_t block, int64_t size) {
+  int64_t cut = block;
+  while (cut < size - cut) cut *= 2;
+  return cut;
+}
+
+// syrk (`second` null) and syr2k: C's `uplo` triangle := alpha (op(A) op(B)^T [+ op(B) op(A)^T]) + beta C, B = A for
+// syrk. The lines are halved as trsm's (halving_cut): the block between the two halves is one product (two for
+// syr2k) made in place in C, and the triangles of diagonal blocks of `block` lines, written out whole in a buffer
+// (zeros in the other triangle), are computed there and copied back. Half the work of one product of all of C,
+// and no copy of C but the diagonal blocks'. Products run on `product` until it declines one, then on `fallback`;
+// false, with C untouched, only where no buffer could be had or the first product is declined.
 template <typename T>
-bool composed_syrk(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
-                   int64_t lda, T beta, T *C, int64_t ldc) {
-  const auto whole = buffer<T>(n, n);
+bool symmetric_update(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
+                      int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb, bool two_terms,
+                      T beta, T *C, int64_t ldc) {
+  const int64_t leaf = std::min(block, n);
+  const auto whole = buffer<T>(leaf, leaf);
   if (!whole) return false;
-  if (beta != T(0)) triangle_out(uplo, n, C, ldc, whole.get());
-  // trans 'N': alpha A A^T (A is n x k); 'T': alpha A^T A (A is k x n).
-  if (!product(trans, other(trans), n, n, k, alpha, A, lda, A, lda, beta, whole.get(), n)) return false;
-  triangle_in(uplo, n, whole.get(), C, ldc);
-  return true;
+  bool gpu = true, written = false;
+  // C (rows x cols at `to`) := alpha op(X)[rows from x] op(Y)[cols from y]^T + c_beta C.
+  const auto term = [&](int64_t rows, int64_t cols, const T *X, int64_t ldx, int64_t x, const T *Y, int64_t ldy,
+                        int64_t y, T c_beta, T *to, int64_t ld_to) {
+    const T *xs = trans == 'N' ? X + x : X + x * ldx;
+    const T *ys = trans == 'N' ? Y + y : Y + y * ldy;
+    if (gpu && product(trans, other(trans), rows, cols, k, alpha, xs, ldx, ys, ldy, c_beta, to, ld_to)) {
+      written = true;
+      return true;
+    }
+    if (!written) return false;  // nothing changed yet: the caller computes the call elsewhere
+    gpu = false;
+    fallback(trans, other(trans), rows, cols, k, alpha, xs, ldx, ys, ldy, c_beta, to, ld_to);
+    return true;
+  };
+  // Both terms of the block (rows from i, cols from j) at `to`.
+  const auto block_terms = [&](int64_t rows, int64_t cols, int64_t i, int64_t j, T c_beta, T *to, int64_t ld_to) {
+    if (!term(rows, cols, A, lda, i, B, ldb, j, c_beta, to, ld_to)) return false;
+    return !two_terms || term(rows, cols, B, ldb, i, A, lda, j, T(1), to, ld_to);
+  };
+  const std::function<bool(int64_t, int64_t)> lines = [&](int64_t first, int64_t size) {
+    T *diagonal = C + first + first * ldc;
+    if (size <= block) {
+      if (beta != T(0)) triangle_out(uplo, size, diagonal, ldc, whole.get());
+      if (!block_terms(size, size, first, first, beta, whole.get(), size)) return false;
+      triangle_in(uplo, size, whole.get(), diagonal, ldc);
+      return true;
+    }
+    const int64_t cut = halving_cut(block, size), tail = first + cut, tail_size = size - cut;
+    // The block between the halves: below the diagonal for uplo L (tail rows, head columns), above it for U.
+    const bool made = uplo == 'L' ? block_terms(tail_size, cut, tail, first, beta, C + tail + first * ldc, ldc)
+                                  : block_terms(cut, tail_size, first, tail, beta, C + first + tail * ldc, ldc);
+    return made && lines(first, cut) && lines(tail, tail_size);
+  };
+  return lines(0, n);
+}
+
+}  // namespace
+
+template <typename T>
+bool composed_syrk(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
+                   int64_t n, int64_t k, T alpha, const T *A, int64_t lda, T beta, T *C, int64_t ldc) {
+  return symmetric_update(product, fallback, block, uplo, trans, n, k, alpha, A, lda, A, lda, false, beta, C, ldc);
 }
 
 template <typename T>
-bool composed_syr2k(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
-                    int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
-  const auto whole = buffer<T>(n, n);
-  if (!whole) return false;
-  if (beta != T(0)) triangle_out(uplo, n, C, ldc, whole.get());
-  // alpha op(A) op(B)^T + beta C, then alpha op(B) op(A)^T added. Should the second product decline, the first has
-  // written only the buffer: the call is computed elsewhere from the untouched C.
-  if (!product(trans, other(trans), n, n, k, alpha, A, lda, B, ldb, beta, whole.get(), n) ||
-      !product(trans, other(trans), n, n, k, alpha, B, ldb, A, lda, T(1), whole.get(), n))
-    return false;
-  triangle_in(uplo, n, whole.get(), C, ldc);
-  return true;
+bool composed_syr2k(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
+                    int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb, T beta, T *C,
+                    int64_t ldc) {
+  return symmetric_update(product, fallback, block, uplo, trans, n, k, alpha, A, lda, B, ldb, true, beta, C, ldc);
 }
 
 template <typename T>
@@ -201,8 +249,7 @@ void composed_trsm(const Product<T> &product, const Product<T> &fallback, const 
       solve(side, uplo, transa, diag, left ? size : m, left ? n : size, scale, A + first + first * lda, lda, own, ldb);
       return;
     }
-    int64_t cut = block;
-    while (cut < size - cut) cut *= 2;  // the largest block * 2^p below size
+    const int64_t cut = halving_cut(block, size);
     const int64_t head = first, head_size = cut, tail = first + cut, tail_size = size - cut;
     if (forward) {
       solve_lines(head, head_size, scaled);
@@ -220,10 +267,10 @@ void composed_trsm(const Product<T> &product, const Product<T> &fallback, const 
 #define FASTGEMM_BLAS_COMPOSED(T)                                                                                     \
   template bool composed_symm<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *,  \
                                  int64_t, T, T *, int64_t);                                                           \
-  template bool composed_syrk<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, T, T *,     \
-                                 int64_t);                                                                            \
-  template bool composed_syr2k<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *, \
-                                  int64_t, T, T *, int64_t);                                                          \
+  template bool composed_syrk<T>(const Product<T> &, const Product<T> &, int64_t, char, char, int64_t, int64_t, T,    \
+                                 const T *, int64_t, T, T *, int64_t);                                                \
+  template bool composed_syr2k<T>(const Product<T> &, const Product<T> &, int64_t, char, char, int64_t, int64_t, T,   \
+                                  const T *, int64_t, const T *, int64_t, T, T *, int64_t);                           \
   template bool composed_trmm<T>(const Product<T> &, char, char, char, char, int64_t, int64_t, T, const T *, int64_t, \
                                  T *, int64_t);
 FASTGEMM_BLAS_COMPOSED(float)

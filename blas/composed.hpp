@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// symm, syrk, syr2k and trmm as general products: the symmetric or triangular operand written out whole (from its
-// stored triangle, a unit diagonal as ones) and C, or the result of trmm, computed in a buffer of its own where the
-// routine may write only part of it, then copied into place. So any engine of C := alpha op(A) op(B) + beta C
-// serves them (the GPU's, through fg_sgemm_host), at twice the products' work for syrk and syr2k.
+// symm, syrk, syr2k, trmm and trsm as general products, so that any engine of C := alpha op(A) op(B) + beta C serves
+// them (the GPU's, through fg_sgemm_host). symm and trmm: the symmetric or triangular operand written out whole
+// (from its stored triangle, a unit diagonal as ones) and the result of trmm computed in a buffer of its own, then
+// copied into place. syrk, syr2k and trsm: by halves of the triangle, their products on blocks in place.
 //
 // Each takes the arguments of the column-major Fortran routine, already checked and with the letters of checks.hpp
 // (none of the reference's quick returns), and returns whether the routine's output was computed. False means the
@@ -25,12 +25,18 @@ using Product = std::function<bool(char transa, char transb, int64_t m, int64_t 
 template <typename T>
 bool composed_symm(const Product<T> &product, char side, char uplo, int64_t m, int64_t n, T alpha, const T *A,
                    int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc);
+// syrk and syr2k by halves of C (the cuts of trsm's below): the block between two halves one product in place in
+// C (two for syr2k), the diagonal blocks of `block` lines computed whole in a buffer of that size and their
+// triangle copied back; half the work of one product of C, and no copy of C but the diagonal blocks'. Products run
+// on `product` until it declines one, then on `fallback` (which never declines), so that a call that has written
+// part of C always completes; false, C untouched, where the buffer cannot be had or the first product is declined.
 template <typename T>
-bool composed_syrk(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
-                   int64_t lda, T beta, T *C, int64_t ldc);
+bool composed_syrk(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
+                   int64_t n, int64_t k, T alpha, const T *A, int64_t lda, T beta, T *C, int64_t ldc);
 template <typename T>
-bool composed_syr2k(const Product<T> &product, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A,
-                    int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc);
+bool composed_syr2k(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
+                    int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb, T beta, T *C,
+                    int64_t ldc);
 template <typename T>
 bool composed_trmm(const Product<T> &product, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
                    T alpha, const T *A, int64_t lda, T *B, int64_t ldb);

@@ -185,8 +185,21 @@ Product<T> gpu_product(const char *caller) {
   };
 }
 
-// The lines of the triangle in each block of trsm on the GPU: 1024, or FASTGEMM_HOST_TILE's edge where it is set.
-int64_t trsm_block() {
+// The CPU's product: the fallback of the routines that make several products (syrk, syr2k, trsm) once the GPU has
+// declined one after another wrote part of the output.
+template <typename T>
+Product<T> cpu_product() {
+  return [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, T pa, const T *a, int64_t pla, const T *b,
+            int64_t plb, T pb, T *c, int64_t plc) {
+    cpu_gemm<T>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a, static_cast<int>(pla),
+                b, static_cast<int>(plb), pb, c, static_cast<int>(plc));
+    return true;
+  };
+}
+
+// The lines of the diagonal blocks of syrk, syr2k and trsm on the GPU: 1024, or FASTGEMM_HOST_TILE's edge where it is
+// set.
+int64_t gpu_block() {
   static const int64_t block = [] {
     const char *text = std::getenv("FASTGEMM_HOST_TILE");
     const long long tile = text != nullptr ? std::atoll(text) : 0;
@@ -223,8 +236,8 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
 template <typename T>
 void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
           int ldc) {
-  if (wants_gpu(n, n, k) &&
-      composed_syrk<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
+  if (wants_gpu(n, n, k) && composed_syrk<T>(gpu_product<T>(caller.name), cpu_product<T>(), gpu_block(), uplo, trans, n,
+                                             k, alpha, A, lda, beta, C, ldc))
     return;
   log_cpu_call<T>(caller, Family::syrk, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -233,8 +246,8 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
 template <typename T>
 void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
            T beta, T *C, int ldc) {
-  if (wants_gpu(n, n, k) &&
-      composed_syr2k<T>(gpu_product<T>(caller.name), uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+  if (wants_gpu(n, n, k) && composed_syr2k<T>(gpu_product<T>(caller.name), cpu_product<T>(), gpu_block(), uplo, trans,
+                                              n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
   log_cpu_call<T>(caller, Family::syr2k, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -258,19 +271,13 @@ void trsm(const Caller &caller, char side, char uplo, char transa, char diag, in
   // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero
   // without reading A (Inf there times a zero of B is no NaN): the CPU's.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
-    const Product<T> on_cpu = [](char ta, char tb, int64_t pm, int64_t pn, int64_t pk, T pa, const T *a, int64_t pla,
-                                 const T *b, int64_t plb, T pb, T *c, int64_t plc) {
-      cpu_gemm<T>(ta, tb, static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(pk), pa, a,
-                  static_cast<int>(pla), b, static_cast<int>(plb), pb, c, static_cast<int>(plc));
-      return true;
-    };
     const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
                                    int64_t bla, T *b, int64_t blb) {
       cpu_trsm<T>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,
                   static_cast<int>(blb));
     };
-    composed_trsm<T>(gpu_product<T>(caller.name), on_cpu, solve, trsm_block(), side, uplo, transa, diag, m, n, alpha, A,
-                     lda, B, ldb);
+    composed_trsm<T>(gpu_product<T>(caller.name), cpu_product<T>(), solve, gpu_block(), side, uplo, transa, diag, m, n,
+                     alpha, A, lda, B, ldb);
     return;
   }
   log_cpu_call<T>(caller, Family::trsm, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);

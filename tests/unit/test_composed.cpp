@@ -81,23 +81,31 @@ void same_symm(char side, char uplo, int64_t m, int64_t n, double alpha, const M
   check_same(got, want, side == 'L' ? m : n);
 }
 
+// syrk and syr2k by halves with diagonal blocks of `block` lines: 2 ceil(n / block) - 1 products for syrk (one per
+// diagonal block, one per block between halves), twice that for syr2k.
+int64_t halving_products(int64_t n, int64_t block) { return 2 * ((n + block - 1) / block) - 1; }
+
 void same_syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const Matrix &a, int64_t lda, double beta,
-               const Matrix &c, int64_t ldc) {
+               const Matrix &c, int64_t ldc, int64_t block = 1 << 20) {
   Matrix want = c, got = c;
   plain_syrk<double>(uplo, trans, n, k, alpha, a.data(), lda, beta, want.data(), ldc);
-  Engine engine;
-  REQUIRE(composed_syrk<double>(engine.product(), uplo, trans, n, k, alpha, a.data(), lda, beta, got.data(), ldc));
+  Engine engine, fallback;
+  REQUIRE(composed_syrk<double>(engine.product(), fallback.product(), block, uplo, trans, n, k, alpha, a.data(), lda,
+                                beta, got.data(), ldc));
+  CHECK(engine.calls == halving_products(n, block));
+  CHECK(fallback.calls == 0);
   check_same(got, want, k);
 }
 
 void same_syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const Matrix &a, int64_t lda,
-                const Matrix &b, int64_t ldb, double beta, const Matrix &c, int64_t ldc) {
+                const Matrix &b, int64_t ldb, double beta, const Matrix &c, int64_t ldc, int64_t block = 1 << 20) {
   Matrix want = c, got = c;
   plain_syr2k<double>(uplo, trans, n, k, alpha, a.data(), lda, b.data(), ldb, beta, want.data(), ldc);
-  Engine engine;
-  REQUIRE(composed_syr2k<double>(engine.product(), uplo, trans, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
-                                 got.data(), ldc));
-  CHECK(engine.calls == 2);
+  Engine engine, fallback;
+  REQUIRE(composed_syr2k<double>(engine.product(), fallback.product(), block, uplo, trans, n, k, alpha, a.data(), lda,
+                                 b.data(), ldb, beta, got.data(), ldc));
+  CHECK(engine.calls == 2 * halving_products(n, block));
+  CHECK(fallback.calls == 0);
   check_same(got, want, 2 * k);
 }
 
@@ -169,20 +177,56 @@ TEST_CASE("composed routines: an engine that declines leaves the output untouche
   const std::vector<double> a = random_matrix(n, n, k, random), b = random_matrix(n, n, k, random);
   const std::vector<double> c = random_matrix(n, n, n, random);
   std::vector<double> out = c;
-  for (int declines : {1, 2}) {
+  Engine unused;
+  for (int64_t block : {n, int64_t{2}}) {
     Engine engine;
-    engine.declines = declines;
-    CHECK_FALSE(
-        composed_syr2k<double>(engine.product(), 'U', 'N', n, k, kAlpha, a.data(), n, b.data(), n, 0.5, out.data(), n));
+    engine.declines = 1;
+    CHECK_FALSE(composed_syr2k<double>(engine.product(), unused.product(), block, 'U', 'N', n, k, kAlpha, a.data(), n,
+                                       b.data(), n, 0.5, out.data(), n));
     CHECK(out == c);
   }
   Engine for_syrk, for_trmm, for_symm;
   for_syrk.declines = for_trmm.declines = for_symm.declines = 1;
-  CHECK_FALSE(composed_syrk<double>(for_syrk.product(), 'L', 'N', n, k, kAlpha, a.data(), n, 0.5, out.data(), n));
+  CHECK_FALSE(composed_syrk<double>(for_syrk.product(), unused.product(), 2, 'L', 'N', n, k, kAlpha, a.data(), n, 0.5,
+                                    out.data(), n));
+  CHECK(unused.calls == 0);
   CHECK_FALSE(composed_trmm<double>(for_trmm.product(), 'L', 'U', 'N', 'N', n, n, kAlpha, c.data(), n, out.data(), n));
   CHECK_FALSE(
       composed_symm<double>(for_symm.product(), 'R', 'L', n, n, kAlpha, c.data(), n, c.data(), n, 0.5, out.data(), n));
   CHECK(out == c);
+}
+
+TEST_CASE("composed syrk and syr2k: a product declined after others wrote C is made by the fallback, C right",
+          "[composed]") {
+  std::mt19937_64 random(29);
+  const int64_t n = 23, k = 7, block = 4, ldc = n + 2;
+  const Matrix a = random_matrix(n, n, k, random), b = random_matrix(n, n, k, random);
+  for (char uplo : {'L', 'U'})
+    for (char trans : {'N', 'T'})
+      for (int declines : {2, 5, 11}) {
+        INFO("uplo " << uplo << " trans " << trans << " declines " << declines);
+        const int64_t lda = trans == 'N' ? n : k;
+        Matrix c = random_matrix(n, ldc, n, random);
+        poison_outside(c, n, ldc, uplo, false);
+        Matrix want = c, got = c;
+        plain_syrk<double>(uplo, trans, n, k, kAlpha, a.data(), lda, 0.5, want.data(), ldc);
+        Engine engine, fallback;
+        engine.declines = declines;
+        REQUIRE(composed_syrk<double>(engine.product(), fallback.product(), block, uplo, trans, n, k, kAlpha, a.data(),
+                                      lda, 0.5, got.data(), ldc));
+        check_same(got, want, k);
+        // After the decline the engine is not asked again: 11 products in all (6 diagonal blocks, 5 between halves).
+        CHECK(engine.calls == declines);
+        CHECK(engine.calls - 1 + fallback.calls == 11);
+        Matrix want2 = c, got2 = c;
+        plain_syr2k<double>(uplo, trans, n, k, kAlpha, a.data(), lda, b.data(), lda, 0.5, want2.data(), ldc);
+        Engine engine2, fallback2;
+        engine2.declines = declines;
+        REQUIRE(composed_syr2k<double>(engine2.product(), fallback2.product(), block, uplo, trans, n, k, kAlpha,
+                                       a.data(), lda, b.data(), lda, 0.5, got2.data(), ldc));
+        check_same(got2, want2, 2 * k);
+        CHECK(engine2.calls - 1 + fallback2.calls == 22);
+      }
 }
 
 TEST_CASE("composed trsm: by blocks, B as the reference's, whatever the engine declines", "[composed]") {
@@ -300,8 +344,9 @@ TEST_CASE("composed routines in double precision: random shapes, options, scalar
     const Matrix p = random_matrix(rows, lds, cols, random), q = random_matrix(rows, lds, cols, random);
     Matrix square = random_matrix(n, n + 1, n, random);
     poison_outside(square, n, n + 1, uplo, false);
-    same_syrk(uplo, trans, n, k, alpha, p, lds, beta, square, n + 1);
-    same_syr2k(uplo, trans, n, k, alpha, p, lds, q, lds, beta, square, n + 1);
+    const int64_t halves = std::uniform_int_distribution<int64_t>(1, n)(random);
+    same_syrk(uplo, trans, n, k, alpha, p, lds, beta, square, n + 1, halves);
+    same_syr2k(uplo, trans, n, k, alpha, p, lds, q, lds, beta, square, n + 1, halves);
 
     // trmm and trsm on a triangle with a dominant diagonal (well conditioned), the rest of A poisoned; trsm by blocks
     // of any size, every update made by the engine.
