@@ -21,8 +21,7 @@ class ThreadText {
   ThreadText(const ThreadText &) = delete;
   ThreadText &operator=(const ThreadText &) = delete;
 
-  // The text, or nullptr after its destructor ran. `gone` is checked before `text` is touched, so that a thread
-  // that never used it does not make it while ending.
+  // The text, or nullptr after its destructor ran (a thread_local is not made again once destroyed).
   static std::string *of(ThreadText &text, const bool &gone) { return gone ? nullptr : &text.text_; }
 
  private:
