@@ -120,8 +120,9 @@ int64_t halving_cut(int64_t block, int64_t size) {
 // The lines are halved as trsm's (halving_cut): the block between the two halves is one product (two for syr2k)
 // made in place in C, and the triangles of diagonal blocks of `block` lines, written out whole in a buffer (zeros in
 // the other triangle), are computed there and copied back. Half the work of one product of all of C, and no copy
-// of C but the diagonal blocks'. Products run on `product` until it declines one, then on `fallback`; false, with C
-// untouched, only where no buffer could be had or the first product is declined.
+// of C but the diagonal blocks', for A's rows read once per level of halving: the gain is where k is small beside
+// n. Products run on `product` until it declines one, then on `fallback`; false, with C untouched, only where no
+// buffer could be had or the first product is declined.
 template <typename T>
 bool symmetric_update(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
                       int64_t n, int64_t k, T alpha, const T *A, int64_t lda, const T *B, int64_t ldb, bool two_terms,
