@@ -23,9 +23,8 @@ constexpr int kReferenceBlock = 32;
 using Pilaenv = int (*)(const int *, const char *);
 
 int scalapack_block(const int *context, const char *precision) {
-  void *next = dlsym(RTLD_NEXT, "pilaenv_");
-  if (next == nullptr) return kReferenceBlock;
-  return reinterpret_cast<Pilaenv>(next)(context, precision);
+  static const Pilaenv next = reinterpret_cast<Pilaenv>(dlsym(RTLD_NEXT, "pilaenv_"));
+  return next != nullptr ? next(context, precision) : kReferenceBlock;
 }
 
 // FASTGEMM_PBLAS_BLOCK as a block, or 0 where it is no whole number from 1 to kLargestBlock.
