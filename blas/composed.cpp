@@ -169,6 +169,13 @@ bool symmetric_update(const Product<T> &product, const Product<T> &fallback, int
 
 }  // namespace
 
+int64_t symmetric_update_block(int64_t block, int64_t n, int64_t k, int terms) {
+  const int64_t most = std::max<int64_t>(block, 16384);
+  int64_t lines = block;
+  while (lines < n && lines < most && lines <= terms * k) lines *= 2;
+  return std::min(lines, most);
+}
+
 template <typename T>
 bool composed_syrk(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
                    int64_t n, int64_t k, T alpha, const T *A, int64_t lda, T beta, T *C, int64_t ldc) {

@@ -30,6 +30,13 @@ bool composed_symm(const Product<T> &product, char side, char uplo, int64_t m, i
 // triangle copied back; half the work of one product of C, and no copy of C but the diagonal blocks'. Products run
 // on `product` until it declines one, then on `fallback` (which never declines), so that a call that has written
 // part of C always completes; false, C untouched, where the buffer cannot be had or the first product is declined.
+// The diagonal blocks' lines for composed_syrk (terms 1) and composed_syr2k (terms 2) at depth k over a triangle of
+// order n: `block` doubled while a level of halving would read more of the operands than it saves of C. A level
+// splits each diagonal block of L lines into one product on (L/2)^2 elements of C and two blocks of L/2 lines,
+// which moves L^2/2 fewer elements of C (into the block's buffer and out of it) and reads terms * L * k more of
+// the operands: it pays while L > 2 * terms * k, so the blocks keep the smallest L above terms * k. At most
+// max(block, 16384) lines, so that a block's buffer stays within 2 GB of doubles.
+int64_t symmetric_update_block(int64_t block, int64_t n, int64_t k, int terms);
 template <typename T>
 bool composed_syrk(const Product<T> &product, const Product<T> &fallback, int64_t block, char uplo, char trans,
                    int64_t n, int64_t k, T alpha, const T *A, int64_t lda, T beta, T *C, int64_t ldc);

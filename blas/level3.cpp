@@ -236,8 +236,9 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
 template <typename T>
 void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
           int ldc) {
-  if (wants_gpu(n, n, k) && composed_syrk<T>(gpu_product<T>(caller.name), cpu_product<T>(), gpu_block(), uplo, trans, n,
-                                             k, alpha, A, lda, beta, C, ldc))
+  if (wants_gpu(n, n, k) &&
+      composed_syrk<T>(gpu_product<T>(caller.name), cpu_product<T>(), symmetric_update_block(gpu_block(), n, k, 1),
+                       uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
     return;
   log_cpu_call<T>(caller, Family::syrk, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -246,8 +247,9 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
 template <typename T>
 void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
            T beta, T *C, int ldc) {
-  if (wants_gpu(n, n, k) && composed_syr2k<T>(gpu_product<T>(caller.name), cpu_product<T>(), gpu_block(), uplo, trans,
-                                              n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+  if (wants_gpu(n, n, k) &&
+      composed_syr2k<T>(gpu_product<T>(caller.name), cpu_product<T>(), symmetric_update_block(gpu_block(), n, k, 2),
+                        uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
   log_cpu_call<T>(caller, Family::syr2k, "uplo=%c trans=%c n=%d k=%d", uplo, trans, n, k);
   cpu_syr2k<T>(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);

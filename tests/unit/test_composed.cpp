@@ -156,6 +156,24 @@ TEST_CASE("composed syrk and syr2k: the triangle as the reference's, the other t
       }
 }
 
+TEST_CASE("composed syrk and syr2k: the diagonal blocks grow with k until halving saves more of C than it reads",
+          "[composed]") {
+  // Small k beside the order (LAPACK's updates): the blocks stay at the given size.
+  CHECK(symmetric_update_block(1024, 16384, 64, 1) == 1024);
+  CHECK(symmetric_update_block(1024, 16384, 1023, 1) == 1024);
+  // The smallest block * 2^p above terms * k.
+  CHECK(symmetric_update_block(1024, 16384, 1024, 1) == 2048);
+  CHECK(symmetric_update_block(1024, 16384, 2048, 1) == 4096);
+  CHECK(symmetric_update_block(1024, 16384, 2048, 2) == 8192);
+  // k as deep as the order: one block of the whole triangle, no halving.
+  CHECK(symmetric_update_block(1024, 16384, 16384, 1) == 16384);
+  CHECK(symmetric_update_block(1024, 12000, 12000, 1) == 16384);
+  // Never past 16384 lines (or the given block, where it is larger).
+  CHECK(symmetric_update_block(1024, 100000, 100000, 2) == 16384);
+  CHECK(symmetric_update_block(32768, 100000, 100000, 1) == 32768);
+  CHECK(symmetric_update_block(64, 35, 35, 1) == 64);
+}
+
 TEST_CASE("composed trmm: B as the reference's, the other triangle and a unit diagonal unread", "[composed]") {
   std::mt19937_64 random(13);
   for (char side : {'L', 'R'})
