@@ -23,6 +23,7 @@
 #include <cublas_v2.h>
 
 #include "blas/dgemm/dgemm_problem.hpp"
+#include "blas/dgemm/shape_reproducible.hpp"
 #include "capi/statuses.hpp"
 #include "capi/thread_text.hpp"
 #include "core/check.hpp"
@@ -34,6 +35,8 @@
 
 using fastgemm::blas_dgemm::DgemmCall;
 using fastgemm::blas_dgemm::DgemmWork;
+using fastgemm::blas_dgemm::shape_reproducible_dgemm;
+using fastgemm::blas_dgemm::shape_reproducible_supported;
 using fastgemm::detail::BasicGemmProblem;
 using fastgemm::detail::Context;
 using fastgemm::detail::DeviceGuard;
@@ -89,11 +92,16 @@ bool fits_int(const BasicGemmProblem<double> &p) {
   return true;
 }
 
-// One step's product on the context's stream. cuBLAS is column-major: the row-major C = op(A) op(B) is the
-// column-major C^T = op(B)^T op(A)^T, so B goes first (as in lib/sgemm/cublas.cpp). Sizes that fit an int take the
-// classic entry point, as a program that calls cuBLAS does; larger ones the 64-bit one.
+// One step's product on the context's stream. At FG_REPRODUCIBLE_SHAPE, on devices that have the FP64 mma, the
+// project's own tiles (shape_reproducible.hpp), whose elements do not depend on the product's shape. Otherwise
+// cuBLAS, which is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B goes
+// first (as in lib/sgemm/cublas.cpp). Sizes that fit an int take the classic entry point, as a program that calls
+// cuBLAS does; larger ones the 64-bit one.
 Status dgemm_step(const BasicGemmProblem<double> &p, Context &context, fg_sgemm_algo_t,
                   fastgemm::detail::EmulationReport *, fg_sgemm_algo_t *) {
+  if (p.reproducibility == FG_REPRODUCIBLE_SHAPE) {
+    if (shape_reproducible_supported(context.device().cc_major)) return shape_reproducible_dgemm(p, context.stream());
+  }
   cublasHandle_t handle = nullptr;
   FG_RETURN_IF_ERROR(context.cublas(&handle));
   const cublasOperation_t op_b = p.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
