@@ -19,9 +19,19 @@ using detail::Status;
 using detail::StatusCode;
 
 constexpr int kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 128;
-// The shared tiles' lines: 64 elements and 8 more, so that the four k lines a fragment load reads fall in the two
-// halves of the banks.
-constexpr int kLine = kTileM + 8;
+// Each shared tile keeps the operand's order in memory, so that a warp's stores, like its fragment loads, meet no
+// bank conflict (an 8-byte access is served 16 lanes at a time, each on its own pair of banks: 16 doubles apart in
+// all). k-major tiles (lines of k, 64 rows or columns each): 64 elements and 4 more, so that a fragment load's four k
+// lines start 4 doubles apart. Tiles of rows or columns (lines of 16 k): 16 elements and 4 more, likewise.
+constexpr int kLine = kTileM + 4;
+constexpr int kDepthLine = kTileK + 4;
+constexpr int kSharedElements = kTileK * kLine > kTileM *kDepthLine ? kTileK *kLine : kTileM *kDepthLine;
+// The shared index of (row or column `index`, k line `line`): along k (kKContiguous: [index][k], where k runs along
+// memory: A not transposed, B transposed), else k-major ([k][index]).
+template <bool kKContiguous>
+__device__ __forceinline__ int shared_at(int index, int line) {
+  return kKContiguous ? index * kDepthLine + line : line * kLine + index;
+}
 constexpr int kLoads = kTileM * kTileK / kThreads;  // elements of each operand a thread stages per k-tile
 
 // Row-major op(A) (m x k) and op(B) (k x n) as the host engine gives them, and C (m x n).
@@ -53,7 +63,7 @@ __device__ __forceinline__ void store_a(double *shared, const double (&values)[k
   for (int s = 0; s < kLoads; ++s) {
     const int line = kTransposed ? t / kTileM + s * (kThreads / kTileM) : t % kTileK;
     const int row = kTransposed ? t % kTileM : t / kTileK + s * (kThreads / kTileK);
-    shared[line * kLine + row] = values[s];
+    shared[shared_at<!kTransposed>(row, line)] = values[s];
   }
 }
 
@@ -77,7 +87,7 @@ __device__ __forceinline__ void store_b(double *shared, const double (&values)[k
   for (int s = 0; s < kLoads; ++s) {
     const int line = kTransposed ? t % kTileK : t / kTileN + s * (kThreads / kTileN);
     const int col = kTransposed ? t / kTileK + s * (kThreads / kTileK) : t % kTileN;
-    shared[line * kLine + col] = values[s];
+    shared[shared_at<kTransposed>(col, line)] = values[s];
   }
 }
 
@@ -94,8 +104,8 @@ __device__ __forceinline__ void mma_8x8x4(double (&acc)[2], double a, double b) 
 // start at blockIdx.y * 64 + row_base.
 template <bool kTransposedA, bool kTransposedB>
 __global__ void __launch_bounds__(kThreads) shape_reproducible_kernel(Operands p, int64_t row_base) {
-  __shared__ double a_shared[kTileK * kLine];
-  __shared__ double b_shared[kTileK * kLine];
+  __shared__ double a_shared[kSharedElements];
+  __shared__ double b_shared[kSharedElements];
   const int64_t row0 = row_base + static_cast<int64_t>(blockIdx.y) * kTileM;
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTileN;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -125,9 +135,9 @@ __global__ void __launch_bounds__(kThreads) shape_reproducible_kernel(Operands p
     for (int kk = 0; kk < kTileK; kk += 4) {
       double a[4], b[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = a_shared[(kk + in_group) * kLine + warp_row + i * 8 + group];
+      for (int i = 0; i < 4; ++i) a[i] = a_shared[shared_at<!kTransposedA>(warp_row + i * 8 + group, kk + in_group)];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) b[j] = b_shared[(kk + in_group) * kLine + warp_col + j * 8 + group];
+      for (int j = 0; j < 4; ++j) b[j] = b_shared[shared_at<kTransposedB>(warp_col + j * 8 + group, kk + in_group)];
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
