@@ -19,9 +19,10 @@
 //                            FASTGEMM_BLAS_MIN_FLOPS=0); 0: the library's own setting
 //                            (FASTGEMM_REPRODUCIBLE, else run), which lets AUTO use cuBLAS and split k,
 //                            and FASTGEMM_MATH=fp32_emulated the emulation (the shape level runs FP32).
-//                            Double precision: k is then never cut, and 0 cuts it in chunks summed in k
-//                            order; either way C does not depend on the tiles' schedule or the number of
-//                            devices, but cuBLAS's DGEMM picks its kernel by shape (blas/dgemm/dgemm_host.cpp)
+//                            Double precision: k is then never cut and every element the same sequence of
+//                            FP64 mma steps whatever the shape (blas/dgemm/shape_reproducible.hpp); 0 uses
+//                            cuBLAS's DGEMM with k in chunks summed in k order; either way C does not depend
+//                            on the tiles' schedule or the number of devices (blas/dgemm/dgemm_host.cpp)
 //   FASTGEMM_BLAS_FALLBACK   the BLAS library (a path, or a name the loader finds) for the CPU's products
 //                            when the process holds no other sgemm_
 //   FASTGEMM_LOG=1           once, which BLAS serves the CPU's products; then one line per call on stderr

@@ -23,7 +23,7 @@ bool gpu_available<double>();
 
 // A validated product with k > 0 and alpha != 0, in the CBLAS values, of a size wants_gpu accepted.
 // Returns whether the GPU computed C; false means C is untouched and the CPU must compute it. Single precision runs
-// in the math mode of libfastgemm's handles (FASTGEMM_MATH), double precision in FP64 (cuBLAS's DGEMM).
+// in the math mode of libfastgemm's handles (FASTGEMM_MATH), double precision in FP64 (blas/dgemm/dgemm_host.h).
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,

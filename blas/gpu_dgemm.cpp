@@ -2,7 +2,8 @@
 // The double-precision path: libfastgemm_blas_dgemm.so (blas/dgemm/dgemm_host.h says why it is a library of its
 // own), opened on the first double-precision product the GPU takes, as libfastgemm.so is for single precision. Its
 // fastgemm_blas_dgemm_host takes operands in any memory (host arrays of any size, device memory too) and computes in
-// FP64 with cuBLAS's DGEMM on the tiles of the host engine that fg_sgemm_host uses.
+// FP64 on the tiles of the host engine that fg_sgemm_host uses (its own tiles at the drop-in's reproducible setting,
+// cuBLAS's DGEMM otherwise).
 #include <atomic>
 #include <string>
 

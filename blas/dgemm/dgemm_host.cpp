@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // libfastgemm_blas_dgemm.so's entry points (dgemm_host.h): a handle holds lib/'s Context (device, stream, cuBLAS)
-// and the host engine's FP64 instance, HostGemm<double>, whose tiles are cuBLAS DGEMM products (FP64, on the
-// tensor cores of devices that have FP64 ones, the H100's among them; never cuBLAS's FP64 emulation, which only
-// CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH turns on). The engine overlaps the host's packing into pinned chunks, the
+// and the host engine's FP64 instance, HostGemm<double>, whose tiles are FP64 products on the tensor cores of devices
+// that have FP64 ones, the H100's among them: at FG_REPRODUCIBLE_SHAPE the project's own (shape_reproducible.hpp,
+// on devices of compute capability 8.0 and later), otherwise cuBLAS's DGEMM (never cuBLAS's FP64 emulation, which
+// only CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH turns on). The engine overlaps the host's packing into pinned chunks, the
 // uploads, the products and the downloads as it does for fg_sgemm_host (lib/host/host_gemm.cpp).
 //
 // Reproducibility. The engine's tile grid is a function of the problem and of the devices' total memory; each
-// tile's product is one cuBLAS DGEMM on dense staged operands of the tile's shape, whichever device computes it, on
-// a cuBLAS handle with the same workspace size; and a tile's chunks of k are summed into C in k order. So C is
-// bitwise the same run after run, whatever the schedule of the tiles and the number of devices, as long as they are
-// of one model (cuBLAS's own promise is per architecture and SM count). FG_REPRODUCIBLE_SHAPE keeps k in one chunk:
-// an element of C is then one cuBLAS product over all of k, not a sum of chunks whose depth follows the grid. Unlike
-// fastgemm's FP32 kernels at that level, cuBLAS picks its DGEMM kernel by the tile's shape, so an element may differ
-// in its last bits between products of different shapes.
+// tile's product is one call on dense staged operands of the tile's shape, whichever device computes it (cuBLAS on a
+// handle with the same workspace size); and a tile's chunks of k are summed into C in k order. So C is bitwise the
+// same run after run, whatever the schedule of the tiles and the number of devices, as long as they are of one
+// model (cuBLAS's own promise is per architecture and SM count). FG_REPRODUCIBLE_SHAPE keeps k in one chunk and
+// computes each tile with the project's own tiles, whose every element is the same sequence of FP64 mma steps over
+// all of k whatever the tile's shape: an element of C then does not depend on the product's shape, its transposes or
+// its layout either (cuBLAS, which the other levels use, picks its DGEMM kernel by the shape). Devices before
+// compute capability 8.0 keep cuBLAS at every level.
 #include "blas/dgemm/dgemm_host.h"
 
 #include <climits>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The private interface of libfastgemm_blas_dgemm.so: libfastgemm_blas's double-precision products on the GPU,
-   over operands in host memory of any size (or any other memory), as cuBLAS DGEMM products of tiles streamed by the
-   host engine of fg_sgemm_host (lib/host, instantiated for double).
+   over operands in host memory of any size (or any other memory), as FP64 products of tiles streamed by the host
+   engine of fg_sgemm_host (lib/host, instantiated for double): the library's own tiles at FG_REPRODUCIBLE_SHAPE,
+   cuBLAS's DGEMM otherwise.
 
    Why a library of its own. libfastgemm.so exports exactly the functions of fastgemm.h, and the C ABI has no
    double-precision product, so the drop-in cannot reach the engine's FP64 instance through it. Linking the
@@ -35,9 +36,10 @@ fg_status_t fastgemm_blas_dgemm_create(fastgemm_blas_dgemm_t *handle);
 fg_status_t fastgemm_blas_dgemm_destroy(fastgemm_blas_dgemm_t handle);
 /* fg_set_devices's: the devices each product's tiles are spread over. */
 fg_status_t fastgemm_blas_dgemm_set_devices(fastgemm_blas_dgemm_t handle, const int *devices, int count);
-/* FG_REPRODUCIBLE_SHAPE: k is never cut, each element of C one cuBLAS product over all of k; FG_REPRODUCIBLE_RUN
-   (the default): k in chunks, summed into C in k order. Either way C is bitwise the same whatever the schedule of
-   the tiles and the number of devices (of one model): see dgemm_host.cpp. */
+/* FG_REPRODUCIBLE_SHAPE: k is never cut, each element of C the same sequence of FP64 mma steps over all of k
+   whatever the product's shape (shape_reproducible.hpp; cuBLAS on devices before compute capability 8.0);
+   FG_REPRODUCIBLE_RUN (the default): cuBLAS's DGEMM, k in chunks summed into C in k order. Either way C is bitwise
+   the same whatever the schedule of the tiles and the number of devices (of one model): see dgemm_host.cpp. */
 fg_status_t fastgemm_blas_dgemm_set_reproducibility(fastgemm_blas_dgemm_t handle, fg_reproducibility_t level);
 /* C := alpha op(A) op(B) + beta C in FP64, fg_sgemm_host's semantics and checks for double operands, but for
    k == 0 or alpha == 0 (C := beta C, which the caller computes): FG_STATUS_NOT_SUPPORTED, C untouched. Synchronous.
