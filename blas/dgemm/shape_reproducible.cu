@@ -19,6 +19,7 @@ using detail::Status;
 using detail::StatusCode;
 
 constexpr int kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 128;
+static_assert(kTileM == kTileN, "the tiles of op(A) and op(B) are staged alike");
 // Each shared tile keeps the operand's order in memory, so that a warp's stores, like its fragment loads, meet no
 // bank conflict (an 8-byte access is served 16 lanes at a time, each on its own pair of banks: 16 doubles apart in
 // all). k-major tiles (lines of k, 64 rows or columns each): 64 elements and 4 more, so that a fragment load's four k
@@ -42,52 +43,37 @@ struct Operands {
   double alpha, beta;
 };
 
-// The k-tile at k0 of the block's rows of op(A) (kTransposedA: A is stored k x m) into registers, zeros outside.
-template <bool kTransposed>
-__device__ __forceinline__ void load_a(const Operands &p, int64_t row0, int64_t k0, double (&values)[kLoads]) {
+// Where a thread's s-th element of a k-tile lies: its k line and its row (of op(A)) or column (of op(B)). Where k
+// runs along memory (kKContiguous), 16 lanes read a row's k-tile; otherwise 64 lanes read a k line's rows or columns.
+template <bool kKContiguous>
+__device__ __forceinline__ void tile_position(int s, int *line, int *index) {
   const int t = threadIdx.x;
+  *line = kKContiguous ? t % kTileK : t / kTileM + s * (kThreads / kTileM);
+  *index = kKContiguous ? t / kTileK + s * (kThreads / kTileK) : t % kTileM;
+}
+
+// The k-tile at k0 of rows [first, first + 64) of op(A), or of columns of op(B), into registers, zeros outside
+// `extent` (m or n) and k. Element (index i, k line l) is x[i ld + l] where k runs along memory (A not transposed,
+// B transposed), else x[l ld + i].
+template <bool kKContiguous>
+__device__ __forceinline__ void load_tile(const double *x, int64_t ld, int64_t extent, int64_t k, int64_t first,
+                                          int64_t k0, double (&values)[kLoads]) {
 #pragma unroll
   for (int s = 0; s < kLoads; ++s) {
-    // Not transposed: k runs along memory (16 lanes a row); transposed: the rows do (64 lanes a k line).
-    const int line = kTransposed ? t / kTileM + s * (kThreads / kTileM) : t % kTileK;
-    const int row = kTransposed ? t % kTileM : t / kTileK + s * (kThreads / kTileK);
-    const int64_t i = row0 + row, l = k0 + line;
-    values[s] = i < p.m && l < p.k ? (kTransposed ? p.a[l * p.lda + i] : p.a[i * p.lda + l]) : 0.0;
+    int line, index;
+    tile_position<kKContiguous>(s, &line, &index);
+    const int64_t i = first + index, l = k0 + line;
+    values[s] = i < extent && l < k ? (kKContiguous ? x[i * ld + l] : x[l * ld + i]) : 0.0;
   }
 }
 
-template <bool kTransposed>
-__device__ __forceinline__ void store_a(double *shared, const double (&values)[kLoads]) {
-  const int t = threadIdx.x;
+template <bool kKContiguous>
+__device__ __forceinline__ void store_tile(double *shared, const double (&values)[kLoads]) {
 #pragma unroll
   for (int s = 0; s < kLoads; ++s) {
-    const int line = kTransposed ? t / kTileM + s * (kThreads / kTileM) : t % kTileK;
-    const int row = kTransposed ? t % kTileM : t / kTileK + s * (kThreads / kTileK);
-    shared[shared_at<!kTransposed>(row, line)] = values[s];
-  }
-}
-
-// The k-tile at k0 of the block's columns of op(B) (kTransposedB: B is stored n x k).
-template <bool kTransposed>
-__device__ __forceinline__ void load_b(const Operands &p, int64_t col0, int64_t k0, double (&values)[kLoads]) {
-  const int t = threadIdx.x;
-#pragma unroll
-  for (int s = 0; s < kLoads; ++s) {
-    const int line = kTransposed ? t % kTileK : t / kTileN + s * (kThreads / kTileN);
-    const int col = kTransposed ? t / kTileK + s * (kThreads / kTileK) : t % kTileN;
-    const int64_t j = col0 + col, l = k0 + line;
-    values[s] = j < p.n && l < p.k ? (kTransposed ? p.b[j * p.ldb + l] : p.b[l * p.ldb + j]) : 0.0;
-  }
-}
-
-template <bool kTransposed>
-__device__ __forceinline__ void store_b(double *shared, const double (&values)[kLoads]) {
-  const int t = threadIdx.x;
-#pragma unroll
-  for (int s = 0; s < kLoads; ++s) {
-    const int line = kTransposed ? t % kTileK : t / kTileN + s * (kThreads / kTileN);
-    const int col = kTransposed ? t / kTileK + s * (kThreads / kTileK) : t % kTileN;
-    shared[shared_at<kTransposed>(col, line)] = values[s];
+    int line, index;
+    tile_position<kKContiguous>(s, &line, &index);
+    shared[shared_at<kKContiguous>(index, line)] = values[s];
   }
 }
 
@@ -121,15 +107,15 @@ __global__ void __launch_bounds__(kThreads) shape_reproducible_kernel(Operands p
     for (int j = 0; j < 4; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;
 
   double a_next[kLoads], b_next[kLoads];
-  load_a<kTransposedA>(p, row0, 0, a_next);
-  load_b<kTransposedB>(p, col0, 0, b_next);
+  load_tile<!kTransposedA>(p.a, p.lda, p.m, p.k, row0, 0, a_next);
+  load_tile<kTransposedB>(p.b, p.ldb, p.n, p.k, col0, 0, b_next);
   for (int64_t k0 = 0; k0 < p.k; k0 += kTileK) {
-    store_a<kTransposedA>(a_shared, a_next);
-    store_b<kTransposedB>(b_shared, b_next);
+    store_tile<!kTransposedA>(a_shared, a_next);
+    store_tile<kTransposedB>(b_shared, b_next);
     __syncthreads();
     if (k0 + kTileK < p.k) {  // the next k-tile's loads run under this one's products
-      load_a<kTransposedA>(p, row0, k0 + kTileK, a_next);
-      load_b<kTransposedB>(p, col0, k0 + kTileK, b_next);
+      load_tile<!kTransposedA>(p.a, p.lda, p.m, p.k, row0, k0 + kTileK, a_next);
+      load_tile<kTransposedB>(p.b, p.ldb, p.n, p.k, col0, k0 + kTileK, b_next);
     }
 #pragma unroll
     for (int kk = 0; kk < kTileK; kk += 4) {

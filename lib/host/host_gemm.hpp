@@ -58,7 +58,7 @@ int64_t host_whole_k_limit();
 struct EmulationReport;
 
 // How a tile is computed, given by the caller so that this folder depends on no other operation: for
-// fg_sgemm_host the handle's SGEMM path, for libfastgemm_blas's FP64 products cuBLAS's DGEMM. `product` runs a
+// fg_sgemm_host the handle's SGEMM path, for libfastgemm_blas's FP64 products its own. `product` runs a
 // canonical problem with `algo` (the SGEMM path's; other callers ignore it) on the context's stream and stores what
 // ran (the tiles report no emulation: `report` is nullptr); `scale` enqueues C := beta * C. AUTO's choices wait for
 // nothing (the emulated mode chooses on the device); a forced FG_SGEMM_OZAKI_INT8 waits once per tile step for
