@@ -58,6 +58,7 @@
 #include "host/failure.hpp"
 #include "host/mappings.hpp"
 #include "host/plan.hpp"
+#include "host/profile.hpp"
 #include "host/shared_pieces.hpp"
 #include "host/small_product.hpp"
 #include "host/staging.hpp"
@@ -154,6 +155,34 @@ Status check_pageable_extents(const HostJob<T> &job, bool column_major) {
     FG_RETURN_IF_ERROR(check_mapped(mappings, "C", p.c, bytes_of(Region<T>{p.c, p.ldc, p.m, p.n}),
                                     p.beta == T(0) ? kWrite : kRead | kWrite));
   return Status::success();
+}
+
+const char *residence_name(Residence residence) {
+  switch (residence) {
+    case Residence::in_place: return "in_place";
+    case Residence::direct: return "direct";
+    case Residence::pageable: return "pageable";
+  }
+  return "unknown";
+}
+
+// The call as a profile's comment line names it (profile.hpp).
+template <typename T>
+std::string profile_header(const HostJob<T> &job, const std::vector<int> &devices) {
+  const BasicGemmProblem<T> &p = job.problem;
+  const HostTiling &t = job.tiling;
+  std::string list;
+  for (int ordinal : devices) list += (list.empty() ? "" : ":") + std::to_string(ordinal);
+  const auto number = [](int64_t value) { return std::to_string(value); };
+  return "m=" + number(p.m) + " n=" + number(p.n) + " k=" + number(job.product ? p.k : 0) +
+         " element_bytes=" + number(sizeof(T)) + " tile=" + number(t.tile_m) + "x" + number(t.tile_n) + "x" +
+         number(t.tile_k) + " tiles=" + number(job.tiles_m) + "x" + number(job.tiles_n) +
+         " chunks=" + number(job.chunks) + " workers=" + number(job.workers) + " devices=" + list +
+         " order=" + (job.slots.order == Order::tile_major ? "tile_major" : "chunk_major") +
+         " slots=" + number(static_cast<int64_t>(job.slots.a)) + "/" + number(static_cast<int64_t>(job.slots.b)) + "/" +
+         number(static_cast<int64_t>(job.slots.c)) + " a=" + residence_name(job.a_on(devices.front())) +
+         " b=" + residence_name(job.b_on(devices.front())) + " c=" + residence_name(job.c_on(devices.front())) +
+         " shared_b=" + (job.shared != nullptr ? "1" : "0") + " failed=" + (job.failed.load() ? "1" : "0");
 }
 
 }  // namespace
@@ -295,6 +324,8 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     FG_RETURN_IF_ERROR(worker->prepare(job));
   }
 
+  const std::unique_ptr<HostProfile> profile = HostProfile::from_environment();
+  job.profile = profile.get();
   std::vector<Status> results(workers_.size());
   std::vector<fg_sgemm_algo_t> ran_by(workers_.size(), FG_SGEMM_AUTO);
   const auto run_worker = [&](size_t index) {
@@ -316,6 +347,7 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
   }
   run_worker(0);
   for (auto &thread : threads) thread.join();
+  if (profile != nullptr) profile->write(profile_header(job, devices_));
   FG_RETURN_IF_ERROR(first_failure(results));
   for (const fg_sgemm_algo_t algo_ran : ran_by)
     if (algo_ran != FG_SGEMM_AUTO) *ran = algo_ran;

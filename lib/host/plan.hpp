@@ -64,6 +64,8 @@ struct SlotCounts {
   size_t a = 0, b = 0, c = 0;
 };
 
+class HostProfile;
+
 // What every worker of one call shares.
 template <typename T>
 struct HostJob {
@@ -72,6 +74,7 @@ struct HostJob {
   fg_sgemm_algo_t algo = FG_SGEMM_AUTO;
   const HostTileOps<T> *ops = nullptr;
   CopyPool *pool = nullptr;
+  HostProfile *profile = nullptr;     // where the call's spans go (FASTGEMM_HOST_PROFILE); null: nowhere
   SharedPieces<T> *shared = nullptr;  // where B's pieces are packed when B is pageable; null: each worker's ring
   HostTiling tiling;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;

@@ -242,8 +242,10 @@ Status HostWorker<T>::enqueue(HostJob<T> &job, const Planned &planned, int64_t s
   const int64_t rows = std::min(t.tile_m, p.m - row), cols = std::min(t.tile_n, p.n - col);
   const cudaStream_t compute = context_->stream();
   const int64_t last_chunk = std::max<int64_t>(job.chunks, 1) - 1;
+  const double waited = mark_time(job);
   if (!progress_.wait(job.failed, [&] { return progress_.uploads_recorded >= planned.uploads_needed; }))
     return aborted_by_other_failure();
+  host_span(job, HostActivity::wait_uploads, waited);
 
   BasicGemmProblem<T> part = planned.c == nullptr ? step_problem(p, rows, cols, p.c + row * p.ldc + col, p.ldc)
                                                   : step_problem(p, rows, cols, planned.c->data, cols);
@@ -254,8 +256,10 @@ Status HostWorker<T>::enqueue(HostJob<T> &job, const Planned &planned, int64_t s
       } else {
         // The slot's previous tile must be downloaded before it is overwritten.
         const int64_t previous = step.tile_index - static_cast<int64_t>(c_slots_.size());
+        const double slot_waited = mark_time(job);
         if (!progress_.wait(job.failed, [&] { return progress_.downloads_released > previous; }))
           return aborted_by_other_failure();
+        host_span(job, HostActivity::wait_c_slot, slot_waited);
         FG_CUDA_CHECK(cudaStreamWaitEvent(compute, planned.c->released, 0));
       }
     }
@@ -275,7 +279,9 @@ Status HostWorker<T>::enqueue(HostJob<T> &job, const Planned &planned, int64_t s
                                   : BasicGemmOperand<T>{b.data, b.ld, 0, p.b.transposed};
     // The chunks of k are summed in order into C, which holds beta * C after the first.
     part.beta = step.chunk == 0 ? p.beta : T(1);
+    const int64_t mark = device_begin(job, HostActivity::product, 2 * rows * cols * depth, compute);
     FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, nullptr, ran));
+    device_end(job, mark, compute);
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.a->released, compute));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.b->released, compute));
   }
@@ -310,6 +316,8 @@ Status HostWorker<T>::work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot<T>> *slots : {&a_slots_, &b_slots_, &c_slots_})
     for (DeviceSlot<T> &slot : *slots) slot.key = slot.last_step = slot.request = -1;
   // Earlier calls' transfers were all drained: the rings' chunks and the shared pieces hold nothing pending.
+  index_ = index;
+  if (job.profile != nullptr) job.profile->gpu_origin(index, context_->stream());
   walk_ = 0;
   held_first_ = held_count_ = 0;
   tiles_enqueued_ = 0;
@@ -351,7 +359,9 @@ Status HostWorker<T>::work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran) {
         // Its own steps are all planned: another band's tile once they are enqueued and all but one computed.
         if (!helps) more = false;
         if (!more || !planned.empty()) break;
+        const double waited = mark_time(job);
         status = wait_until_one_tile_left();
+        host_span(job, HostActivity::wait_one_tile, waited);
         more = status.ok() && next_step(job, index, true, &cursor);
         if (!more) break;
       }
@@ -368,6 +378,7 @@ Status HostWorker<T>::work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran) {
   if (uploader.joinable()) uploader.join();
   if (downloader.joinable()) downloader.join();
   const Status drained = drain();
+  if (job.profile != nullptr) job.profile->resolve(index);
   // The failure that stopped the others is the one to report.
   return first_failure({status, upload_result, download_result, drained});
 }

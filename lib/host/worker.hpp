@@ -17,6 +17,7 @@
 
 #include "core/context.hpp"
 #include "host/plan.hpp"
+#include "host/profile.hpp"
 #include "host/shared_pieces.hpp"
 #include "host/staging.hpp"
 
@@ -138,6 +139,18 @@ class HostWorker {
   };
 
   HostWorker() = default;
+  // The call's profile (profile.hpp), where it has one: a host span begun at the time mark_time gave, device work
+  // between device_begin and device_end.
+  double mark_time(const HostJob<T> &job) const { return job.profile != nullptr ? job.profile->now() : 0; }
+  void host_span(const HostJob<T> &job, HostActivity activity, double begin, int64_t amount = 0) const {
+    if (job.profile != nullptr) job.profile->host(index_, device_, activity, begin, amount);
+  }
+  int64_t device_begin(const HostJob<T> &job, HostActivity activity, int64_t amount, cudaStream_t stream) const {
+    return job.profile != nullptr ? job.profile->gpu_begin(index_, device_, activity, amount, stream) : -1;
+  }
+  void device_end(const HostJob<T> &job, int64_t mark, cudaStream_t stream) const {
+    if (job.profile != nullptr) job.profile->gpu_end(mark, stream);
+  }
   Status ensure_slots(std::vector<DeviceSlot<T>> &slots, size_t count, size_t elements);
   bool next_step(HostJob<T> &job, int index, bool may_help, Step *step);
   void plan(HostJob<T> &job, const Step &step, int64_t step_index, Planned *planned, int64_t *requests);
@@ -154,6 +167,7 @@ class HostWorker {
   Status wait_until_one_tile_left();
 
   int device_ = -1;
+  int index_ = 0;  // which worker of the current call it is
   Context *context_ = nullptr;
   std::unique_ptr<Context> own_context_;
   cudaStream_t own_stream_ = nullptr;  // own_context_'s stream

@@ -16,7 +16,9 @@ template <typename T>
 Status HostWorker<T>::release_held(HostJob<T> &job, int count) {
   for (; count > 0 && held_count_ > 0; --count) {
     HeldPiece &held = held_[held_first_];
+    const double waited = mark_time(job);
     const cudaError_t error = cudaEventSynchronize(held.done);
+    host_span(job, HostActivity::wait_upload, waited);
     if (error != cudaSuccess) return cuda_status(error, "cudaEventSynchronize");
     job.shared->release(held.piece);
     held.piece = nullptr;
@@ -33,12 +35,16 @@ Status HostWorker<T>::upload_shared(HostJob<T> &job, const UploadRequest<T> &req
   *uploaded = false;
   if (held_count_ == shared_pieces_in_flight) FG_RETURN_IF_ERROR(release_held(job, 1));
   const Region<T> &region = request.region;
+  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(T);
+  const double packed = mark_time(job);
   typename SharedPieces<T>::Piece *piece = job.shared->acquire(request.shared_key, region, *job.pool);
   if (piece == nullptr) return Status::success();
+  host_span(job, HostActivity::pack_shared, packed, static_cast<int64_t>(bytes));
   HeldPiece &held = held_[(held_first_ + held_count_) % shared_pieces_in_flight];
-  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(T);
+  const int64_t mark = device_begin(job, HostActivity::upload, static_cast<int64_t>(bytes), upload_stream_);
   const cudaError_t copied =
       cudaMemcpyAsync(request.slot->data, piece->data, bytes, cudaMemcpyHostToDevice, upload_stream_);
+  device_end(job, mark, upload_stream_);
   const cudaError_t recorded = copied == cudaSuccess ? cudaEventRecord(held.done, upload_stream_) : copied;
   if (recorded != cudaSuccess) {
     // A transfer that was enqueued may still read the piece: it is let go once the stream is idle.
@@ -56,8 +62,14 @@ template <typename T>
 Status HostWorker<T>::upload(HostJob<T> &job, const UploadRequest<T> &request) {
   const Region<T> &region = request.region;
   T *dst = request.slot->data;
-  if (request.where == Residence::direct)
-    return copy_2d_async(dst, region.length, region.data, region.ld, region.lines, region.length, upload_stream_);
+  if (request.where == Residence::direct) {
+    const int64_t mark = device_begin(job, HostActivity::upload,
+                                      region.lines * region.length * static_cast<int64_t>(sizeof(T)), upload_stream_);
+    FG_RETURN_IF_ERROR(
+        copy_2d_async(dst, region.length, region.data, region.ld, region.lines, region.length, upload_stream_));
+    device_end(job, mark, upload_stream_);
+    return Status::success();
+  }
   if (request.shared_key >= 0 && job.shared != nullptr) {
     bool uploaded = false;
     FG_RETURN_IF_ERROR(upload_shared(job, request, &uploaded));
@@ -69,11 +81,17 @@ Status HostWorker<T>::upload(HostJob<T> &job, const UploadRequest<T> &request) {
     const int64_t lines = std::min(lines_per_chunk, region.lines - first);
     RingChunk<T> &chunk = upload_ring_[upload_next_];
     upload_next_ = (upload_next_ + 1) % upload_ring_chunks;
+    const int64_t bytes = lines * region.length * static_cast<int64_t>(sizeof(T));
+    const double waited = mark_time(job);
     FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
+    host_span(job, HostActivity::wait_upload, waited);
+    const double packed = mark_time(job);
     job.pool->copy(chunk.data, region.length, region.data + first * region.ld, region.ld, lines, region.length);
-    FG_CUDA_CHECK(cudaMemcpyAsync(dst + first * region.length, chunk.data,
-                                  static_cast<size_t>(lines * region.length) * sizeof(T), cudaMemcpyHostToDevice,
-                                  upload_stream_));
+    host_span(job, HostActivity::pack, packed, bytes);
+    const int64_t mark = device_begin(job, HostActivity::upload, bytes, upload_stream_);
+    FG_CUDA_CHECK(cudaMemcpyAsync(dst + first * region.length, chunk.data, static_cast<size_t>(bytes),
+                                  cudaMemcpyHostToDevice, upload_stream_));
+    device_end(job, mark, upload_stream_);
     FG_CUDA_CHECK(cudaEventRecord(chunk.done, upload_stream_));
   }
   return Status::success();
@@ -88,11 +106,13 @@ Status HostWorker<T>::upload_all(HostJob<T> &job) {
     if (!progress_.take(job.failed, progress_.uploads, &request, &have)) return aborted_by_other_failure();
     if (!have) return job.shared != nullptr ? release_held(job, held_count_) : Status::success();
     if (request.after_step >= 0 || request.after_download >= 0) {
+      const double waited = mark_time(job);
       if (!progress_.wait(job.failed, [&] {
             return progress_.steps_enqueued > request.after_step &&
                    progress_.downloads_released > request.after_download;
           }))
         return aborted_by_other_failure();
+      host_span(job, HostActivity::wait_slot, waited);
       FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, request.slot->released, 0));
     }
     FG_RETURN_IF_ERROR(upload(job, request));
@@ -113,7 +133,10 @@ Status HostWorker<T>::download(HostJob<T> &job, const DownloadRequest<T> &reques
   DeviceSlot<T> &slot = *request.slot;
   FG_CUDA_CHECK(cudaStreamWaitEvent(download_stream_, slot.ready, 0));
   if (job.c_on(device_) == Residence::direct) {
+    const int64_t mark =
+        device_begin(job, HostActivity::download, rows * cols * static_cast<int64_t>(sizeof(T)), download_stream_);
     FG_RETURN_IF_ERROR(copy_2d_async(user_c, p.ldc, slot.data, cols, rows, cols, download_stream_));
+    device_end(job, mark, download_stream_);
     FG_CUDA_CHECK(cudaEventRecord(slot.released, download_stream_));
     progress_.update([&] { ++progress_.downloads_released; });
     return Status::success();
@@ -126,8 +149,12 @@ Status HostWorker<T>::download(HostJob<T> &job, const DownloadRequest<T> &reques
   const auto unpack_oldest = [&]() -> Status {
     const Pending oldest = pending.front();
     pending.pop_front();
+    const double waited = mark_time(job);
     FG_CUDA_CHECK(cudaEventSynchronize(oldest.chunk->done));
+    host_span(job, HostActivity::wait_download, waited);
+    const double unpacked = mark_time(job);
     job.pool->copy(user_c + oldest.first * p.ldc, p.ldc, oldest.chunk->data, cols, oldest.lines, cols);
+    host_span(job, HostActivity::unpack, unpacked, oldest.lines * cols * static_cast<int64_t>(sizeof(T)));
     return Status::success();
   };
   const int64_t lines_per_chunk = static_cast<int64_t>(ring_chunk_elements) / cols;
@@ -138,8 +165,11 @@ Status HostWorker<T>::download(HostJob<T> &job, const DownloadRequest<T> &reques
     const int64_t lines = std::min(lines_per_chunk, rows - first);
     RingChunk<T> &chunk = download_ring_[next];
     next = (next + 1) % download_ring_chunks;
+    const int64_t mark =
+        device_begin(job, HostActivity::download, lines * cols * static_cast<int64_t>(sizeof(T)), download_stream_);
     FG_CUDA_CHECK(cudaMemcpyAsync(chunk.data, slot.data + first * cols, static_cast<size_t>(lines * cols) * sizeof(T),
                                   cudaMemcpyDeviceToHost, download_stream_));
+    device_end(job, mark, download_stream_);
     FG_CUDA_CHECK(cudaEventRecord(chunk.done, download_stream_));
     pending.push_back(Pending{&chunk, first, lines});
   }

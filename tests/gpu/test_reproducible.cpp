@@ -343,34 +343,6 @@ TEST_CASE("FG_REPRODUCIBLE_SHAPE: forced algorithms outside the FMA chain are re
 
 namespace {
 
-// Sets an environment variable the host path reads on every call for the guard's life (nullptr unsets it),
-// then restores what the environment had.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char *name, const char *value) : name_(name) {
-    const char *before = std::getenv(name);
-    had_ = before != nullptr;
-    if (had_) before_ = before;
-    if (value != nullptr)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnvironment() {
-    if (had_)
-      setenv(name_, before_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnvironment(const ScopedEnvironment &) = delete;
-  ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
-
- private:
-  const char *name_;
-  bool had_ = false;
-  std::string before_;
-};
-
 // fg_sgemm_host over pageable copies of the operands stored as `p` says (batch 1).
 Logical host_product(fg_handle_t handle, const Placement &p, const Logical &a, const Logical &b, const Logical &c0,
                      float alpha, float beta) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +106,33 @@ template <typename T>
 void upload(DeviceMemory &memory, const std::vector<T> &values);
 template <typename T>
 std::vector<T> download(const DeviceMemory &memory, size_t count);
+
+// Sets an environment variable for the guard's life (nullptr unsets it), then restores what the environment had.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char *name, const char *value) : name_(name) {
+    const char *before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) before_ = before;
+    if (value != nullptr)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnvironment() {
+    if (had_)
+      setenv(name_, before_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnvironment(const ScopedEnvironment &) = delete;
+  ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
+
+ private:
+  const char *name_;
+  bool had_ = false;
+  std::string before_;
+};
 
 }  // namespace fgtest
 

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// FASTGEMM_HOST_PROFILE: fg_sgemm_host appends each call's spans to the file it names, and they account for the call's
+// work exactly (every flop of the product, every element of C downloaded once), inside the call's time; C is what it is
+// without the profile; without the variable nothing is written.
+#define CATCH_CONFIG_NO_POSIX_SIGNALS
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "gpu/gemm_harness.hpp"
+
+using namespace fgtest;
+
+namespace {
+
+struct ProfiledCall {
+  std::map<std::string, std::string> header;
+  struct Span {
+    std::string activity;
+    double begin = 0, end = 0;
+    long long amount = 0;
+  };
+  std::vector<Span> spans;
+};
+
+std::vector<ProfiledCall> read_profile(const std::string &path) {
+  std::vector<ProfiledCall> calls;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind("# ", 0) == 0) {
+      calls.emplace_back();
+      std::istringstream fields(line.substr(2));
+      std::string field;
+      while (fields >> field) {
+        const size_t equals = field.find('=');
+        if (equals != std::string::npos) calls.back().header[field.substr(0, equals)] = field.substr(equals + 1);
+      }
+    } else if (!line.empty() && line.rfind("worker,", 0) != 0) {
+      REQUIRE(!calls.empty());
+      std::istringstream fields(line);
+      std::string worker, device, activity, begin, end, amount;
+      std::getline(fields, worker, ',');
+      std::getline(fields, device, ',');
+      std::getline(fields, activity, ',');
+      std::getline(fields, begin, ',');
+      std::getline(fields, end, ',');
+      std::getline(fields, amount, ',');
+      calls.back().spans.push_back({activity, std::stod(begin), std::stod(end), std::stoll(amount)});
+    }
+  }
+  return calls;
+}
+
+// A file name of its own in the temporary directory, removed at the end.
+class TemporaryFile {
+ public:
+  TemporaryFile() {
+    char name[] = "/tmp/fastgemm-profile-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path_ = name;
+  }
+  ~TemporaryFile() { std::remove(path_.c_str()); }
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+TEST_CASE("host: FASTGEMM_HOST_PROFILE accounts for the call's products and transfers", "[host]") {
+  Handle handle;
+  const int64_t m = 150, n = 130, k = 200;
+  GemmCase gc;
+  gc.m = m, gc.n = n, gc.k = k, gc.alpha = 1.5f, gc.beta = -0.5f;
+  gc = gc.resolved();
+  std::vector<float> a(gc.a_elements()), b(gc.b_elements()), c0(gc.c_elements());
+  fill_uniform(a, 31);
+  fill_uniform(b, 32);
+  fill_uniform(c0, 33);
+  const std::vector<double> reference = reference_gemm(gc, a, b, c0);
+  TemporaryFile file;
+  const ScopedEnvironment tiles("FASTGEMM_HOST_TILE", "64");  // 3 x 3 tiles of 4 k chunks
+  std::vector<float> c = c0;
+  {
+    const ScopedEnvironment profile("FASTGEMM_HOST_PROFILE", file.path().c_str());
+    REQUIRE_FG_OK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, gc.alpha, a.data(), k, b.data(),
+                                n, gc.beta, c.data(), n));
+  }
+  CHECK(relative_error(c, reference) <= gemm_tolerance(k));
+  // Without the variable, the next call adds nothing.
+  std::vector<float> again = c0;
+  const ScopedEnvironment unset("FASTGEMM_HOST_PROFILE", nullptr);
+  REQUIRE_FG_OK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, gc.alpha, a.data(), k, b.data(), n,
+                              gc.beta, again.data(), n));
+
+  const std::vector<ProfiledCall> calls = read_profile(file.path());
+  REQUIRE(calls.size() == 1);
+  const ProfiledCall &call = calls[0];
+  CHECK(call.header.at("m") == "150");
+  CHECK(call.header.at("n") == "130");
+  CHECK(call.header.at("k") == "200");
+  CHECK(call.header.at("tile") == "64x64x64");
+  CHECK(call.header.at("failed") == "0");
+  REQUIRE(call.header.at("device_times") == "1");
+  const double total = std::stod(call.header.at("total_ms"));
+  std::map<std::string, long long> amount, count;
+  for (const ProfiledCall::Span &span : call.spans) {
+    INFO(span.activity << " " << span.begin << " .. " << span.end << " ms of " << total);
+    CHECK(span.begin <= span.end);
+    // Device spans are placed by one synchronization at the worker's start: allow a little either side.
+    CHECK(span.begin >= -1.0);
+    CHECK(span.end <= total + 1.0);
+    amount[span.activity] += span.amount;
+    ++count[span.activity];
+  }
+  // Every step's product is there, once: 2 m n k flops in all, in 9 tiles x 4 chunks.
+  CHECK(amount["product"] == 2 * m * n * k);
+  CHECK(count["product"] == 36);
+  // C comes back once, every element; A, B and (beta != 0) C go up at least once.
+  CHECK(amount["download"] == static_cast<long long>(m * n * sizeof(float)));
+  CHECK(amount["upload"] >= static_cast<long long>((m * k + k * n + m * n) * sizeof(float)));
+  // Pageable operands are packed and C unpacked by the host.
+  CHECK(amount["unpack"] == static_cast<long long>(m * n * sizeof(float)));
+  CHECK(amount["pack"] + amount["pack_shared"] >= static_cast<long long>((m * k + k * n + m * n) * sizeof(float)));
+}
