@@ -12,7 +12,7 @@ host's copies ran, and what its threads waited for; then the call's totals acros
 import argparse
 import sys
 
-DEVICE = ("product", "upload", "download")
+DEVICE = ("product", "upload", "download", "peer_copy")
 
 
 def read_calls(path):
@@ -65,7 +65,7 @@ def summarize(call, out):
         if "product" in by:
             out.write(f", {by['product']['amount'] / 1e9 / max(busy['product'], 1e-9):.1f} TFLOPS while busy")
         out.write("\n")
-        for what in ("upload", "download"):
+        for what in ("upload", "download", "peer_copy"):
             if what in by:
                 e = by[what]
                 out.write(f"    {what:14s} {busy[what]:8.1f} ms busy, {e['amount'] / 2**30:7.2f} GiB in {e['count']:5d},"
@@ -79,7 +79,7 @@ def summarize(call, out):
         if waits:
             out.write("    waits: " + ", ".join(f"{what[5:]} {e['ms']:.1f} ms ({e['count']})" for what, e in waits) + "\n")
     # Across workers: what the host and the bus carried over the whole call.
-    for what in ("upload", "download"):
+    for what in ("upload", "download", "peer_copy"):
         chosen = [s for s in spans if s[2] == what]
         if chosen:
             covered = union([(s[3], s[4]) for s in chosen])

@@ -57,6 +57,7 @@
 #include "host/copy_pool.hpp"
 #include "host/failure.hpp"
 #include "host/mappings.hpp"
+#include "host/peer_pieces.hpp"
 #include "host/plan.hpp"
 #include "host/profile.hpp"
 #include "host/shared_pieces.hpp"
@@ -124,6 +125,39 @@ Status HostGemm<T>::ensure_workers() {
   return Status::success();
 }
 
+// Peer access is enabled once for each ordered pair of listed devices that can have it (and stays enabled for the
+// process, as cudaDeviceEnablePeerAccess leaves it); a pair that cannot makes every piece come from the host.
+template <typename T>
+bool HostGemm<T>::devices_reach_each_other() {
+  if (reach_checked_ && reachable_ == devices_) return reach_;
+  reach_checked_ = true;
+  reachable_ = devices_;
+  reach_ = false;
+  for (int from : devices_)
+    for (int to : devices_) {
+      int can = 0;
+      if (from == to) continue;
+      if (cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess) {
+        (void)cudaGetLastError();  // not sticky: the call goes on without peer copies
+        return false;
+      }
+      if (can == 0) return false;
+    }
+  for (int from : devices_) {
+    DeviceGuard guard;
+    if (!guard.enter(from).ok()) return false;
+    for (int to : devices_) {
+      if (from == to) continue;
+      const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+      if (enabled == cudaSuccess) continue;
+      (void)cudaGetLastError();  // already enabled (by the program or an earlier list), or refused: not sticky
+      if (enabled != cudaErrorPeerAccessAlreadyEnabled) return false;
+    }
+  }
+  reach_ = true;
+  return true;
+}
+
 namespace {
 
 template <typename T>
@@ -182,7 +216,8 @@ std::string profile_header(const HostJob<T> &job, const std::vector<int> &device
          " slots=" + number(static_cast<int64_t>(job.slots.a)) + "/" + number(static_cast<int64_t>(job.slots.b)) + "/" +
          number(static_cast<int64_t>(job.slots.c)) + " a=" + residence_name(job.a_on(devices.front())) +
          " b=" + residence_name(job.b_on(devices.front())) + " c=" + residence_name(job.c_on(devices.front())) +
-         " shared_b=" + (job.shared != nullptr ? "1" : "0") + " failed=" + (job.failed.load() ? "1" : "0");
+         " shared_b=" + (job.shared != nullptr ? "1" : "0") + " peer_b=" + (job.peers != nullptr ? "1" : "0") +
+         " failed=" + (job.failed.load() ? "1" : "0");
 }
 
 }  // namespace
@@ -315,6 +350,21 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     const int per_worker = shared_pieces_in_flight + shared_pieces_kept_per_worker;
     const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
     if (shared_->prepare(count, piece_elements)) job.shared = shared_.get();
+  }
+
+  // FASTGEMM_HOST_PEER: with B in host memory, each of its pieces crosses from the host once and passes between the
+  // devices over their own links; workers of one device copy it within the device.
+  if (product && job.workers > 1 && job.b_place.type != cudaMemoryTypeDevice && host_peer_copies_from_environment() &&
+      (devices_.size() == 1 || devices_reach_each_other())) {
+    if (!peers_) {
+      try {
+        peers_ = std::make_unique<PeerPieces<T>>();
+      } catch (...) {
+        return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
+      }
+    }
+    peers_->reset();
+    job.peers = peers_.get();
   }
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.

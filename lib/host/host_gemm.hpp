@@ -76,6 +76,8 @@ class HostWorker;
 class CopyPool;
 template <typename T>
 class SharedPieces;
+template <typename T>
+class PeerPieces;
 class SmallProduct;
 
 // The per-handle state of the engine: the device list and one worker per device, whose buffers are allocated on
@@ -102,6 +104,8 @@ class HostGemm {
 
  private:
   Status ensure_workers();
+  // Whether every listed device can read every other's memory, peer access enabled for each pair (once per list).
+  bool devices_reach_each_other();
   Status device_total_memory(int ordinal, size_t *bytes);
 
   Context &primary_;
@@ -112,7 +116,10 @@ class HostGemm {
   int workers_per_device_ = 1;
   std::unique_ptr<CopyPool> pool_;  // host threads shared by every worker's packing and unpacking
   int pool_threads_ = 0;
-  std::unique_ptr<SharedPieces<T>> shared_;           // pinned pieces of a pageable B that every worker uploads
+  std::unique_ptr<SharedPieces<T>> shared_;  // pinned pieces of a pageable B that every worker uploads
+  std::unique_ptr<PeerPieces<T>> peers_;     // B's pieces passed between devices (FASTGEMM_HOST_PEER)
+  std::vector<int> reachable_;               // the device list whose pairs reach each other, once checked
+  bool reach_checked_ = false, reach_ = false;
   std::vector<std::pair<int, size_t>> total_memory_;  // each device's total memory, by ordinal, once asked
   std::unique_ptr<SmallProduct> small_;               // the short way's buffers (small_product.hpp)
 };

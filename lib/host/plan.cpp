@@ -67,6 +67,11 @@ int host_workers_per_device_from_environment() {
   return value > 0 && value <= max_workers_per_device ? static_cast<int>(value) : 1;
 }
 
+bool host_peer_copies_from_environment() {
+  const char *text = std::getenv("FASTGEMM_HOST_PEER");
+  return text != nullptr && text[0] == '1' && text[1] == '\0';
+}
+
 size_t host_staging_limit_from_environment() {
   return static_cast<size_t>(positive_integer_from_environment("FASTGEMM_HOST_STAGING"));
 }

@@ -65,6 +65,8 @@ struct SlotCounts {
 };
 
 class HostProfile;
+template <typename T>
+class PeerPieces;
 
 // What every worker of one call shares.
 template <typename T>
@@ -76,6 +78,7 @@ struct HostJob {
   CopyPool *pool = nullptr;
   HostProfile *profile = nullptr;     // where the call's spans go (FASTGEMM_HOST_PROFILE); null: nowhere
   SharedPieces<T> *shared = nullptr;  // where B's pieces are packed when B is pageable; null: each worker's ring
+  PeerPieces<T> *peers = nullptr;  // B's pieces passed between devices (FASTGEMM_HOST_PEER); null: each from the host
   HostTiling tiling;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
   PointerPlace a_place, b_place, c_place;
@@ -105,6 +108,9 @@ struct HostJob {
 // Workers per listed device as FASTGEMM_HOST_WORKERS_PER_DEVICE asks (1 to max_workers_per_device; a testing aid),
 // else 1.
 int host_workers_per_device_from_environment();
+
+// Whether FASTGEMM_HOST_PEER asks for B's pieces to pass between the devices of a call (peer_pieces.hpp): "1" does.
+bool host_peer_copies_from_environment();
 
 // The device memory the staging buffers may use, as FASTGEMM_HOST_STAGING asks (bytes; a testing knob that forces the
 // orders and slot counts of a device with little memory), or 0 when it asks for no limit.

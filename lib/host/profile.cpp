@@ -12,6 +12,7 @@ const char *host_activity_name(HostActivity activity) {
     case HostActivity::product: return "product";
     case HostActivity::upload: return "upload";
     case HostActivity::download: return "download";
+    case HostActivity::peer_copy: return "peer_copy";
     case HostActivity::pack: return "pack";
     case HostActivity::pack_shared: return "pack_shared";
     case HostActivity::unpack: return "unpack";
@@ -21,6 +22,7 @@ const char *host_activity_name(HostActivity activity) {
     case HostActivity::wait_slot: return "wait_slot";
     case HostActivity::wait_upload: return "wait_upload";
     case HostActivity::wait_download: return "wait_download";
+    case HostActivity::wait_peer: return "wait_peer";
   }
   return "unknown";
 }

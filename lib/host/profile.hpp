@@ -20,6 +20,7 @@ enum class HostActivity {
   product,        // device: one step's product (amount: its flops)
   upload,         // device: a host-to-device transfer (amount: bytes)
   download,       // device: a device-to-host transfer (amount: bytes)
+  peer_copy,      // device: a piece of B copied from another worker's device (amount: bytes; FASTGEMM_HOST_PEER)
   pack,           // host: packing a pageable piece into a pinned ring chunk (amount: bytes)
   pack_shared,    // host: a shared piece of B, packed here or waited for while another worker packs it
   unpack,         // host: unpacking a downloaded chunk into the caller's C (amount: bytes)
@@ -29,6 +30,7 @@ enum class HostActivity {
   wait_slot,      // host, upload thread: the slot it fills is still read by earlier steps
   wait_upload,    // host, upload thread: a ring chunk or shared piece is still being transferred
   wait_download,  // host, download thread: a chunk of C is still being transferred
+  wait_peer,      // host, upload thread: another worker is still bringing a piece of B to its device
 };
 
 const char *host_activity_name(HostActivity activity);

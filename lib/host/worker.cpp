@@ -84,6 +84,7 @@ Status HostWorker<T>::create(int device, Context &primary, bool in_primary, std:
   for (RingChunk<T> &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (RingChunk<T> &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
+  for (cudaEvent_t &event : worker->peer_copied_) FG_RETURN_IF_ERROR(create_event(&event));
   // Waited for by a thread that has nothing else to do: it sleeps instead of spinning on a core the copies use.
   for (cudaEvent_t &event : worker->tile_done_)
     FG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync));
@@ -109,6 +110,8 @@ HostWorker<T>::~HostWorker() {
     }
   for (HeldPiece &held : held_)
     if (held.done != nullptr) (void)cudaEventDestroy(held.done);
+  for (cudaEvent_t event : peer_copied_)
+    if (event != nullptr) (void)cudaEventDestroy(event);
   for (cudaEvent_t event : tile_done_)
     if (event != nullptr) (void)cudaEventDestroy(event);
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
@@ -314,7 +317,10 @@ Status HostWorker<T>::wait_until_one_tile_left() {
 template <typename T>
 Status HostWorker<T>::work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran) {
   for (std::vector<DeviceSlot<T>> *slots : {&a_slots_, &b_slots_, &c_slots_})
-    for (DeviceSlot<T> &slot : *slots) slot.key = slot.last_step = slot.request = -1;
+    for (DeviceSlot<T> &slot : *slots) {
+      slot.key = slot.last_step = slot.request = -1;
+      slot.published = nullptr;
+    }
   // Earlier calls' transfers were all drained: the rings' chunks and the shared pieces hold nothing pending.
   index_ = index;
   if (job.profile != nullptr) job.profile->gpu_origin(index, context_->stream());

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/context.hpp"
+#include "host/peer_pieces.hpp"
 #include "host/plan.hpp"
 #include "host/profile.hpp"
 #include "host/shared_pieces.hpp"
@@ -29,17 +30,22 @@ namespace fastgemm::detail {
 // that the grid's limits hold for either element (a chunk is 16 MiB of floats, 32 MiB of doubles).
 constexpr size_t ring_chunk_elements = size_t(4) << 20;
 constexpr int upload_ring_chunks = 6;
+// Events recorded after a worker's copies of other workers' pieces (FASTGEMM_HOST_PEER), taken in turn: a piece's owner
+// waits for the copies made from it before it reuses the slot, and an event recorded again that many copies later
+// would only make it wait longer.
+constexpr int peer_copy_events = 16;
 constexpr int download_ring_chunks = 4;
 // A device buffer for one k chunk of an A or B panel, or one C tile, and the events that order its reuse.
 template <typename T>
 struct DeviceSlot {
   T *data = nullptr;
   size_t elements = 0;
-  int64_t key = -1;                // which piece it holds during this call; -1: none
-  int64_t last_step = -1;          // the last planned step that reads it
-  int64_t request = -1;            // the upload that fills it
-  cudaEvent_t ready = nullptr;     // its upload is done; for a C tile, then its products
-  cudaEvent_t released = nullptr;  // the last work that read or wrote it is done
+  int64_t key = -1;                                    // which piece it holds during this call; -1: none
+  int64_t last_step = -1;                              // the last planned step that reads it
+  int64_t request = -1;                                // the upload that fills it
+  cudaEvent_t ready = nullptr;                         // its upload is done; for a C tile, then its products
+  cudaEvent_t released = nullptr;                      // the last work that read or wrote it is done
+  typename PeerPieces<T>::Entry *published = nullptr;  // the piece it holds for other workers to copy, if any
 };
 
 template <typename T>
@@ -161,6 +167,10 @@ class HostWorker {
   Status download_all(HostJob<T> &job);
   Status upload(HostJob<T> &job, const UploadRequest<T> &request);
   Status upload_shared(HostJob<T> &job, const UploadRequest<T> &request, bool *uploaded);
+  Status upload_from_peer(HostJob<T> &job, const UploadRequest<T> &request, typename PeerPieces<T>::Entry *entry,
+                          bool *copied);
+  Status withdraw_published(HostJob<T> &job, DeviceSlot<T> &slot);
+  Status upload_request(HostJob<T> &job, const UploadRequest<T> &request);
   Status release_held(HostJob<T> &job, int count);
   Status download(HostJob<T> &job, const DownloadRequest<T> &request);
   Status drain();
@@ -182,6 +192,8 @@ class HostWorker {
     cudaEvent_t done = nullptr;
   };
   HeldPiece held_[shared_pieces_in_flight];
+  cudaEvent_t peer_copied_[peer_copy_events] = {};
+  int peer_next_ = 0;
   int held_first_ = 0, held_count_ = 0;
   // Recorded after the products of the last two tiles this worker enqueued (tile n in tile_done_[n % 2]).
   cudaEvent_t tile_done_[2] = {nullptr, nullptr};

@@ -97,6 +97,98 @@ Status HostWorker<T>::upload(HostJob<T> &job, const UploadRequest<T> &request) {
   return Status::success();
 }
 
+// A piece of B from another worker's device, once that worker has published it (peer_pieces.hpp). *copied is false
+// when the owner withdrew it first: the caller loads the piece itself.
+template <typename T>
+Status HostWorker<T>::upload_from_peer(HostJob<T> &job, const UploadRequest<T> &request,
+                                       typename PeerPieces<T>::Entry *entry, bool *copied) {
+  *copied = false;
+  int source_device = -1;
+  const T *source = nullptr;
+  cudaEvent_t ready = nullptr;
+  bool aborted = false;
+  const double waited = mark_time(job);
+  if (!job.peers->read(entry, job.failed, &source_device, &source, &ready, &aborted))
+    return aborted ? aborted_by_other_failure() : Status::success();
+  host_span(job, HostActivity::wait_peer, waited);
+  const Region<T> &region = request.region;
+  const size_t bytes = static_cast<size_t>(region.lines * region.length) * sizeof(T);
+  DeviceSlot<T> &slot = *request.slot;
+  const char *call = "cudaStreamWaitEvent";
+  cudaError_t error = cudaStreamWaitEvent(upload_stream_, ready, 0);
+  if (error == cudaSuccess) {
+    const int64_t mark = device_begin(job, HostActivity::peer_copy, static_cast<int64_t>(bytes), upload_stream_);
+    call = "cudaMemcpyPeerAsync";
+    error = cudaMemcpyPeerAsync(slot.data, device_, source, source_device, bytes, upload_stream_);
+    device_end(job, mark, upload_stream_);
+  }
+  const cudaEvent_t copied_event = peer_copied_[peer_next_];
+  peer_next_ = (peer_next_ + 1) % peer_copy_events;
+  if (error == cudaSuccess) {
+    call = "cudaEventRecord";
+    error = cudaEventRecord(copied_event, upload_stream_);
+  }
+  if (error == cudaSuccess) error = cudaEventRecord(slot.ready, upload_stream_);
+  bool kept = error == cudaSuccess && job.peers->read_done(entry, copied_event);
+  if (!kept) {
+    // A copy that was enqueued may still read the owner's slot, which the owner reuses once this reader is done:
+    // this reader is done once its stream is idle.
+    const cudaError_t synchronized = cudaStreamSynchronize(upload_stream_);
+    kept = job.peers->read_done(entry, nullptr);
+    if (error == cudaSuccess && synchronized != cudaSuccess) {
+      error = synchronized;
+      call = "cudaStreamSynchronize";
+    }
+  }
+  if (error != cudaSuccess) return cuda_status(error, call);
+  *copied = true;
+  return Status::success();
+}
+
+// The slot is about to receive another piece: no other worker starts a copy of the piece it published any more, and
+// the new piece's transfer waits for the copies that did start.
+template <typename T>
+Status HostWorker<T>::withdraw_published(HostJob<T> &job, DeviceSlot<T> &slot) {
+  if (slot.published == nullptr) return Status::success();
+  const std::vector<cudaEvent_t> copies = job.peers->withdraw(slot.published);
+  slot.published = nullptr;
+  for (cudaEvent_t copy : copies) FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, copy, 0));
+  return Status::success();
+}
+
+// One request's piece into its slot, then the slot's ready event: a piece of B from another worker's device where that
+// worker has it or is bringing it there (FASTGEMM_HOST_PEER), else from where the operand lives; a piece of B that
+// came from there is then published for the other workers.
+template <typename T>
+Status HostWorker<T>::upload_request(HostJob<T> &job, const UploadRequest<T> &request) {
+  DeviceSlot<T> &slot = *request.slot;
+  FG_RETURN_IF_ERROR(withdraw_published(job, slot));
+  typename PeerPieces<T>::Entry *owned = nullptr;
+  if (job.peers != nullptr && request.shared_key >= 0) {
+    bool owner = false;
+    typename PeerPieces<T>::Entry *entry = job.peers->claim(request.shared_key, &owner);
+    if (owner) {
+      owned = entry;
+    } else if (entry != nullptr) {
+      bool copied = false;
+      FG_RETURN_IF_ERROR(upload_from_peer(job, request, entry, &copied));
+      if (copied) return Status::success();
+    }
+  }
+  Status status = upload(job, request);
+  if (status.ok()) status = cuda_status(cudaEventRecord(slot.ready, upload_stream_), "cudaEventRecord");
+  if (owned != nullptr) {
+    if (!status.ok()) {
+      // The readers waiting for it load the piece themselves; the call fails before this slot is reused.
+      (void)job.peers->withdraw(owned);
+      return status;
+    }
+    job.peers->publish(owned, device_, slot.data, slot.ready);
+    slot.published = owned;
+  }
+  return status;
+}
+
 // The upload thread: the requests in order, each once the slot's earlier contents are no longer needed.
 template <typename T>
 Status HostWorker<T>::upload_all(HostJob<T> &job) {
@@ -115,8 +207,7 @@ Status HostWorker<T>::upload_all(HostJob<T> &job) {
       host_span(job, HostActivity::wait_slot, waited);
       FG_CUDA_CHECK(cudaStreamWaitEvent(upload_stream_, request.slot->released, 0));
     }
-    FG_RETURN_IF_ERROR(upload(job, request));
-    FG_CUDA_CHECK(cudaEventRecord(request.slot->ready, upload_stream_));
+    FG_RETURN_IF_ERROR(upload_request(job, request));
     progress_.update([&] { ++progress_.uploads_recorded; });
   }
 }
@@ -195,6 +286,10 @@ Status HostWorker<T>::download_all(HostJob<T> &job) {
   template Status HostWorker<T>::release_held(HostJob<T> &, int);                               \
   template Status HostWorker<T>::upload_shared(HostJob<T> &, const UploadRequest<T> &, bool *); \
   template Status HostWorker<T>::upload(HostJob<T> &, const UploadRequest<T> &);                \
+  template Status HostWorker<T>::upload_from_peer(HostJob<T> &, const UploadRequest<T> &,       \
+                                                  typename PeerPieces<T>::Entry *, bool *);     \
+  template Status HostWorker<T>::withdraw_published(HostJob<T> &, DeviceSlot<T> &);             \
+  template Status HostWorker<T>::upload_request(HostJob<T> &, const UploadRequest<T> &);        \
   template Status HostWorker<T>::upload_all(HostJob<T> &);                                      \
   template Status HostWorker<T>::download(HostJob<T> &, const DownloadRequest<T> &);            \
   template Status HostWorker<T>::download_all(HostJob<T> &);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -84,25 +85,12 @@ class Operand {
 // (a value <= 0 leaves it as it is), then restores what the environment had.
 class ScopedVariable {
  public:
-  ScopedVariable(const char *name, int64_t value) : name_(name) {
-    const char *before = std::getenv(name);
-    had_ = before != nullptr;
-    if (had_) before_ = before;
-    if (value > 0) setenv(name, std::to_string(value).c_str(), 1);
+  ScopedVariable(const char *name, int64_t value) {
+    if (value > 0) guard_.emplace(name, std::to_string(value).c_str());
   }
-  ~ScopedVariable() {
-    if (had_)
-      setenv(name_, before_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedVariable(const ScopedVariable &) = delete;
-  ScopedVariable &operator=(const ScopedVariable &) = delete;
 
  private:
-  const char *name_;
-  bool had_ = false;
-  std::string before_;
+  std::optional<ScopedEnvironment> guard_;
 };
 
 // The tile edge and k chunk cap (FASTGEMM_HOST_TILE).

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -134,4 +135,51 @@ TEST_CASE("host: FASTGEMM_HOST_PROFILE accounts for the call's products and tran
   // Pageable operands are packed and C unpacked by the host.
   CHECK(amount["unpack"] == static_cast<long long>(m * n * sizeof(float)));
   CHECK(amount["pack"] + amount["pack_shared"] >= static_cast<long long>((m * k + k * n + m * n) * sizeof(float)));
+}
+
+TEST_CASE("host: FASTGEMM_HOST_PEER passes B's pieces between workers, C's bits unchanged", "[host]") {
+  Handle handle;
+  const int64_t m = 300, n = 260, k = 200;
+  GemmCase gc;
+  gc.m = m, gc.n = n, gc.k = k, gc.alpha = 0.75f, gc.beta = 1.25f;
+  gc = gc.resolved();
+  std::vector<float> a(gc.a_elements()), b(gc.b_elements()), c0(gc.c_elements());
+  fill_uniform(a, 41);
+  fill_uniform(b, 42);
+  fill_uniform(c0, 43);
+  const std::vector<double> reference = reference_gemm(gc, a, b, c0);
+  // Two workers on each listed device at least, so that even one device has pieces to pass; 5 x 5 tiles of 4 chunks.
+  const ScopedEnvironment workers("FASTGEMM_HOST_WORKERS_PER_DEVICE", "2");
+  const ScopedEnvironment tiles("FASTGEMM_HOST_TILE", "64");
+  const auto product = [&](const char *peer, const char *profile) {
+    const ScopedEnvironment peer_variable("FASTGEMM_HOST_PEER", peer);
+    const ScopedEnvironment profile_variable("FASTGEMM_HOST_PROFILE", profile);
+    std::vector<float> c = c0;
+    REQUIRE_FG_OK(fg_sgemm_host(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, m, n, k, gc.alpha, a.data(), k, b.data(),
+                                n, gc.beta, c.data(), n));
+    return c;
+  };
+  const std::vector<float> from_host = product(nullptr, nullptr);
+  CHECK(relative_error(from_host, reference) <= gemm_tolerance(k));
+  TemporaryFile file;
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    const std::vector<float> passed = product("1", file.path().c_str());
+    CHECK(std::memcmp(passed.data(), from_host.data(), passed.size() * sizeof(float)) == 0);
+  }
+  const std::vector<ProfiledCall> calls = read_profile(file.path());
+  REQUIRE(calls.size() == 3);
+  for (const ProfiledCall &call : calls) {
+    CHECK(call.header.at("peer_b") == "1");
+    long long copies = 0, copied = 0, flops = 0;
+    for (const ProfiledCall::Span &span : call.spans) {
+      if (span.activity == "peer_copy") ++copies, copied += span.amount;
+      if (span.activity == "product") flops += span.amount;
+    }
+    // Every worker needs every piece of B in its band's first row, and only one of them brings each from the host:
+    // the others copy it, each at most once.
+    CHECK(copies > 0);
+    CHECK(copied <= static_cast<long long>(k * n * sizeof(float)) * (std::stoll(call.header.at("workers")) - 1));
+    CHECK(flops == 2 * m * n * k);
+  }
 }

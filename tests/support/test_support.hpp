@@ -107,18 +107,19 @@ void upload(DeviceMemory &memory, const std::vector<T> &values);
 template <typename T>
 std::vector<T> download(const DeviceMemory &memory, size_t count);
 
-// Sets an environment variable for the guard's life (nullptr unsets it), then restores what the environment had.
+// An environment variable the test sets or unsets for the guard's life, a failed assertion included; then the value the
+// process had is restored (or the variable unset), so that later tests and the library see the environment the program
+// started with.
 class ScopedEnvironment {
  public:
-  ScopedEnvironment(const char *name, const char *value) : name_(name) {
+  // Remembers the variable without changing it.
+  explicit ScopedEnvironment(const char *name) : name_(name) {
     const char *before = std::getenv(name);
     had_ = before != nullptr;
     if (had_) before_ = before;
-    if (value != nullptr)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
   }
+  // Remembers it, then sets it to `value` (nullptr unsets it).
+  ScopedEnvironment(const char *name, const char *value) : ScopedEnvironment(name) { set(value); }
   ~ScopedEnvironment() {
     if (had_)
       setenv(name_, before_.c_str(), 1);
@@ -127,6 +128,14 @@ class ScopedEnvironment {
   }
   ScopedEnvironment(const ScopedEnvironment &) = delete;
   ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
+
+  // nullptr unsets it.
+  void set(const char *value) const {
+    if (value != nullptr)
+      setenv(name_, value, 1);
+    else
+      unsetenv(name_);
+  }
 
  private:
   const char *name_;

@@ -12,6 +12,7 @@
 #include "host/host_gemm.hpp"
 #include "host/plan.hpp"
 #include "host/small_product.hpp"
+#include "support/test_support.hpp"
 #include "tuning/tuning.hpp"
 
 using fastgemm::detail::choose_host_tiling;
@@ -23,38 +24,6 @@ size_t staging_bytes(const HostTiling &t) {
   return static_cast<size_t>(2 * (t.tile_m + t.tile_n) * t.tile_k + 2 * t.tile_m * t.tile_n) * sizeof(float);
 }
 
-// An environment variable that the test may set or unset; the guard gives it back the value the process had
-// (or unsets it) when the test ends, a failed assertion included, so that later tests and the library's
-// handles see the environment the program started with.
-class EnvironmentVariable {
- public:
-  explicit EnvironmentVariable(const char *name) : name_(name) {
-    const char *before = std::getenv(name);
-    had_value_ = before != nullptr;
-    if (had_value_) before_ = before;
-  }
-  ~EnvironmentVariable() {
-    if (had_value_)
-      setenv(name_, before_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  EnvironmentVariable(const EnvironmentVariable &) = delete;
-  EnvironmentVariable &operator=(const EnvironmentVariable &) = delete;
-
-  // nullptr unsets it.
-  void set(const char *value) const {
-    if (value != nullptr)
-      REQUIRE(setenv(name_, value, 1) == 0);
-    else
-      REQUIRE(unsetenv(name_) == 0);
-  }
-
- private:
-  const char *name_;
-  bool had_value_ = false;
-  std::string before_;
-};
 }  // namespace
 
 TEST_CASE(
@@ -144,7 +113,7 @@ TEST_CASE("host tiling: the same arguments give the same grid; the knob caps eve
 }
 
 TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else ignored", "[host_tiling]") {
-  const EnvironmentVariable tile("FASTGEMM_HOST_TILE");
+  const fgtest::ScopedEnvironment tile("FASTGEMM_HOST_TILE");
   tile.set("48");
   CHECK(fastgemm::detail::host_tile_limit_from_environment() == 48);
   for (const char *bad : {"", "0", "-3", "12x", "abc"}) {
