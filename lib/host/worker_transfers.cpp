@@ -129,12 +129,11 @@ Status HostWorker<T>::upload_from_peer(HostJob<T> &job, const UploadRequest<T> &
     error = cudaEventRecord(copied_event, upload_stream_);
   }
   if (error == cudaSuccess) error = cudaEventRecord(slot.ready, upload_stream_);
-  bool kept = error == cudaSuccess && job.peers->read_done(entry, copied_event);
-  if (!kept) {
+  if (error != cudaSuccess || !job.peers->read_done(entry, copied_event)) {
     // A copy that was enqueued may still read the owner's slot, which the owner reuses once this reader is done:
     // this reader is done once its stream is idle.
     const cudaError_t synchronized = cudaStreamSynchronize(upload_stream_);
-    kept = job.peers->read_done(entry, nullptr);
+    (void)job.peers->read_done(entry, nullptr);
     if (error == cudaSuccess && synchronized != cudaSuccess) {
       error = synchronized;
       call = "cudaStreamSynchronize";
