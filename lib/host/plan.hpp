@@ -24,7 +24,7 @@ constexpr int64_t largest_tile_edge = 4096;
 constexpr int64_t smallest_tile_edge = 1024;
 // In the emulated mode, products of 4096 and more on every side take tiles 4096 wide, and so chunks of k 4096
 // deep: each step's product then reaches AUTO's emulation threshold (m n k >= 2^34), where the quartered grid's
-// 2048 x 2048 x 2048 steps of 8192^3 ran FP32. On the H100 from pageable memory (bench/NOTES-emulated.md), 8192^3
+// 2048 x 2048 x 2048 steps of 8192^3 ran FP32. On the H100 from pageable memory (bench/NOTES-emulated-calls.md), 8192^3
 // took 22.7-23.9 ms against 28.5-29.5 ms with those steps, and 4096^3 (one step) 7.0-7.8 ms against 7.7-8.7 ms;
 // operands the emulation declines took FP32's time with either grid, and so did the FP32 mode.
 constexpr int64_t emulated_tile_edge = tuning::kHostEmulatedTileEdge;
