@@ -44,6 +44,11 @@ def summarize(call, out):
     h, spans = call["header"], call["spans"]
     total = float(h.get("total_ms", "nan"))
     out.write(" ".join(f"{k}={v}" for k, v in h.items()) + "\n")
+    setup = [s for s in spans if s[0] < 0]
+    if setup:
+        out.write("  setup: " + ", ".join(f"{s[2][6:]}{f' (device {s[1]})' if s[1] >= 0 else ''} {s[4] - s[3]:.1f} ms"
+                                        for s in setup) + "\n")
+    spans = [s for s in spans if s[0] >= 0]
     workers = sorted({(s[0], s[1]) for s in spans})
     rows = []
     for w, d in workers:
@@ -84,7 +89,7 @@ def summarize(call, out):
         if chosen:
             covered = union([(s[3], s[4]) for s in chosen])
             amount = sum(s[5] for s in chosen)
-            out.write(f"  all {what}s: {amount / 2**30:.2f} GiB, {covered:.1f} ms with one or more running,"
+            out.write(f"  {what} in all: {amount / 2**30:.2f} GiB, {covered:.1f} ms with one or more running,"
                       f" {amount / 1e6 / total:.1f} GB/s over the call\n")
     host_bytes = sum(s[5] for s in spans if s[2] in ("pack", "pack_shared", "unpack"))
     if host_bytes:

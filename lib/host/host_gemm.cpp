@@ -251,7 +251,14 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
                                " that the host engine computes in one chunk, as FG_REPRODUCIBLE_SHAPE needs");
   // Earlier work on the handle's stream may still write the operands.
   FG_CUDA_CHECK(cudaStreamSynchronize(primary_.stream()));
+  // The profile (FASTGEMM_HOST_PROFILE) sees the setup too: a first call's workers, buffers and pinned memory.
+  const std::unique_ptr<HostProfile> profile = HostProfile::from_environment();
+  const auto setup_span = [&](HostActivity activity, double begin, int device = -1) {
+    if (profile != nullptr) profile->host(-1, device, activity, begin);
+  };
+  double began = profile != nullptr ? profile->now() : 0;
   FG_RETURN_IF_ERROR(ensure_workers());
+  setup_span(HostActivity::setup_workers, began);
 
   HostJob<T> job;
   job.problem = problem;
@@ -349,13 +356,20 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     // What each worker holds at most, so that one is always free, and pieces kept for the others.
     const int per_worker = shared_pieces_in_flight + shared_pieces_kept_per_worker;
     const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
+    began = profile != nullptr ? profile->now() : 0;
     if (shared_->prepare(count, piece_elements)) job.shared = shared_.get();
+    setup_span(HostActivity::setup_pinned, began);
   }
 
   // FASTGEMM_HOST_PEER: with B in host memory, each of its pieces crosses from the host once and passes between the
   // devices over their own links; workers of one device copy it within the device.
   if (product && job.workers > 1 && job.b_place.type != cudaMemoryTypeDevice && host_peer_copies_from_environment() &&
-      (devices_.size() == 1 || devices_reach_each_other())) {
+      (devices_.size() == 1 || [&] {
+        began = profile != nullptr ? profile->now() : 0;
+        const bool reach = devices_reach_each_other();
+        setup_span(HostActivity::setup_peers, began);
+        return reach;
+      }())) {
     if (!peers_) {
       try {
         peers_ = std::make_unique<PeerPieces<T>>();
@@ -371,10 +385,11 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
   for (const auto &worker : workers_) {
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(worker->device()));
+    began = profile != nullptr ? profile->now() : 0;
     FG_RETURN_IF_ERROR(worker->prepare(job));
+    setup_span(HostActivity::setup_buffers, began, worker->device());
   }
 
-  const std::unique_ptr<HostProfile> profile = HostProfile::from_environment();
   job.profile = profile.get();
   std::vector<Status> results(workers_.size());
   std::vector<fg_sgemm_algo_t> ran_by(workers_.size(), FG_SGEMM_AUTO);

@@ -23,6 +23,10 @@ const char *host_activity_name(HostActivity activity) {
     case HostActivity::wait_upload: return "wait_upload";
     case HostActivity::wait_download: return "wait_download";
     case HostActivity::wait_peer: return "wait_peer";
+    case HostActivity::setup_workers: return "setup_workers";
+    case HostActivity::setup_buffers: return "setup_buffers";
+    case HostActivity::setup_pinned: return "setup_pinned";
+    case HostActivity::setup_peers: return "setup_peers";
   }
   return "unknown";
 }

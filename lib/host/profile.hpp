@@ -31,6 +31,12 @@ enum class HostActivity {
   wait_upload,    // host, upload thread: a ring chunk or shared piece is still being transferred
   wait_download,  // host, download thread: a chunk of C is still being transferred
   wait_peer,      // host, upload thread: another worker is still bringing a piece of B to its device
+  // The call's setup, on the calling thread (worker -1): the workers (contexts, streams, events), each worker's device
+  // buffers and pinned rings (device: the worker's), the pinned pieces of B shared by the workers, and peer access.
+  setup_workers,
+  setup_buffers,
+  setup_pinned,
+  setup_peers,
 };
 
 const char *host_activity_name(HostActivity activity);
