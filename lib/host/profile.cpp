@@ -171,15 +171,30 @@ void HostProfile::resolve(int worker) {
 void HostProfile::write(const std::string &header) {
   const double total = now();
   std::lock_guard<std::mutex> lock(mutex_);
+  std::sort(spans_.begin(), spans_.end(), [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  // The call's lines in one write, so that calls of other handles, threads or processes appending to the same file
+  // land before or after them, never between.
+  std::string text;
+  char line[256];
+  try {
+    std::snprintf(line, sizeof line, " total_ms=%.3f device_times=%d\n", 1e3 * total, device_times_ ? 1 : 0);
+    text = "# " + header + line + "worker,device,activity,begin_ms,end_ms,amount\n";
+    for (const Span &span : spans_) {
+      std::snprintf(line, sizeof line, "%d,%d,%s,%.4f,%.4f,%lld\n", span.worker, span.device,
+                    host_activity_name(span.activity), 1e3 * span.begin, 1e3 * span.end,
+                    static_cast<long long>(span.amount));
+      text += line;
+    }
+  } catch (...) {
+    return;  // no memory for the text: the profile is dropped
+  }
+  static std::mutex file_mutex;
+  std::lock_guard<std::mutex> file_lock(file_mutex);
   std::FILE *file = std::fopen(path_.c_str(), "a");
   if (file == nullptr) return;
-  std::sort(spans_.begin(), spans_.end(), [](const Span &a, const Span &b) { return a.begin < b.begin; });
-  std::fprintf(file, "# %s total_ms=%.3f device_times=%d\n", header.c_str(), 1e3 * total, device_times_ ? 1 : 0);
-  std::fprintf(file, "worker,device,activity,begin_ms,end_ms,amount\n");
-  for (const Span &span : spans_)
-    std::fprintf(file, "%d,%d,%s,%.4f,%.4f,%lld\n", span.worker, span.device, host_activity_name(span.activity),
-                 1e3 * span.begin, 1e3 * span.end, static_cast<long long>(span.amount));
-  std::fclose(file);
+  std::setvbuf(file, nullptr, _IONBF, 0);
+  (void)std::fwrite(text.data(), 1, text.size(), file);
+  (void)std::fclose(file);
 }
 
 }  // namespace fastgemm::detail
