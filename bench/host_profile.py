@@ -8,6 +8,7 @@ host's copies ran, and what its threads waited for; then the call's totals acros
   FASTGEMM_HOST_PROFILE=/tmp/p.csv fastgemm-bench sgemm --host --devices 0,1,2,3 --sizes 16384 --repeats 1
   python3 bench/host_profile.py /tmp/p.csv            # the last call
   python3 bench/host_profile.py /tmp/p.csv --call all
+  python3 bench/host_profile.py /tmp/p.csv --timeline 100     # each worker's activity over the call
 """
 import argparse
 import sys
@@ -40,7 +41,28 @@ def union(intervals):
     return total
 
 
-def summarize(call, out):
+def coverage(intervals, begin, end):
+    """The share of [begin, end) that the intervals cover."""
+    clipped = [(max(b, begin), min(e, end)) for b, e in intervals if e > begin and b < end]
+    return union(clipped) / (end - begin) if end > begin else 0.0
+
+
+def timeline(spans, total, width, out):
+    """Per worker and device activity, a character per 1/width of the call: '#' busy most of it, '+' some, '.' none."""
+    out.write(f"  timeline, {total / width:.2f} ms a character:\n")
+    for w, d in sorted({(s[0], s[1]) for s in spans if s[0] >= 0}):
+        for what in DEVICE:
+            mine = [(s[3], s[4]) for s in spans if s[0] == w and s[2] == what]
+            if not mine:
+                continue
+            row = ""
+            for i in range(width):
+                share = coverage(mine, total * i / width, total * (i + 1) / width)
+                row += "#" if share >= 0.5 else "+" if share > 0 else "."
+            out.write(f"    {w}/{d} {what:9s} |{row}|\n")
+
+
+def summarize(call, out, width=0):
     h, spans = call["header"], call["spans"]
     total = float(h.get("total_ms", "nan"))
     out.write(" ".join(f"{k}={v}" for k, v in h.items()) + "\n")
@@ -99,12 +121,16 @@ def summarize(call, out):
         ends = [r[5] for r in rows]
         out.write(f"  first product starts {min(starts):.1f}-{max(starts):.1f} ms, last ends {min(ends):.1f}-"
                   f"{max(ends):.1f} ms, call ends {total:.1f} ms\n")
+    if width > 0:
+        timeline(spans, total, width, out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile")
     parser.add_argument("--call", default="last", help="last (default), all, or a call's number from 0")
+    parser.add_argument("--timeline", type=int, default=0, metavar="WIDTH",
+                        help="also each worker's activity over the call, WIDTH characters wide")
     args = parser.parse_args()
     calls = read_calls(args.profile)
     if not calls:
@@ -116,7 +142,7 @@ def main():
     else:
         chosen = [calls[int(args.call)]]
     for call in chosen:
-        summarize(call, sys.stdout)
+        summarize(call, sys.stdout, args.timeline)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ with tempfile.TemporaryDirectory() as work:
     first = subprocess.run([sys.executable, "-B", script, path, "--call", "0"], capture_output=True, text=True)
     last = subprocess.run([sys.executable, "-B", script, path], capture_output=True, text=True)
     every = subprocess.run([sys.executable, "-B", script, path, "--call", "all"], capture_output=True, text=True)
-for run in (first, last, every):
+    drawn = subprocess.run([sys.executable, "-B", script, path, "--call", "0", "--timeline", "20"],
+                           capture_output=True, text=True)
+for run in (first, last, every, drawn):
     if run.returncode != 0:
         sys.exit(f"host_profile.py failed: {run.stderr}")
 expected = [
@@ -45,6 +47,19 @@ expected = [
 missing = [line for line in expected if line not in first.stdout]
 if missing:
     sys.exit("missing from the first call's summary:\n" + "\n".join(missing) + "\n--- got:\n" + first.stdout)
+# A millisecond a character: worker 0 computes from 6 to 12 ms, uploads from 4 to 6; worker 1 copies from 6 to 7 and
+# computes from 7 to 9.
+timeline = [
+    "0/0 product   |......######........|",
+    "0/0 upload    |....##..............|",
+    "1/1 product   |.......##...........|",
+    "1/1 peer_copy |......#.............|",
+]
+missing = [line for line in timeline if line not in drawn.stdout]
+if missing:
+    sys.exit("missing from the timeline:\n" + "\n".join(missing) + "\n--- got:\n" + drawn.stdout)
+if "timeline" in first.stdout:
+    sys.exit("a timeline without --timeline:\n" + first.stdout)
 if "m=64" not in last.stdout or "m=128" in last.stdout:
     sys.exit("the default is not the last call alone:\n" + last.stdout)
 if "m=64" not in every.stdout or "m=128" not in every.stdout:
