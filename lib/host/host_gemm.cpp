@@ -151,10 +151,14 @@ Status HostGemm<T>::ensure_workers() {
 }
 
 // Peer access is enabled once for each ordered pair of listed devices that can have it (and stays enabled for the
-// process, as cudaDeviceEnablePeerAccess leaves it); a pair that cannot makes every piece come from the host.
+// process, as cudaDeviceEnablePeerAccess leaves it); a pair that cannot makes every piece come from the host. The
+// runtime records a refusal (access already enabled, by the program or an earlier list, included) as the thread's
+// pending error, which this clears: so while the caller has an error of its own pending, nothing is asked, and this
+// call takes every piece from the host.
 template <typename T>
 bool HostGemm<T>::devices_reach_each_other() {
   if (reach_checked_ && reachable_ == devices_) return reach_;
+  if (cudaPeekAtLastError() != cudaSuccess) return false;
   reach_checked_ = true;
   reachable_ = devices_;
   reach_ = false;

@@ -150,19 +150,20 @@ void HostProfile::resolve(int worker) {
     if (mark.span.worker != worker || mark.resolved) continue;
     mark.resolved = true;
     float begin_ms = 0, end_ms = 0;
-    if (device_times_ && origin != nullptr &&
-        cudaEventElapsedTime(&begin_ms, origin->event, mark.begin) == cudaSuccess &&
-        cudaEventElapsedTime(&end_ms, origin->event, mark.end) == cudaSuccess) {
-      Span span = mark.span;
-      span.begin = origin->host_seconds + 1e-3 * begin_ms;
-      span.end = origin->host_seconds + 1e-3 * end_ms;
-      try {
-        spans_.push_back(span);
-      } catch (...) {
-        // The span is lost; the call is not.
+    if (device_times_ && origin != nullptr) {
+      if (cudaEventElapsedTime(&begin_ms, origin->event, mark.begin) != cudaSuccess ||
+          cudaEventElapsedTime(&end_ms, origin->event, mark.end) != cudaSuccess) {
+        (void)cudaGetLastError();  // not sticky (an end never recorded, after a failed step): the span is dropped
+      } else {
+        Span span = mark.span;
+        span.begin = origin->host_seconds + 1e-3 * begin_ms;
+        span.end = origin->host_seconds + 1e-3 * end_ms;
+        try {
+          spans_.push_back(span);
+        } catch (...) {
+          // The span is lost; the call is not.
+        }
       }
-    } else {
-      (void)cudaGetLastError();
     }
     release(mark);
   }
