@@ -102,49 +102,24 @@ Status HostGemm<T>::set_devices(const int *devices, int count) {
   return Status::success();
 }
 
-namespace {
-
-// body(i) for every i below count, each on a thread of its own but the first, which runs on the calling thread (as
-// does a part whose thread cannot be started); the first failure, once all are done. For the devices' setup: a device's
-// first use (its context) and its pinned and device buffers take tenths of a second, which the devices then pay at
-// once rather than one after the other.
-template <typename Body>
-Status in_parallel(size_t count, Body body) {
-  std::vector<Status> results(count);
-  std::vector<std::thread> threads;
-  for (size_t index = 1; index < count; ++index) {
-    try {
-      threads.emplace_back([&results, &body, index] { results[index] = body(index); });
-    } catch (...) {
-      results[index] = body(index);
-    }
-  }
-  if (count > 0) results[0] = body(0);
-  for (std::thread &thread : threads) thread.join();
-  return first_failure(results);
-}
-
-}  // namespace
-
 template <typename T>
 Status HostGemm<T>::ensure_workers() {
   const int per_device = host_workers_per_device_from_environment();
   if (!workers_.empty() && workers_per_device_ == per_device) return Status::success();
   workers_.clear();
-  // The listed devices are distinct: the handle's own device, if listed, computes its first worker in the handle's
-  // context.
-  std::vector<std::unique_ptr<HostWorker<T>>> made(devices_.size() * static_cast<size_t>(per_device));
-  FG_RETURN_IF_ERROR(in_parallel(devices_.size(), [&](size_t index) {
-    const int ordinal = devices_[index];
+  std::vector<std::unique_ptr<HostWorker<T>>> made;
+  bool primary_taken = false;
+  for (int ordinal : devices_) {
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(ordinal));
     for (int copy = 0; copy < per_device; ++copy) {
-      const bool in_primary = ordinal == primary_.device().ordinal && copy == 0;
-      FG_RETURN_IF_ERROR(
-          HostWorker<T>::create(ordinal, primary_, in_primary, &made[index * static_cast<size_t>(per_device) + copy]));
+      const bool in_primary = ordinal == primary_.device().ordinal && !primary_taken;
+      primary_taken = primary_taken || in_primary;
+      std::unique_ptr<HostWorker<T>> worker;
+      FG_RETURN_IF_ERROR(HostWorker<T>::create(ordinal, primary_, in_primary, &worker));
+      made.push_back(std::move(worker));
     }
-    return Status::success();
-  }));
+  }
   workers_ = std::move(made);
   workers_per_device_ = per_device;
   return Status::success();
@@ -411,15 +386,13 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
   }
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.
-  FG_RETURN_IF_ERROR(in_parallel(workers_.size(), [&](size_t index) {
-    HostWorker<T> &worker = *workers_[index];
+  for (const auto &worker : workers_) {
     DeviceGuard guard;
-    FG_RETURN_IF_ERROR(guard.enter(worker.device()));
-    const double prepared = profile != nullptr ? profile->now() : 0;
-    FG_RETURN_IF_ERROR(worker.prepare(job));
-    setup_span(HostActivity::setup_buffers, prepared, worker.device());
-    return Status::success();
-  }));
+    FG_RETURN_IF_ERROR(guard.enter(worker->device()));
+    began = profile != nullptr ? profile->now() : 0;
+    FG_RETURN_IF_ERROR(worker->prepare(job));
+    setup_span(HostActivity::setup_buffers, began, worker->device());
+  }
 
   job.profile = profile.get();
   std::vector<Status> results(workers_.size());

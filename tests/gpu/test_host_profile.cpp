@@ -14,8 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "gpu/gemm_harness.hpp"
 
 using namespace fgtest;
@@ -61,23 +59,6 @@ std::vector<ProfiledCall> read_profile(const std::string &path) {
   return calls;
 }
 
-// A file name of its own in the temporary directory, removed at the end.
-class TemporaryFile {
- public:
-  TemporaryFile() {
-    char name[] = "/tmp/fastgemm-profile-XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path_ = name;
-  }
-  ~TemporaryFile() { std::remove(path_.c_str()); }
-  const std::string &path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 }  // namespace
 
 TEST_CASE("host: FASTGEMM_HOST_PROFILE accounts for the call's products and transfers", "[host]") {
@@ -91,7 +72,8 @@ TEST_CASE("host: FASTGEMM_HOST_PROFILE accounts for the call's products and tran
   fill_uniform(b, 32);
   fill_uniform(c0, 33);
   const std::vector<double> reference = reference_gemm(gc, a, b, c0);
-  TemporaryFile file;
+  const TemporaryFile file("fastgemm-profile");
+  REQUIRE(!file.path().empty());
   const ScopedEnvironment tiles("FASTGEMM_HOST_TILE", "64");  // 3 x 3 tiles of 4 k chunks
   std::vector<float> c = c0;
   {
@@ -161,7 +143,8 @@ TEST_CASE("host: FASTGEMM_HOST_PEER passes B's pieces between workers, C's bits 
   };
   const std::vector<float> from_host = product(nullptr, nullptr);
   CHECK(relative_error(from_host, reference) <= gemm_tolerance(k));
-  TemporaryFile file;
+  const TemporaryFile file("fastgemm-profile");
+  REQUIRE(!file.path().empty());
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
     const std::vector<float> passed = product("1", file.path().c_str());

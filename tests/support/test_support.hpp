@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -141,6 +144,29 @@ class ScopedEnvironment {
   const char *name_;
   bool had_ = false;
   std::string before_;
+};
+
+// A file of its own in the temporary directory (made empty, so that no other test takes its name), removed at the end.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const char *prefix = "fastgemm-test") {
+    std::string name = std::string("/tmp/") + prefix + "-XXXXXX";
+    const int fd = mkstemp(&name[0]);
+    if (fd >= 0) {
+      close(fd);
+      path_ = name;
+    }
+  }
+  ~TemporaryFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile &) = delete;
+  TemporaryFile &operator=(const TemporaryFile &) = delete;
+  // Empty where no file could be made.
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 }  // namespace fgtest

@@ -9,8 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
 #include "host/profile.hpp"
 #include "support/test_support.hpp"
 
@@ -24,14 +22,6 @@ std::vector<std::string> lines_of(const std::string &path) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(file, line);) lines.push_back(line);
   return lines;
-}
-
-std::string temporary_path() {
-  char name[] = "/tmp/fastgemm-profile-unit-XXXXXX";
-  const int fd = mkstemp(name);
-  REQUIRE(fd >= 0);
-  close(fd);
-  return name;
 }
 
 }  // namespace
@@ -50,7 +40,9 @@ TEST_CASE("host profile: FASTGEMM_HOST_PROFILE names the file, unset or empty no
 }
 
 TEST_CASE("host profile: calls written at once land whole, each with every span", "[host]") {
-  const std::string path = temporary_path();
+  const fgtest::TemporaryFile file("fastgemm-profile-unit");
+  REQUIRE(!file.path().empty());
+  const std::string &path = file.path();
   constexpr int kProfiles = 4, kThreads = 3, kSpans = 500;
   std::vector<std::thread> writers;
   for (int p = 0; p < kProfiles; ++p)
@@ -67,7 +59,6 @@ TEST_CASE("host profile: calls written at once land whole, each with every span"
   for (std::thread &writer : writers) writer.join();
 
   const std::vector<std::string> lines = lines_of(path);
-  std::remove(path.c_str());
   // Each call: its comment line, the column names, then its spans, none of another call's among them.
   std::vector<int> seen(kProfiles, 0);
   size_t i = 0;
