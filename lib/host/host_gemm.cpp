@@ -370,7 +370,13 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
   if (product && job.workers > 1 && job.b_place.type != cudaMemoryTypeDevice && host_peer_copies_from_environment() &&
       (devices_.size() == 1 || [&] {
         began = profile != nullptr ? profile->now() : 0;
-        const bool reach = devices_reach_each_other();
+        bool reach = devices_reach_each_other();
+        for (const auto &worker : workers_) {
+          if (!reach) break;
+          DeviceGuard guard;
+          reach = guard.enter(worker->device()).ok() && worker->share_buffers_with(devices_).ok();
+          if (!reach) (void)cudaGetLastError();  // refused: the call goes on without peer copies, not sticky
+        }
         setup_span(HostActivity::setup_peers, began);
         return reach;
       }())) {

@@ -59,7 +59,8 @@ Status HostWorker<T>::ensure_slots(std::vector<DeviceSlot<T>> &slots, size_t cou
     if (slot.data != nullptr) FG_CUDA_CHECK(cudaFreeAsync(slot.data, upload_stream_));
     slot.data = nullptr;
     slot.elements = 0;
-    FG_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&slot.data), elements * sizeof(T), upload_stream_));
+    FG_CUDA_CHECK(
+        cudaMallocFromPoolAsync(reinterpret_cast<void **>(&slot.data), elements * sizeof(T), pool_, upload_stream_));
     slot.elements = elements;
   }
   return Status::success();
@@ -81,6 +82,12 @@ Status HostWorker<T>::create(int device, Context &primary, bool in_primary, std:
   }
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->upload_stream_, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&worker->download_stream_, cudaStreamNonBlocking));
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  FG_CUDA_CHECK(cudaMemPoolCreate(&worker->pool_, &props));
   for (RingChunk<T> &chunk : worker->upload_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (RingChunk<T> &chunk : worker->download_ring_) FG_RETURN_IF_ERROR(create_event(&chunk.done));
   for (HeldPiece &held : worker->held_) FG_RETURN_IF_ERROR(create_event(&held.done));
@@ -114,10 +121,32 @@ HostWorker<T>::~HostWorker() {
     if (event != nullptr) (void)cudaEventDestroy(event);
   for (cudaEvent_t event : tile_done_)
     if (event != nullptr) (void)cudaEventDestroy(event);
+  // Frees still in flight complete first: the pool goes once they have.
+  if (pool_ != nullptr) (void)cudaMemPoolDestroy(pool_);
   if (upload_stream_ != nullptr) (void)cudaStreamDestroy(upload_stream_);
   if (download_stream_ != nullptr) (void)cudaStreamDestroy(download_stream_);
   own_context_.reset();
   if (own_stream_ != nullptr) (void)cudaStreamDestroy(own_stream_);
+}
+
+template <typename T>
+Status HostWorker<T>::share_buffers_with(const std::vector<int> &devices) {
+  if (shared_with_ == devices) return Status::success();
+  std::vector<cudaMemAccessDesc> access;
+  for (int other : devices) {
+    if (other == device_) continue;
+    bool listed = false;
+    for (const cudaMemAccessDesc &given : access) listed = listed || given.location.id == other;
+    if (listed) continue;
+    cudaMemAccessDesc desc = {};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = other;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    access.push_back(desc);
+  }
+  if (!access.empty()) FG_CUDA_CHECK(cudaMemPoolSetAccess(pool_, access.data(), access.size()));
+  shared_with_ = devices;
+  return Status::success();
 }
 
 template <typename T>

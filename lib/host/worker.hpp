@@ -130,6 +130,9 @@ class HostWorker {
   size_t held_bytes() const;
   // Allocates what the job needs on this device; with the device current.
   Status prepare(const HostJob<T> &job);
+  // Lets the other devices of `devices` read this worker's buffers (its memory pool's allocations), which peer
+  // copies need: without it the driver carries them through host memory. Once per list.
+  Status share_buffers_with(const std::vector<int> &devices);
   // Computes its share of the tiles (worker `index` of the job's); with the device current. Returns once
   // its streams are idle.
   Status work(HostJob<T> &job, int index, fg_sgemm_algo_t *ran);
@@ -182,6 +185,9 @@ class HostWorker {
   std::unique_ptr<Context> own_context_;
   cudaStream_t own_stream_ = nullptr;  // own_context_'s stream
   cudaStream_t upload_stream_ = nullptr, download_stream_ = nullptr;
+  // The buffers' own memory pool: the program's default pool keeps the access the program gave it.
+  cudaMemPool_t pool_ = nullptr;
+  std::vector<int> shared_with_;
   std::vector<DeviceSlot<T>> a_slots_, b_slots_, c_slots_;
   RingChunk<T> upload_ring_[upload_ring_chunks], download_ring_[download_ring_chunks];
   int upload_next_ = 0;
