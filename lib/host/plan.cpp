@@ -69,7 +69,7 @@ int host_workers_per_device_from_environment() {
 
 bool host_peer_copies_from_environment() {
   const char *text = std::getenv("FASTGEMM_HOST_PEER");
-  return text != nullptr && text[0] == '1' && text[1] == '\0';
+  return text == nullptr || text[0] != '0' || text[1] != '\0';
 }
 
 size_t host_staging_limit_from_environment() {

@@ -109,7 +109,7 @@ struct HostJob {
 // else 1.
 int host_workers_per_device_from_environment();
 
-// Whether FASTGEMM_HOST_PEER asks for B's pieces to pass between the devices of a call (peer_pieces.hpp): "1" does.
+// Whether B's pieces may pass between the devices of a call (peer_pieces.hpp): yes unless FASTGEMM_HOST_PEER is "0".
 bool host_peer_copies_from_environment();
 
 // The device memory the staging buffers may use, as FASTGEMM_HOST_STAGING asks (bytes; a testing knob that forces the

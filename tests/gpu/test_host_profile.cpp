@@ -141,13 +141,13 @@ TEST_CASE("host: FASTGEMM_HOST_PEER passes B's pieces between workers, C's bits 
                                 n, gc.beta, c.data(), n));
     return c;
   };
-  const std::vector<float> from_host = product(nullptr, nullptr);
+  const std::vector<float> from_host = product("0", nullptr);
   CHECK(relative_error(from_host, reference) <= gemm_tolerance(k));
   const TemporaryFile file("fastgemm-profile");
   REQUIRE(!file.path().empty());
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
-    const std::vector<float> passed = product("1", file.path().c_str());
+    const std::vector<float> passed = product(round == 2 ? nullptr : "1", file.path().c_str());
     CHECK(std::memcmp(passed.data(), from_host.data(), passed.size() * sizeof(float)) == 0);
   }
   // Pieces pass between devices only where every pair of the handle's devices can reach the other's memory.
@@ -178,4 +178,12 @@ TEST_CASE("host: FASTGEMM_HOST_PEER passes B's pieces between workers, C's bits 
     CHECK(copied <= static_cast<long long>(k * n * sizeof(float)) * (std::stoll(call.header.at("workers")) - 1));
     CHECK(flops == 2 * m * n * k);
   }
+  // FASTGEMM_HOST_PEER=0 takes every piece from the host.
+  const TemporaryFile declined("fastgemm-profile");
+  REQUIRE(!declined.path().empty());
+  CHECK(std::memcmp(product("0", declined.path().c_str()).data(), from_host.data(), from_host.size() * sizeof(float)) ==
+        0);
+  const std::vector<ProfiledCall> from_host_calls = read_profile(declined.path());
+  REQUIRE(from_host_calls.size() == 1);
+  CHECK(from_host_calls[0].header.at("peer_b") == "0");
 }
