@@ -124,6 +124,19 @@ TEST_CASE("host tiling: FASTGEMM_HOST_TILE is read as a positive integer, else i
   CHECK(fastgemm::detail::host_tile_limit_from_environment() == 0);
 }
 
+TEST_CASE("host plan: B passes between devices unless FASTGEMM_HOST_PEER is exactly 0", "[host_tiling]") {
+  const fgtest::ScopedEnvironment peer("FASTGEMM_HOST_PEER");
+  peer.set(nullptr);
+  CHECK(fastgemm::detail::host_peer_copies_from_environment());
+  peer.set("0");
+  CHECK_FALSE(fastgemm::detail::host_peer_copies_from_environment());
+  for (const char *other : {"1", "", "00", "0 ", "no", "2"}) {
+    INFO("FASTGEMM_HOST_PEER=\"" << other << "\"");
+    peer.set(other);
+    CHECK(fastgemm::detail::host_peer_copies_from_environment());
+  }
+}
+
 TEST_CASE("host plan: every panel kept while it fits, then C's tiles kept, then panels streamed", "[host_tiling]") {
   using namespace fastgemm::detail;
   constexpr size_t kPiece = size_t(4096) * 4096 * sizeof(float);  // one 4096 x 4096 slot
