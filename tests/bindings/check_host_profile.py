@@ -33,6 +33,15 @@ with tempfile.TemporaryDirectory() as work:
 for run in (first, last, every, drawn):
     if run.returncode != 0:
         sys.exit(f"host_profile.py failed: {run.stderr}")
+
+
+def require(lines, text, what):
+    """Exits naming every line of `lines` that `text` lacks."""
+    missing = [line for line in lines if line not in text]
+    if missing:
+        sys.exit("missing from " + what + ":\n" + "\n".join(missing) + "\n--- got:\n" + text)
+
+
 expected = [
     # Products of worker 0 overlap from 8 to 10 ms: 6 ms busy, not 8; 8e9 flops over 6 ms is 1.3 TFLOPS.
     "worker 0 (device 0): products 6.0 ms busy of 20.0 (30%), first from 6.0, last until 12.0 ms, 1.3 TFLOPS",
@@ -44,9 +53,7 @@ expected = [
     "setup: workers 3.0 ms, buffers (device 1) 0.5 ms",
     "first product starts 6.0-7.0 ms, last ends 9.0-12.0 ms, call ends 20.0 ms",
 ]
-missing = [line for line in expected if line not in first.stdout]
-if missing:
-    sys.exit("missing from the first call's summary:\n" + "\n".join(missing) + "\n--- got:\n" + first.stdout)
+require(expected, first.stdout, "the first call's summary")
 # A millisecond a character: worker 0 computes from 6 to 12 ms, uploads from 4 to 6; worker 1 copies from 6 to 7 and
 # computes from 7 to 9.
 timeline = [
@@ -55,9 +62,7 @@ timeline = [
     "1/1 product   |.......##...........|",
     "1/1 peer_copy |......#.............|",
 ]
-missing = [line for line in timeline if line not in drawn.stdout]
-if missing:
-    sys.exit("missing from the timeline:\n" + "\n".join(missing) + "\n--- got:\n" + drawn.stdout)
+require(timeline, drawn.stdout, "the timeline")
 if "timeline" in first.stdout:
     sys.exit("a timeline without --timeline:\n" + first.stdout)
 if "m=64" not in last.stdout or "m=128" in last.stdout:

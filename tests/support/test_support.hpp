@@ -150,7 +150,9 @@ class ScopedEnvironment {
 class TemporaryFile {
  public:
   explicit TemporaryFile(const char *prefix = "fastgemm-test") {
-    std::string name = std::string("/tmp/") + prefix + "-XXXXXX";
+    const char *directory = std::getenv("TMPDIR");
+    std::string name =
+        std::string(directory != nullptr && directory[0] != '\0' ? directory : "/tmp") + "/" + prefix + "-XXXXXX";
     const int fd = mkstemp(&name[0]);
     if (fd >= 0) {
       close(fd);
