@@ -347,9 +347,26 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     }
   }
   job.pool = pool_.get();
-  // With B in host memory, each of its pieces crosses from the host once and passes between the devices over their own
-  // links; workers of one device copy it within the device (FASTGEMM_HOST_PEER=0: every device reads it from the
-  // host).
+  const size_t piece_elements = static_cast<size_t>(job.tiling.tile_k * job.tiling.tile_n);
+  if (product && job.workers > 1 && job.b_place.type == cudaMemoryTypeUnregistered &&
+      piece_elements <= max_shared_piece_elements) {
+    if (!shared_) {
+      try {
+        shared_ = std::make_unique<SharedPieces<T>>();
+      } catch (...) {
+        return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
+      }
+    }
+    // What each worker holds at most, so that one is always free, and pieces kept for the others.
+    const int per_worker = shared_pieces_in_flight + shared_pieces_kept_per_worker;
+    const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
+    began = profile != nullptr ? profile->now() : 0;
+    if (shared_->prepare(count, piece_elements)) job.shared = shared_.get();
+    setup_span(HostActivity::setup_pinned, began);
+  }
+
+  // FASTGEMM_HOST_PEER: with B in host memory, each of its pieces crosses from the host once and passes between the
+  // devices over their own links; workers of one device copy it within the device.
   if (product && job.workers > 1 && job.b_place.type != cudaMemoryTypeDevice && host_peer_copies_from_environment() &&
       (devices_.size() == 1 || [&] {
         began = profile != nullptr ? profile->now() : 0;
@@ -372,25 +389,6 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     }
     peers_->reset();
     job.peers = peers_.get();
-  }
-
-  const size_t piece_elements = static_cast<size_t>(job.tiling.tile_k * job.tiling.tile_n);
-  // Without peer copies, each piece of B is packed once into pinned memory that every device reads.
-  if (product && job.workers > 1 && job.peers == nullptr && job.b_place.type == cudaMemoryTypeUnregistered &&
-      piece_elements <= max_shared_piece_elements) {
-    if (!shared_) {
-      try {
-        shared_ = std::make_unique<SharedPieces<T>>();
-      } catch (...) {
-        return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
-      }
-    }
-    // What each worker holds at most, so that one is always free, and pieces kept for the others.
-    const int per_worker = shared_pieces_in_flight + shared_pieces_kept_per_worker;
-    const size_t count = static_cast<size_t>(job.workers) * static_cast<size_t>(per_worker);
-    began = profile != nullptr ? profile->now() : 0;
-    if (shared_->prepare(count, piece_elements)) job.shared = shared_.get();
-    setup_span(HostActivity::setup_pinned, began);
   }
 
   // Every buffer is allocated before any tile starts, so that a failure leaves C untouched.
