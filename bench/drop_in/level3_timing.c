@@ -169,12 +169,12 @@ static int run(int n, int dbl, int routine) {
     fprintf(stderr, "level3_timing: no memory for n = %d\n", n);
     return 2;
   }
-  unsigned state = 12345u;
-  for (size_t i = 0; i < 2 * count; ++i) { /* 32 random bits each, rounded to the routine's precision */
-    state = state * 1664525u + 1013904223u;
-    const unsigned high = (state >> 8) & 0xffffu;
-    state = state * 1664525u + 1013904223u;
-    const double value = (double)(high * 65536u + ((state >> 8) & 0xffffu)) / 2147483648.0 - 1.0;
+  /* The top 32 bits of a 64-bit linear congruential generator (period 2^64), rounded to the routine's precision; the
+     middle bits of a 32-bit one repeat every 2^24 draws, which from order 4096 on repeats the operands' columns. */
+  unsigned long long state = 12345u;
+  for (size_t i = 0; i < 2 * count; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double value = (double)(unsigned)(state >> 32) / 2147483648.0 - 1.0;
     (i < count ? t.a : t.b)[i % count] = dbl ? value : (double)(float)value;
   }
   if (routine == 5)
