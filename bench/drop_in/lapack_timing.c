@@ -9,12 +9,12 @@
    LAPACK_TIMING_REPEATS calls (default 1) after one untimed call of order min(n, 2048), which lets a preloaded GPU
    library make its context before the timing. The checks, in long double, relative, each under 64 eps sqrt(n) (eps
    2^-23 or 2^-52), the worst printed: potrf (L L^T)(i, j) against A(i, j) and getrf (L U)(i, j) against the row of
-   A that the pivots brought to i, over the sums of the terms' magnitudes, at CHECKED elements; geqrf the squared
-   norm of R's column j against A's (Householder reflections keep it) at CHECKED columns; syevd the sum of the
-   eigenvalues against A's trace (over the sum of their magnitudes), the sum of their squares against |A|_F^2, and
-   |A v - lambda v|_inf / (|A|_F |v|_inf) for PAIRS eigenpairs from the smallest to the largest. GFLOPS with LAWN
-   41's leading terms: potrf n^3/3, getrf 2n^3/3, geqrf 4n^3/3; syevd the conventional 10n^3/3 (the reduction to
-   tridiagonal form, 4n^3/3, and the back-transformation of the vectors, 2n^3, leaving out the divide and conquer's
+   A that the pivots brought to i (pivots out of range fail), over the sums of the terms' magnitudes, at CHECKED
+   elements; geqrf (R^T R)(i, j) against (A^T A)(i, j) (Q is orthogonal) over |A_i| |A_j| at CHECKED elements; syevd the
+   sum of the eigenvalues against A's trace (over the sum of their magnitudes), the sum of their squares against
+   |A|_F^2, and |A v - lambda v|_inf / (|A|_F |v|_inf) for PAIRS eigenpairs from the smallest to the largest. GFLOPS
+   with LAWN 41's leading terms: potrf n^3/3, getrf 2n^3/3, geqrf 4n^3/3; syevd the conventional 10n^3/3 (the reduction
+   to tridiagonal form, 4n^3/3, and the back-transformation of the vectors, 2n^3, leaving out the divide and conquer's
    own work, which deflation makes vary): a rate to compare libraries by, not a count of operations. With the usual
    32-bit LAPACK integers syevd's workspace (1 + 6n + 2n^2) limits it to n <= 32766.
 
@@ -192,6 +192,13 @@ static double element_error(const Case *t, size_t i, size_t j) {
   return (double)(fabsl(sum - want) / (scale == 0.0L ? 1.0L : scale));
 }
 
+/* getrf: every pivot a row at or below its own (1-based), as LAPACK defines them. */
+static int pivots_valid(const Case *t) {
+  for (int k = 0; k < t->n; ++k)
+    if (t->ipiv[k] < k + 1 || t->ipiv[k] > t->n) return 0;
+  return 1;
+}
+
 /* syevd: the sums of the eigenvalues and of their squares, and PAIRS residuals (A is symmetric: row i is column i). */
 static double eigen_error(const Case *t) {
   const size_t n = (size_t)t->n;
@@ -228,11 +235,17 @@ static double check(const Case *t) {
   for (int probe = 0; probe < CHECKED; ++probe) {
     size_t i = ((size_t)probe * 7919u) % n, j = ((size_t)probe * 104729u) % n;
     double error;
-    if (t->routine == 2) { /* geqrf: R's column j keeps A's norm */
-      long double r = 0.0L, a = 0.0L;
-      for (size_t l = 0; l <= j; ++l) r += in(t, t->x, j * n + l) * in(t, t->x, j * n + l);
-      for (size_t l = 0; l < n; ++l) a += (long double)t->a[j * n + l] * t->a[j * n + l];
-      error = (double)(fabsl(r - a) / a);
+    if (t->routine == 2) { /* geqrf: Q is orthogonal, so R^T R = A^T A; (i, j) over |A_i| |A_j| */
+      long double r = 0.0L, a = 0.0L, a_i = 0.0L, a_j = 0.0L;
+      for (size_t l = 0; l <= i && l <= j; ++l) r += in(t, t->x, i * n + l) * in(t, t->x, j * n + l);
+      for (size_t l = 0; l < n; ++l) {
+        a += (long double)t->a[i * n + l] * t->a[j * n + l];
+        a_i += (long double)t->a[i * n + l] * t->a[i * n + l];
+        a_j += (long double)t->a[j * n + l] * t->a[j * n + l];
+      }
+      error = (double)(fabsl(r - a) / sqrtl(a_i * a_j));
+    } else if (t->routine == 1 && !pivots_valid(t)) {
+      error = INFINITY;
     } else {
       if (t->routine == 0 && i < j) { /* potrf: the lower triangle is the result */
         const size_t swap = i;

@@ -4,15 +4,23 @@
 // matrix with Level 3 calls of that depth. The reference's blocks (32 to 64) suit a CPU BLAS; a BLAS on the GPU moves
 // the updated part of the matrix to the device and back on every call, for 2 * block flops per element, so at 64
 // the copies set the speed and the drop-in's size rule keeps those calls on the CPU. This one answers
-// FASTGEMM_LAPACK_BLOCK (a whole number from 1 to 65536; 1024 where it is unset or empty) for ISPEC = 1 where
-// LAPACK's own answer is a block (more than 1) and the problem is at least kOrdersPerBlock blocks on every side it
-// names, so that the factorizations on the host stay a small part of the work; everything else is LAPACK's own
-// answer (the next ilaenv_ of the process). A block is a tuning choice, valid for LAPACK at any value: it changes how
-// the work is cut, and so the order in which sums are rounded, not what is computed. With FASTGEMM_LOG=1 every
-// answer that differs from LAPACK's own is said on stderr. A program that defines ilaenv_ itself (LAPACK's test
-// programs do) keeps its own: the executable's symbol comes before any preloaded library's.
+// FASTGEMM_LAPACK_BLOCK (a whole number from 1 to 8192; 1024 where it is unset or empty) for ISPEC = 1 where
+// LAPACK's own answer is a block (more than 1), the problem is at least kOrdersPerBlock blocks on every side it
+// names, and block times the largest of those sides stays within kLargestBlockTimesOrder (LAPACK sizes workspaces
+// as order times block in 32-bit integers); everything else is LAPACK's own answer. A block within those bounds is
+// a tuning choice, which LAPACK's routines take as they take the reference's (some cap it themselves: xORMQR and
+// xGEHRD at 64): it changes how the work is cut, and so the order in which sums are rounded, not what is computed.
+// LAPACK's own answer comes from the ilaenv_ that follows this library, or, where the LAPACK that asks was loaded
+// out of the global scope (dlopen with RTLD_LOCAL, as Python loads its modules), from that library; where no LAPACK
+// is loaded at all, from the distribution's (liblapack.so.3), and only where none can be found, the reference's
+// answers for a routine it does not know. With FASTGEMM_LOG=1 every answer that differs from LAPACK's own is said
+// on stderr. A program that defines ilaenv_ itself (LAPACK's test programs do) keeps its own: the executable's
+// symbol comes before any preloaded library's.
 #include <dlfcn.h>
+#include <link.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -21,22 +29,82 @@
 namespace {
 
 constexpr int kDefaultBlock = 1024;
-constexpr long kLargestBlock = 65536;
+constexpr long kLargestBlock = 8192;
 // The block is given to problems of at least this many blocks on each side they name.
 constexpr long kOrdersPerBlock = 8;
+// And where block * order stays within this (a quarter of 32-bit integers' range, for the workspace formulas that
+// add to it or multiply it by small numbers).
+constexpr long long kLargestBlockTimesOrder = 1LL << 29;
 
 // gfortran's interface: the lengths of the character arguments follow the others.
 using Ilaenv = int (*)(const int *, const char *, const char *, const int *, const int *, const int *, const int *,
                        size_t, size_t);
 
-Ilaenv next_ilaenv() {
-  static const Ilaenv next = reinterpret_cast<Ilaenv>(dlsym(RTLD_NEXT, "ilaenv_"));
+// Whether `symbol` is this library's own.
+bool is_own(const void *symbol) {
+  static const void *const own_base = [] {
+    Dl_info info = {};
+    return dladdr(reinterpret_cast<const void *>(&is_own), &info) != 0 ? info.dli_fbase : nullptr;
+  }();
+  Dl_info info = {};
+  return dladdr(symbol, &info) != 0 && info.dli_fbase == own_base;
+}
+
+// The first loaded object, in load order, that defines an ilaenv_ other than this library's.
+int find_loaded(struct dl_phdr_info *object, size_t, void *found) {
+  if (object->dlpi_name == nullptr || object->dlpi_name[0] == '\0') return 0;
+  void *handle = dlopen(object->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  void *symbol = dlsym(handle, "ilaenv_");
+  dlclose(handle);  // RTLD_NOLOAD took a reference of its own; the object stays loaded
+  if (symbol == nullptr || is_own(symbol)) return 0;
+  *static_cast<void **>(found) = symbol;
+  return 1;
+}
+
+// LAPACK's ilaenv_, or null where none is loaded or loadable. Found once; not remembered while none is found.
+Ilaenv lapack_ilaenv() {
+  static std::atomic<Ilaenv> found{nullptr};
+  Ilaenv next = found.load(std::memory_order_acquire);
+  if (next != nullptr) return next;
+  void *symbol = dlsym(RTLD_NEXT, "ilaenv_");
+  if (symbol == nullptr || is_own(symbol)) {
+    symbol = nullptr;
+    dl_iterate_phdr(find_loaded, &symbol);
+  }
+  if (symbol == nullptr) {
+    if (void *library = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL)) {  // kept open: its function is used
+      symbol = dlsym(library, "ilaenv_");
+      if (symbol != nullptr && is_own(symbol)) symbol = nullptr;
+    }
+  }
+  next = reinterpret_cast<Ilaenv>(symbol);
+  if (next != nullptr) found.store(next, std::memory_order_release);
   return next;
+}
+
+// The reference ILAENV's answers for a routine it does not know, where no LAPACK can be found (a program that calls
+// ILAENV itself with no LAPACK loaded): no block, and the fixed parameters of ilaenv.f.
+int reference_unknown(int ispec, const int *n1, const int *n2) {
+  switch (ispec) {
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return 0;
+    case 4: return 6;
+    case 5: return 2;
+    case 6: return n1 != nullptr && n2 != nullptr ? static_cast<int>(static_cast<float>(std::min(*n1, *n2)) * 1.6f) : 0;
+    case 7: return 1;
+    case 8: return 50;
+    case 9: return 25;
+    case 10:
+    case 11: return 1;  // IEEE arithmetic, as on every machine this library runs on
+    default: return -1;
+  }
 }
 
 // FASTGEMM_LAPACK_BLOCK as a block, or 0 where it is no whole number from 1 to kLargestBlock.
 long parse_block(const char *text) {
-  if (text[0] < '1' || text[0] > '9' || std::strlen(text) > 5) return 0;
+  if (text[0] < '1' || text[0] > '9' || std::strlen(text) > 4) return 0;
   long value = 0;
   for (const char *p = text; *p != '\0'; ++p) {
     if (*p < '0' || *p > '9') return 0;
@@ -50,6 +118,7 @@ struct Choice {
   bool log = false;
 };
 
+// FASTGEMM_LAPACK_BLOCK and FASTGEMM_LOG, read at the first call.
 Choice choose() {
   Choice choice;
   const char *log = std::getenv("FASTGEMM_LOG");
@@ -61,23 +130,23 @@ Choice choose() {
     choice.block = static_cast<int>(parse_block(text));
     if (choice.block == 0 && choice.log)
       std::fprintf(stderr,
-                   "fastgemm_lapack: FASTGEMM_LAPACK_BLOCK=%s is no whole number from 1 to 65536; LAPACK's own "
+                   "fastgemm_lapack: FASTGEMM_LAPACK_BLOCK=%s is no whole number from 1 to 8192; LAPACK's own "
                    "blocks stay\n",
                    text);
   }
   return choice;
 }
 
-// Whether every order the call names (N1 to N4, those not -1) is at least kOrdersPerBlock blocks; false where it
-// names none.
-bool large_enough(int block, const int *const orders[4]) {
-  bool named = false;
+// Whether the orders the call names (N1 to N4, those not negative; at least one) are each at least kOrdersPerBlock
+// blocks, and the largest times the block within kLargestBlockTimesOrder.
+bool takes_block(int block, const int *const orders[4]) {
+  long long largest = -1;
   for (int i = 0; i < 4; ++i) {
     if (orders[i] == nullptr || *orders[i] < 0) continue;
-    named = true;
     if (*orders[i] < kOrdersPerBlock * block) return false;
+    largest = std::max<long long>(largest, *orders[i]);
   }
-  return named;
+  return largest >= 0 && largest * block <= kLargestBlockTimesOrder;
 }
 
 }  // namespace
@@ -86,15 +155,16 @@ extern "C" __attribute__((visibility("default"))) int ilaenv_(const int *ispec, 
                                                               const int *n1, const int *n2, const int *n3,
                                                               const int *n4, size_t name_length, size_t opts_length) {
   static const Choice choice = choose();
-  const Ilaenv next = next_ilaenv();
-  // Without a LAPACK behind this library there is no answer to give but the reference's for an unknown routine.
-  const int own = next != nullptr ? next(ispec, name, opts, n1, n2, n3, n4, name_length, opts_length) : 1;
-  if (choice.block == 0 || ispec == nullptr || *ispec != 1 || own <= 1) return own;
+  const Ilaenv lapack = lapack_ilaenv();
+  if (ispec == nullptr) return -1;
+  const int own = lapack != nullptr ? lapack(ispec, name, opts, n1, n2, n3, n4, name_length, opts_length)
+                                    : reference_unknown(*ispec, n1, n2);
+  if (choice.block == 0 || *ispec != 1 || own <= 1) return own;
   const int *const orders[4] = {n1, n2, n3, n4};
-  if (!large_enough(choice.block, orders)) return own;
+  if (!takes_block(choice.block, orders)) return own;
   if (choice.log) {
     char routine[16] = {};
-    const size_t length = name == nullptr ? 0 : (name_length < sizeof routine - 1 ? name_length : sizeof routine - 1);
+    const size_t length = name == nullptr ? 0 : std::min(name_length, sizeof routine - 1);
     if (length > 0) std::memcpy(routine, name, length);
     std::fprintf(stderr, "fastgemm_lapack: %s orders %d %d %d %d: block %d (LAPACK's own: %d)\n", routine,
                  n1 != nullptr ? *n1 : -1, n2 != nullptr ? *n2 : -1, n3 != nullptr ? *n3 : -1, n4 != nullptr ? *n4 : -1,
