@@ -25,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -50,16 +52,30 @@ bool is_own(const void *symbol) {
   return dladdr(symbol, &info) != 0 && info.dli_fbase == own_base;
 }
 
-// The first loaded object, in load order, that defines an ilaenv_ other than this library's.
-int find_loaded(struct dl_phdr_info *object, size_t, void *found) {
+// The names of the loaded objects, in load order (collected first: the loader is not asked to open anything while
+// it lists them).
+int collect_name(struct dl_phdr_info *object, size_t, void *names) {
   if (object->dlpi_name == nullptr || object->dlpi_name[0] == '\0') return 0;
-  void *handle = dlopen(object->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  void *symbol = dlsym(handle, "ilaenv_");
-  dlclose(handle);  // RTLD_NOLOAD took a reference of its own; the object stays loaded
-  if (symbol == nullptr || is_own(symbol)) return 0;
-  *static_cast<void **>(found) = symbol;
-  return 1;
+  try {
+    static_cast<std::vector<std::string> *>(names)->emplace_back(object->dlpi_name);
+    return 0;
+  } catch (...) {
+    return 1;  // no memory: the list stops here (nothing is thrown through the loader)
+  }
+}
+
+// The first loaded object, in load order, that defines an ilaenv_ other than this library's; null if none.
+void *find_loaded() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(collect_name, &names);
+  for (const std::string &name : names) {
+    void *handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    void *symbol = dlsym(handle, "ilaenv_");
+    dlclose(handle);  // RTLD_NOLOAD took a reference of its own; the object stays loaded
+    if (symbol != nullptr && !is_own(symbol)) return symbol;
+  }
+  return nullptr;
 }
 
 // LAPACK's ilaenv_, or null where none is loaded or loadable. Found once; not remembered while none is found.
@@ -69,8 +85,7 @@ Ilaenv lapack_ilaenv() {
   if (next != nullptr) return next;
   void *symbol = dlsym(RTLD_NEXT, "ilaenv_");
   if (symbol == nullptr || is_own(symbol)) {
-    symbol = nullptr;
-    dl_iterate_phdr(find_loaded, &symbol);
+    symbol = find_loaded();
   }
   if (symbol == nullptr) {
     if (void *library = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL)) {  // kept open: its function is used
