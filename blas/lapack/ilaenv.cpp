@@ -16,6 +16,8 @@
 // answers for a routine it does not know. With FASTGEMM_LOG=1 every answer that differs from LAPACK's own is said
 // on stderr. A program that defines ilaenv_ itself (LAPACK's test programs do) keeps its own: the executable's
 // symbol comes before any preloaded library's.
+#include "blas/block_setting.hpp"
+
 #include <dlfcn.h>
 #include <link.h>
 
@@ -117,17 +119,6 @@ int reference_unknown(int ispec, const int *n1, const int *n2) {
   }
 }
 
-// FASTGEMM_LAPACK_BLOCK as a block, or 0 where it is no whole number from 1 to kLargestBlock.
-long parse_block(const char *text) {
-  if (text[0] < '1' || text[0] > '9' || std::strlen(text) > 4) return 0;
-  long value = 0;
-  for (const char *p = text; *p != '\0'; ++p) {
-    if (*p < '0' || *p > '9') return 0;
-    value = value * 10 + (*p - '0');
-  }
-  return value <= kLargestBlock ? value : 0;
-}
-
 struct Choice {
   int block = 0;  // 0: LAPACK's own throughout
   bool log = false;
@@ -142,7 +133,7 @@ Choice choose() {
   if (text == nullptr || *text == '\0') {
     choice.block = kDefaultBlock;
   } else {
-    choice.block = static_cast<int>(parse_block(text));
+    choice.block = static_cast<int>(fastgemm_blas::parse_block_setting(text, kLargestBlock));
     if (choice.block == 0 && choice.log)
       std::fprintf(stderr,
                    "fastgemm_lapack: FASTGEMM_LAPACK_BLOCK=%s is no whole number from 1 to 8192; LAPACK's own "

@@ -8,6 +8,8 @@
 // are cut, not what they compute. With FASTGEMM_LOG=1 the first call says which block it gives, on stderr.
 // A program that defines pilaenv_ itself (PBLAS's own testers do) keeps its own: the executable's symbol comes
 // before any preloaded library's.
+#include "blas/block_setting.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -27,17 +29,6 @@ int scalapack_block(const int *context, const char *precision) {
   return next != nullptr ? next(context, precision) : kReferenceBlock;
 }
 
-// FASTGEMM_PBLAS_BLOCK as a block, or 0 where it is no whole number from 1 to kLargestBlock.
-long parse_block(const char *text) {
-  if (text[0] < '1' || text[0] > '9' || std::strlen(text) > 5) return 0;
-  long value = 0;
-  for (const char *p = text; *p != '\0'; ++p) {
-    if (*p < '0' || *p > '9') return 0;
-    value = value * 10 + (*p - '0');
-  }
-  return value <= kLargestBlock ? value : 0;
-}
-
 struct Choice {
   int block = 0;  // 0: ScaLAPACK's own
   const char *source = "";
@@ -46,7 +37,7 @@ struct Choice {
 Choice choose() {
   const char *text = std::getenv("FASTGEMM_PBLAS_BLOCK");
   if (text == nullptr || *text == '\0') return {kDefaultBlock, "the default"};
-  const long block = parse_block(text);
+  const long block = fastgemm_blas::parse_block_setting(text, kLargestBlock);
   if (block == 0) return {0, "FASTGEMM_PBLAS_BLOCK is no whole number from 1 to 65536"};
   return {static_cast<int>(block), "FASTGEMM_PBLAS_BLOCK"};
 }
