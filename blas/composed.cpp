@@ -293,15 +293,6 @@ void composed_trsm(const Product<T> &product, const Product<T> &fallback, const 
   solve_lines(0, order, false);
 }
 
-template <typename T>
-BlockSolve<T> nested_solve(Product<T> product, BlockSolve<T> leaf, int64_t block) {
-  return [product = std::move(product), leaf = std::move(leaf), block](char side, char uplo, char transa, char diag,
-                                                                       int64_t m, int64_t n, T alpha, const T *A,
-                                                                       int64_t lda, T *B, int64_t ldb) {
-    composed_trsm<T>(product, product, leaf, block, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
-  };
-}
-
 #define FASTGEMM_BLAS_COMPOSED(T)                                                                                     \
   template bool composed_symm<T>(const Product<T> &, char, char, int64_t, int64_t, T, const T *, int64_t, const T *,  \
                                  int64_t, T, T *, int64_t);                                                           \
@@ -314,8 +305,6 @@ BlockSolve<T> nested_solve(Product<T> product, BlockSolve<T> leaf, int64_t block
 FASTGEMM_BLAS_COMPOSED(float)
 FASTGEMM_BLAS_COMPOSED(double)
 #undef FASTGEMM_BLAS_COMPOSED
-template BlockSolve<float> nested_solve<float>(Product<float>, BlockSolve<float>, int64_t);
-template BlockSolve<double> nested_solve<double>(Product<double>, BlockSolve<double>, int64_t);
 template void composed_trsm<float>(const Product<float> &, const Product<float> &, const BlockSolve<float> &, int64_t,
                                    char, char, char, char, int64_t, int64_t, float, const float *, int64_t, float *,
                                    int64_t);

@@ -66,12 +66,4 @@ void composed_trsm(const Product<T> &product, const Product<T> &fallback, const 
                    char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,
                    T *B, int64_t ldb);
 
-// A BlockSolve that is itself composed_trsm on the block, with diagonal blocks of `block` lines solved by `leaf` and
-// the updates between them made by `product` (which never declines): for diagonal blocks solved on the CPU, where
-// the system BLAS's products run several times faster than its triangular solve. The block it is given starts at a
-// multiple of the outer block from line 0, so its cuts, counted from its own line 0, fall at the same lines whatever
-// the order of the whole, and a line's bits still do not depend on it.
-template <typename T>
-BlockSolve<T> nested_solve(Product<T> product, BlockSolve<T> leaf, int64_t block);
-
 }  // namespace fastgemm_blas

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "level3.hpp"
 
-#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -271,21 +270,16 @@ void trsm(const Caller &caller, char side, char uplo, char transa, char diag, in
           int lda, T *B, int ldb) {
   // Diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
   // small tiles) solved on the CPU, the updates between them (all but about 1024 / order of the work) products on
-  // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. Each diagonal block is
-  // halved in turn down to blocks of an eighth of its lines, their updates the CPU's products: at order 16384 the
-  // system BLAS's triangular solve of the whole blocks took 1.05 s of a 1.69 s dtrsm_ on an H200's host, and its
-  // products run the same work several times faster. alpha == 0 makes B zero without reading A (Inf there times a
-  // zero of B is no NaN): the CPU's.
+  // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero
+  // without reading A (Inf there times a zero of B is no NaN): the CPU's.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
-    const BlockSolve<T> leaf = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
-                                  int64_t bla, T *b, int64_t blb) {
+    const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
+                                   int64_t bla, T *b, int64_t blb) {
       cpu_trsm<T>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,
                   static_cast<int>(blb));
     };
-    const int64_t block = gpu_block();
-    const BlockSolve<T> solve = nested_solve<T>(cpu_product<T>(), leaf, std::max<int64_t>(1, block / 8));
-    composed_trsm<T>(gpu_product<T>(caller.name), cpu_product<T>(), solve, block, side, uplo, transa, diag, m, n, alpha,
-                     A, lda, B, ldb);
+    composed_trsm<T>(gpu_product<T>(caller.name), cpu_product<T>(), solve, gpu_block(), side, uplo, transa, diag, m, n,
+                     alpha, A, lda, B, ldb);
     return;
   }
   log_cpu_call<T>(caller, Family::trsm, "side=%c uplo=%c transa=%c diag=%c m=%d n=%d", side, uplo, transa, diag, m, n);

@@ -6,7 +6,6 @@
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -382,68 +381,5 @@ TEST_CASE("composed routines in double precision: random shapes, options, scalar
                           a.data(), lda, got.data(), ldb);
     check_same(got, want, order);
     CHECK(fallback.calls == 0);
-  }
-}
-
-TEST_CASE("composed trsm with nested diagonal solves: B as the reference's, a line's bits independent of the order",
-          "[composed]") {
-  std::mt19937_64 random(37);
-  std::uniform_int_distribution<int64_t> size(1, 70), coin(0, 1);
-  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
-  int leaves = 0;
-  const BlockSolve<double> leaf = [&leaves](char side, char uplo, char transa, char diag, int64_t m, int64_t n,
-                                            double alpha, const double *A, int64_t lda, double *B, int64_t ldb) {
-    ++leaves;
-    plain_trsm<double>(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
-  };
-  for (int round = 0; round < 120; ++round) {
-    const char side = coin(random) ? 'L' : 'R', uplo = coin(random) ? 'U' : 'L';
-    const char trans = coin(random) ? 'N' : 'T', diag = coin(random) ? 'N' : 'U';
-    const int64_t m = size(random), n = size(random), order = side == 'L' ? m : n;
-    const int64_t block = std::uniform_int_distribution<int64_t>(1, order)(random);
-    const int64_t inner = std::uniform_int_distribution<int64_t>(1, block)(random);
-    const double alpha = uniform(random);
-    INFO("round " << round << ": side " << side << " uplo " << uplo << " trans " << trans << " diag " << diag << " m "
-                  << m << " n " << n << " block " << block << " inner " << inner << " alpha " << alpha);
-    const int64_t lda = order + 1, ldb = m + 3;
-    std::vector<double> a(static_cast<size_t>(lda * order));
-    for (int64_t j = 0; j < order; ++j)
-      for (int64_t i = 0; i < lda; ++i)
-        a[i + j * lda] = i == j ? 3.0 + uniform(random) / 2 : uniform(random) / static_cast<double>(order);
-    poison_outside(a, order, lda, uplo, diag == 'U');
-    const std::vector<double> b = random_matrix(m, ldb, n, random);
-    std::vector<double> want = b, got = b;
-    plain_trsm<double>(side, uplo, trans, diag, m, n, alpha, a.data(), lda, want.data(), ldb);
-    Engine engine, fallback, cpu;
-    leaves = 0;
-    composed_trsm<double>(engine.product(), fallback.product(), nested_solve<double>(cpu.product(), leaf, inner), block,
-                          side, uplo, trans, diag, m, n, alpha, a.data(), lda, got.data(), ldb);
-    check_same(got, want, order);
-    CHECK(fallback.calls == 0);
-    // Every diagonal block of `block` lines is cut into leaves of `inner` lines counted from its own first line.
-    int64_t expected_leaves = 0;
-    for (int64_t first = 0; first < order; first += block)
-      expected_leaves += (std::min(block, order - first) + inner - 1) / inner;
-    CHECK(leaves == expected_leaves);
-    // The nested products are the CPU's: one fewer than the leaves of each diagonal block.
-    CHECK(cpu.calls == expected_leaves - (order + block - 1) / block);
-
-    // The first lines substitution takes (forward: the first of op(A) lower for side L, of op(A) upper for side R)
-    // solved alone come out bit for bit as in the whole.
-    const bool lower = (uplo == 'L') != (trans == 'T');
-    if ((side == 'L') == lower && order > 1) {
-      const int64_t part = std::uniform_int_distribution<int64_t>(1, order - 1)(random);
-      const int64_t pm = side == 'L' ? part : m, pn = side == 'L' ? n : part;
-      std::vector<double> alone(static_cast<size_t>(pm * pn));
-      for (int64_t j = 0; j < pn; ++j)
-        for (int64_t i = 0; i < pm; ++i) alone[i + j * pm] = b[i + j * ldb];
-      Engine other, other_cpu;
-      composed_trsm<double>(other.product(), fallback.product(), nested_solve<double>(other_cpu.product(), leaf, inner),
-                            block, side, uplo, trans, diag, pm, pn, alpha, a.data(), lda, alone.data(), pm);
-      int64_t differ = 0;
-      for (int64_t j = 0; j < pn; ++j)
-        for (int64_t i = 0; i < pm; ++i) differ += alone[i + j * pm] != got[i + j * ldb];
-      CHECK(differ == 0);
-    }
   }
 }
