@@ -3,41 +3,20 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <memory>
+#include <new>
 #include <thread>
-#include <utility>
 #include <vector>
-
-#include <sys/mman.h>
 
 namespace fastgemm_blas {
 namespace {
 
-struct FreeMemory {
-  void operator()(void *memory) const { std::free(memory); }
-};
+// A column-major square or rectangular buffer, or null where the host has no memory for it.
 template <typename T>
-using Buffer = std::unique_ptr<T[], FreeMemory>;
-
-// A column-major square or rectangular buffer, or null where the host has no memory for it. Those of 2 MiB and more
-// are asked for in huge pages (the kernel's transparent ones, where it gives them on request): the buffers that
-// symm and trmm write out are new memory of hundreds of MB, whose first touch in 4 KiB pages cost more than the
-// copy itself (a dsymm_ of order 16384 spent 170 ms writing A out whole, against 190 ms for the product).
-template <typename T>
-Buffer<T> buffer(int64_t rows, int64_t cols) {
-  constexpr size_t kHugePage = size_t{1} << 21;
-  const size_t elements = static_cast<size_t>(rows) * static_cast<size_t>(cols);
-  if (elements > std::numeric_limits<size_t>::max() / sizeof(T) - kHugePage) return nullptr;
-  const size_t bytes = std::max<size_t>(1, elements * sizeof(T));
-  if (bytes < kHugePage) return Buffer<T>(static_cast<T *>(std::malloc(bytes)));
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void *memory = std::aligned_alloc(kHugePage, rounded);
-  if (memory != nullptr) (void)madvise(memory, rounded, MADV_HUGEPAGE);  // a hint: 4 KiB pages where refused
-  return Buffer<T>(static_cast<T *>(memory));
+std::unique_ptr<T[]> buffer(int64_t rows, int64_t cols) {
+  return std::unique_ptr<T[]>(new (std::nothrow) T[static_cast<size_t>(rows) * static_cast<size_t>(cols)]);
 }
 
 bool in_triangle(char uplo, int64_t i, int64_t j) { return uplo == 'U' ? i <= j : i >= j; }
