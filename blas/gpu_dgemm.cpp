@@ -5,9 +5,12 @@
 // FP64 on the tiles of the host engine that fg_sgemm_host uses (its own tiles at the drop-in's reproducible setting,
 // cuBLAS's DGEMM otherwise).
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "blas/dgemm/dgemm_host.h"
+#include "common.hpp"
 #include "gpu.hpp"
 #include "gpu_handles.hpp"
 #include "preload/loading.hpp"
@@ -17,6 +20,7 @@ namespace {
 
 struct DoubleLibrary : GpuLibrary<fastgemm_blas_dgemm_t> {
   decltype(&fastgemm_blas_dgemm_host) gemm_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_trsm_host) trsm_host = nullptr;
 };
 
 const DoubleLibrary *double_library() {
@@ -24,6 +28,7 @@ const DoubleLibrary *double_library() {
       FASTGEMM_BLAS_DGEMM_LIBRARY, "fastgemm_blas_dgemm_", "DGEMM",
       [](void *library, DoubleLibrary *gpu, std::string *missing) {
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_host", &gpu->gemm_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trsm_host", &gpu->trsm_host, missing);
       });
   return loaded;
 }
@@ -48,6 +53,28 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
   const fg_status_t status = gpu.gemm_host(handle, static_cast<fg_layout_t>(layout), static_cast<fg_op_t>(transa),
                                            static_cast<fg_op_t>(transb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return gpu_product_done<fastgemm_blas_dgemm_t>(gpu, caller, m, n, k, "fastgemm_blas_dgemm_host", status, beta == 0.0);
+}
+
+bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+  *done = 0;
+  const fastgemm_blas_dgemm_t handle = t_handle.get();
+  if (handle == nullptr) return false;
+  const DoubleLibrary &gpu = *double_library();
+  int partial = 0;
+  const fg_status_t status =
+      gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done, &partial);
+  const bool success = status == FG_STATUS_SUCCESS;
+  if (settings().log)
+    std::fprintf(
+        stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (fastgemm_blas_dgemm_trsm_host) -> %s%s%s\n", caller,
+        static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(side == 'L' ? m : n),
+        gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
+  if (success) return true;
+  if (partial == 0) return false;  // the first *done lines are X's, the others untouched: the caller solves them
+  std::fprintf(stderr, "fastgemm_blas: %s failed on the GPU after writing part of B (%s: %s); stopping\n", caller,
+               gpu.handles.status_name(status), gpu.handles.last_error_message());
+  std::abort();
 }
 
 }  // namespace fastgemm_blas

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include "common.hpp"
 #include "composed.hpp"
@@ -268,11 +269,26 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // Diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
+  // Double precision: the whole solve on the device (blas/dgemm/trsm_device.hpp), A sent once and B through it in
+  // panels; lines it leaves (it declines where the device lacks the memory) go the way below. Single precision, and
+  // those: diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
   // small tiles) solved on the CPU, the updates between them (all but about 1024 / order of the work) products on
   // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero
   // without reading A (Inf there times a zero of B is no NaN): the CPU's.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+    if constexpr (std::is_same_v<T, double>) {
+      int64_t done = 0;
+      if (trsm_on_gpu(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
+      // The lines solved are the first ones, and the others B's as given: they are a call of their own.
+      if (side == 'L') {
+        B += done * static_cast<int64_t>(ldb);
+        n -= static_cast<int>(done);
+      } else {
+        B += done;
+        m -= static_cast<int>(done);
+      }
+      if (m == 0 || n == 0) return;
+    }
     const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
                                    int64_t bla, T *b, int64_t blb) {
       cpu_trsm<T>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,

@@ -26,6 +26,7 @@
 
 #include "blas/dgemm/dgemm_problem.hpp"
 #include "blas/dgemm/shape_reproducible.hpp"
+#include "blas/dgemm/trsm_device.hpp"
 #include "capi/statuses.hpp"
 #include "capi/thread_text.hpp"
 #include "core/check.hpp"
@@ -49,7 +50,8 @@ using fastgemm::detail::StatusCode;
 
 struct fastgemm_blas_dgemm_handle {
   std::unique_ptr<Context> context;
-  std::unique_ptr<HostGemm<double>> engine;  // destroyed first: its first worker computes in the context
+  std::unique_ptr<HostGemm<double>> engine;  // destroyed before the context: its first worker computes in it
+  std::unique_ptr<fastgemm::blas_dgemm::TrsmResources> trsm;  // made on the first trsm, destroyed first
   fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
 };
 
@@ -186,6 +188,41 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dg
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     return fastgemm::detail::using_workspace(
         *h.context, [&] { return h.engine->run(problem, true, FG_SGEMM_AUTO, ops, &ran, layout == FG_COL_MAJOR); });
+  });
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
+                                                                     char transa, char diag, int64_t m, int64_t n,
+                                                                     double alpha, const double *A, int64_t lda,
+                                                                     double *B, int64_t ldb, int64_t *done,
+                                                                     int *partial) {
+  if (done != nullptr) *done = 0;
+  if (partial != nullptr) *partial = 0;
+  return with_handle("fastgemm_blas_dgemm_trsm_host", handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
+    const auto one_of = [](char letter, char first, char second) { return letter == first || letter == second; };
+    if (done == nullptr || partial == nullptr)
+      return Status::failure(StatusCode::invalid_value, "done and partial must not be NULL");
+    if (!one_of(side, 'L', 'R') || !one_of(uplo, 'U', 'L') || !one_of(transa, 'N', 'T') || !one_of(diag, 'U', 'N'))
+      return Status::failure(StatusCode::invalid_value, "side, uplo, transa and diag are L/R, U/L, N/T and U/N");
+    const int64_t order = side == 'L' ? m : n;
+    if (m <= 0 || n <= 0 || alpha == 0.0 || A == nullptr || B == nullptr || lda < order || ldb < m)
+      return Status::failure(StatusCode::invalid_value,
+                             "m and n must be positive, alpha nonzero, A and B given, lda >= the order, ldb >= m");
+    if (!h.trsm) h.trsm = std::make_unique<fastgemm::blas_dgemm::TrsmResources>();
+    Context &context = *h.context;
+    const fg_reproducibility_t level = h.reproducibility;
+    const fastgemm::blas_dgemm::DeviceProduct product = [&](const BasicGemmProblem<double> &p) {
+      BasicGemmProblem<double> step = p;
+      step.reproducibility = level;
+      return dgemm_step(step, context, FG_SGEMM_AUTO, nullptr, nullptr);
+    };
+    const fastgemm::blas_dgemm::TrsmCall call{side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb};
+    bool part_written = false;
+    const Status solved = fastgemm::detail::using_workspace(context, [&] {
+      return fastgemm::blas_dgemm::device_trsm(context, *h.trsm, product, call, done, &part_written);
+    });
+    *partial = part_written ? 1 : 0;
+    return solved;
   });
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "blas/dgemm/dgemm_host.h"
@@ -164,4 +165,117 @@ TEST_CASE("FP64 products at FG_REPRODUCIBLE_RUN (cuBLAS's tiles): right", "[dgem
   std::vector<double> c(static_cast<size_t>(m * n), std::numeric_limits<double>::quiet_NaN());
   call(run, false, false, m, n, k, 2.0, a.data(), m, b.data(), k, 0.0, c.data(), m);
   check_product(m, n, k, 2.0, a, m, false, b, k, false, 0.0, c, c, m);
+}
+
+namespace {
+
+// Residual of op(A) X = alpha B (side L) or X op(A) = alpha B (R) per element over the terms' magnitudes, A's stored
+// triangle `uplo` (column-major, lda), a unit diagonal as one.
+double trsm_residual(char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                     const std::vector<double> &a, int64_t lda, const std::vector<double> &x,
+                     const std::vector<double> &b, int64_t ldb) {
+  const auto op_a = [&](int64_t i, int64_t l) -> double {
+    if (i == l && diag == 'U') return 1.0;
+    const int64_t row = transa == 'N' ? i : l, col = transa == 'N' ? l : i;
+    if (uplo == 'U' ? row > col : row < col) return 0.0;
+    return a[static_cast<size_t>(row + col * lda)];
+  };
+  const int64_t order = side == 'L' ? m : n;
+  double worst = 0.0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      long double sum = 0.0L, size = 0.0L;
+      for (int64_t l = 0; l < order; ++l) {
+        const long double term = side == 'L'
+                                     ? static_cast<long double>(op_a(i, l)) * x[static_cast<size_t>(l + j * ldb)]
+                                     : static_cast<long double>(x[static_cast<size_t>(i + l * ldb)]) * op_a(l, j);
+        sum += term;
+        size += std::fabs(term);
+      }
+      const long double want = static_cast<long double>(alpha) * b[static_cast<size_t>(i + j * ldb)];
+      const double error = static_cast<double>(std::fabs(sum - want) / (size + std::fabs(want) + 1e-300L));
+      if (!(error <= worst)) worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+    }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("dtrsm on the device: every option, X by its residual, lines' bits independent of the others", "[dgemm]") {
+  std::mt19937_64 random(41);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (const fg_reproducibility_t level : {FG_REPRODUCIBLE_SHAPE, FG_REPRODUCIBLE_RUN}) {
+    Handle h(level);
+    for (const auto &shape : {std::pair<int64_t, int64_t>{70, 4099}, {300, 6}, {1, 1}})
+      for (char side : {'L', 'R'})
+        for (char uplo : {'U', 'L'})
+          for (char transa : {'N', 'T'})
+            for (char diag : {'N', 'U'}) {
+              const int64_t order = shape.first, lines = shape.second;
+              const int64_t m = side == 'L' ? order : lines, n = side == 'L' ? lines : order;
+              const int64_t lda = order + 2, ldb = m + 1;
+              INFO("level " << level << " side " << side << " uplo " << uplo << " transa " << transa << " diag " << diag
+                            << " m " << m << " n " << n);
+              std::vector<double> a(static_cast<size_t>(lda * order), std::numeric_limits<double>::quiet_NaN());
+              for (int64_t j = 0; j < order; ++j)
+                for (int64_t i = 0; i < order; ++i)
+                  if ((uplo == 'U' ? i <= j : i >= j) && !(i == j && diag == 'U'))
+                    a[static_cast<size_t>(i + j * lda)] =
+                        i == j ? 1.5 + uniform(random) / 2.0 : uniform(random) / static_cast<double>(order);
+              std::vector<double> b(static_cast<size_t>(ldb * n));
+              for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < ldb; ++i) b[static_cast<size_t>(i + j * ldb)] = i < m ? uniform(random) : 7.25;
+              std::vector<double> x = b;
+              int64_t done = -1;
+              int partial = -1;
+              REQUIRE(fastgemm_blas_dgemm_trsm_host(h.handle, side, uplo, transa, diag, m, n, -1.25, a.data(), lda,
+                                                    x.data(), ldb, &done, &partial) == FG_STATUS_SUCCESS);
+              CHECK(done == lines);
+              CHECK(partial == 0);
+              CHECK(trsm_residual(side, uplo, transa, diag, m, n, -1.25, a, lda, x, b, ldb) < 1e-13);
+              int64_t pad_changed = 0;
+              for (int64_t j = 0; j < n; ++j) pad_changed += x[static_cast<size_t>(m + j * ldb)] != 7.25;
+              CHECK(pad_changed == 0);
+              if (level != FG_REPRODUCIBLE_SHAPE || lines < 4) continue;
+              // The first lines alone, across the panels' edge where there are two: the same bits.
+              const int64_t part = lines - 2, pm = side == 'L' ? m : part, pn = side == 'L' ? part : n;
+              std::vector<double> alone = b;
+              REQUIRE(fastgemm_blas_dgemm_trsm_host(h.handle, side, uplo, transa, diag, pm, pn, -1.25, a.data(), lda,
+                                                    alone.data(), ldb, &done, &partial) == FG_STATUS_SUCCESS);
+              int64_t differ = 0;
+              for (int64_t j = 0; j < pn; ++j)
+                for (int64_t i = 0; i < pm; ++i)
+                  differ += std::memcmp(&alone[static_cast<size_t>(i + j * ldb)], &x[static_cast<size_t>(i + j * ldb)],
+                                        sizeof(double)) != 0;
+              CHECK(differ == 0);
+            }
+  }
+}
+
+TEST_CASE("dtrsm on the device: bad arguments refused, B untouched", "[dgemm]") {
+  Handle h(FG_REPRODUCIBLE_SHAPE);
+  std::vector<double> a(16, 1.0), b(16, 3.0);
+  int64_t done = -1;
+  int partial = -1;
+  const auto refused = [&](fastgemm_blas_dgemm_t handle, char side, char uplo, char transa, char diag, int64_t m,
+                           int64_t n, double alpha, int64_t lda, int64_t ldb) {
+    const fg_status_t status = fastgemm_blas_dgemm_trsm_host(handle, side, uplo, transa, diag, m, n, alpha, a.data(),
+                                                             lda, b.data(), ldb, &done, &partial);
+    CHECK(done == 0);
+    CHECK(partial == 0);
+    for (double v : b) CHECK(v == 3.0);
+    return status;
+  };
+  CHECK(refused(nullptr, 'L', 'U', 'N', 'N', 4, 4, 1.0, 4, 4) == FG_STATUS_INVALID_HANDLE);
+  CHECK(refused(h.handle, 'X', 'U', 'N', 'N', 4, 4, 1.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'u', 'N', 'N', 4, 4, 1.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'C', 'N', 4, 4, 1.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'N', 'X', 4, 4, 1.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'N', 'N', 0, 4, 1.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'N', 'N', 4, 4, 0.0, 4, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'N', 'N', 4, 4, 1.0, 3, 4) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'R', 'U', 'N', 'N', 2, 4, 1.0, 3, 2) == FG_STATUS_INVALID_VALUE);
+  CHECK(refused(h.handle, 'L', 'U', 'N', 'N', 4, 4, 1.0, 4, 3) == FG_STATUS_INVALID_VALUE);
+  CHECK(fastgemm_blas_dgemm_trsm_host(h.handle, 'L', 'U', 'N', 'N', 4, 4, 1.0, a.data(), 4, b.data(), 4, nullptr,
+                                      &partial) == FG_STATUS_INVALID_VALUE);
 }

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blas/dgemm/trsm_device.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "core/check.hpp"
+#include "core/launch.cuh"
+#include "host/copy_pool.hpp"
+
+namespace fastgemm::blas_dgemm {
+
+using detail::BasicGemmProblem;
+using detail::CopyPool;
+using detail::Status;
+using detail::StatusCode;
+
+namespace {
+
+// The lines solved by substitution in one kernel, and its threads per block (one line of B each).
+constexpr int kLeaf = 32;
+constexpr int kLeafThreads = 128;
+// The independent lines of B in a panel: a fixed width, so that a call's products are the same run after run.
+constexpr int64_t kPanelLines = 4096;
+// The pinned staging: chunks of this many doubles (16 MiB), so many for the uploads and as many for the downloads.
+constexpr int64_t kChunkElements = int64_t(1) << 21;
+constexpr int kChunks = 4;
+// A's columns per staged copy.
+constexpr int64_t kTriangleColumns = 256;
+// Device memory left free beside A and the two panels: the products' and the runtime's own.
+constexpr size_t kDeviceMargin = size_t(256) << 20;
+
+// One block of at most 32 lines of the triangle, solved for `lines` lines of B: M x = scale b per line of B, M lower
+// (`forward`: x from the first element on) or upper (from the last back), its element (i, l) at a[i + l lda]
+// (`direct`) or a[l + i lda], only the triangle substitution needs read, ones on the diagonal where `unit` (unread).
+// Element i of line j of B is b[i along + j across].
+struct Leaf {
+  const double *a;
+  int64_t lda;
+  bool direct, forward, unit;
+  int size;
+  double *b;
+  int64_t along, across, lines;
+  double scale;
+};
+
+__global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf leaf) {
+  __shared__ double m[kLeaf][kLeaf + 1];
+  const int size = leaf.size;
+  for (int e = threadIdx.x; e < kLeaf * kLeaf; e += blockDim.x) {
+    const int i = e % kLeaf, l = e / kLeaf;
+    double value = 0.0;
+    if (i < size && l < size && (i == l ? !leaf.unit : leaf.forward ? l < i : l > i))
+      value = leaf.direct ? leaf.a[i + l * leaf.lda] : leaf.a[l + i * leaf.lda];
+    m[i][l] = i == l && leaf.unit ? 1.0 : value;
+  }
+  __syncthreads();
+  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (line >= leaf.lines) return;
+  double *b = leaf.b + line * leaf.across;
+  double x[kLeaf];
+#pragma unroll
+  for (int i = 0; i < kLeaf; ++i) x[i] = i < size ? leaf.scale * b[i * leaf.along] : 0.0;
+  // Each x_i is scale b_i less its terms in the order of l, then divided by the diagonal: the same steps for every
+  // line. Past `size`, m and x are zeros, which change nothing.
+  if (leaf.forward) {
+#pragma unroll
+    for (int i = 0; i < kLeaf; ++i) {
+      double value = x[i];
+#pragma unroll
+      for (int l = 0; l < i; ++l) value -= m[i][l] * x[l];
+      x[i] = leaf.unit || i >= size ? value : value / m[i][i];
+    }
+  } else {
+#pragma unroll
+    for (int i = kLeaf - 1; i >= 0; --i) {
+      double value = x[i];
+#pragma unroll
+      for (int l = kLeaf - 1; l > i; --l) value -= m[i][l] * x[l];
+      x[i] = leaf.unit || i >= size ? value : value / m[i][i];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kLeaf; ++i)
+    if (i < size) b[i * leaf.along] = x[i];
+}
+
+// composed.cpp's cut: the smallest multiple of `block` times a power of two at least half of `size` (> block).
+int64_t halving_cut(int64_t block, int64_t size) {
+  int64_t cut = block;
+  while (cut < size - cut) cut *= 2;
+  return cut;
+}
+
+struct Stream {
+  cudaStream_t stream = nullptr;
+  ~Stream() {
+    if (stream != nullptr) (void)cudaStreamDestroy(stream);
+  }
+};
+struct Event {
+  cudaEvent_t event = nullptr;
+  ~Event() {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+};
+struct DeviceBuffer {
+  double *data = nullptr;
+  ~DeviceBuffer() {
+    if (data != nullptr) (void)cudaFree(data);
+  }
+};
+
+}  // namespace
+
+// Pinned chunks, each with the event of the last transfer that used it, and the packing threads.
+struct TrsmResources::State {
+  struct Chunk {
+    double *host = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+  std::vector<Chunk> up, down;
+  std::unique_ptr<CopyPool> pool;
+  int next_up = 0;
+
+  ~State() {
+    for (std::vector<Chunk> *ring : {&up, &down})
+      for (Chunk &chunk : *ring) {
+        if (chunk.done != nullptr) {
+          (void)cudaEventSynchronize(chunk.done);
+          (void)cudaEventDestroy(chunk.done);
+        }
+        if (chunk.host != nullptr) (void)cudaFreeHost(chunk.host);
+      }
+  }
+
+  Status ready() {
+    if (pool == nullptr) {
+      const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+      pool = std::make_unique<CopyPool>(std::clamp(hardware - 2, 0, detail::max_pool_threads));
+    }
+    for (std::vector<Chunk> *ring : {&up, &down}) {
+      while (static_cast<int>(ring->size()) < kChunks) {
+        Chunk chunk;
+        FG_CUDA_CHECK(cudaEventCreateWithFlags(&chunk.done, cudaEventDisableTiming));
+        const cudaError_t allocated =
+            cudaHostAlloc(reinterpret_cast<void **>(&chunk.host), kChunkElements * sizeof(double), 0);
+        if (allocated != cudaSuccess) {
+          (void)cudaEventDestroy(chunk.done);
+          return detail::cuda_status(allocated, "cudaHostAlloc");
+        }
+        ring->push_back(chunk);
+      }
+    }
+    return Status::success();
+  }
+
+  // `lines` host lines of `length` doubles, `src_ld` apart, to the device at `dst`, `dst_ld` apart, through the
+  // chunks, each packed by the pool once the transfer that last used it is done; enqueued on `stream`.
+  Status upload(cudaStream_t stream, double *dst, int64_t dst_ld, const double *src, int64_t src_ld, int64_t lines,
+                int64_t length) {
+    const int64_t per_chunk = kChunkElements / length;
+    for (int64_t first = 0; first < lines; first += per_chunk) {
+      const int64_t count = std::min(per_chunk, lines - first);
+      Chunk &chunk = up[next_up];
+      next_up = (next_up + 1) % kChunks;
+      FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
+      pool->copy(chunk.host, length, src + first * src_ld, src_ld, count, length);
+      FG_CUDA_CHECK(cudaMemcpy2DAsync(dst + first * dst_ld, static_cast<size_t>(dst_ld) * sizeof(double), chunk.host,
+                                      static_cast<size_t>(length) * sizeof(double),
+                                      static_cast<size_t>(length) * sizeof(double), static_cast<size_t>(count),
+                                      cudaMemcpyHostToDevice, stream));
+      FG_CUDA_CHECK(cudaEventRecord(chunk.done, stream));
+    }
+    return Status::success();
+  }
+
+  // The reverse, on `stream` (which waits for the solve first): up to kChunks transfers ahead of the unpacking.
+  // *unpacked counts the lines written to the host.
+  Status download(cudaStream_t stream, double *dst, int64_t dst_ld, const double *src, int64_t src_ld, int64_t lines,
+                  int64_t length, int64_t *unpacked) {
+    *unpacked = 0;
+    const int64_t per_chunk = kChunkElements / length;
+    const int64_t count = (lines + per_chunk - 1) / per_chunk;
+    const auto enqueue = [&](int64_t index) -> Status {
+      const int64_t first = index * per_chunk, rows = std::min(per_chunk, lines - first);
+      Chunk &chunk = down[index % kChunks];
+      FG_CUDA_CHECK(cudaMemcpy2DAsync(chunk.host, static_cast<size_t>(length) * sizeof(double), src + first * src_ld,
+                                      static_cast<size_t>(src_ld) * sizeof(double),
+                                      static_cast<size_t>(length) * sizeof(double), static_cast<size_t>(rows),
+                                      cudaMemcpyDeviceToHost, stream));
+      FG_CUDA_CHECK(cudaEventRecord(chunk.done, stream));
+      return Status::success();
+    };
+    for (int64_t index = 0; index < std::min<int64_t>(count, kChunks); ++index) FG_RETURN_IF_ERROR(enqueue(index));
+    for (int64_t index = 0; index < count; ++index) {
+      const int64_t first = index * per_chunk, rows = std::min(per_chunk, lines - first);
+      Chunk &chunk = down[index % kChunks];
+      FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
+      pool->copy(dst + first * dst_ld, dst_ld, chunk.host, length, rows, length);
+      *unpacked += rows;
+      if (index + kChunks < count) FG_RETURN_IF_ERROR(enqueue(index + kChunks));
+    }
+    return Status::success();
+  }
+};
+
+TrsmResources::TrsmResources() : state_(std::make_unique<State>()) {}
+TrsmResources::~TrsmResources() = default;
+
+namespace {
+
+// One panel's solve on the device: `lines` independent lines of B at `panel` (column-major, m x lines with ld m for
+// side L; lines x n with ld lines for side R), A's triangle at `a` (order x order, ld order).
+class PanelSolve {
+ public:
+  PanelSolve(const TrsmCall &call, const double *a, int64_t order, const DeviceProduct &product, cudaStream_t stream)
+      : call_(call), a_(a), order_(order), product_(product), stream_(stream) {
+    left_ = call.side == 'L';
+    const bool lower = (call.uplo == 'L') != (call.transa == 'T');
+    forward_ = left_ ? lower : !lower;
+    // Side L solves op(A) x = b per column; side R x op(A) = b per row, that is op(A)^T x = b: M(i, l) is A(i, l)
+    // where op and the side's transpose cancel, else A(l, i).
+    direct_ = left_ == (call.transa == 'N');
+  }
+
+  Status solve(double *panel, int64_t lines) {
+    panel_ = panel;
+    lines_ = lines;
+    ld_ = left_ ? call_.m : lines;
+    return solve_lines(0, order_, false);
+  }
+
+ private:
+  // Element (row, col) of op(A), as the products read it.
+  const double *op_block(int64_t row, int64_t col) const {
+    return call_.transa == 'N' ? a_ + row + col * order_ : a_ + col + row * order_;
+  }
+  // The lines [first, ...) of the panel: rows for side L, columns for side R.
+  double *at(int64_t first) const { return left_ ? panel_ + first : panel_ + first * ld_; }
+
+  // Column-major C (m x n) := alpha op(A) op(B) + beta C as the row-major product C^T = op(B)^T op(A)^T.
+  Status product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+                 int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) const {
+    BasicGemmProblem<double> p;
+    p.m = n;
+    p.n = m;
+    p.k = k;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.a = detail::BasicGemmOperand<double>{b, ldb, 0, trans_b};
+    p.b = detail::BasicGemmOperand<double>{a, lda, 0, trans_a};
+    p.c = c;
+    p.ldc = ldc;
+    return product_(p);
+  }
+
+  // B's lines `target` less op(A)'s block times the solved lines `source`, beta scaling them first.
+  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, double beta) const {
+    const bool trans = call_.transa == 'T';
+    if (left_)
+      return product(trans, false, target_size, lines_, source_size, -1.0, op_block(target, source), order_, at(source),
+                     ld_, beta, at(target), ld_);
+    return product(false, trans, lines_, target_size, source_size, -1.0, at(source), ld_, op_block(source, target),
+                   order_, beta, at(target), ld_);
+  }
+
+  Status leaf(int64_t first, int64_t size, double scale) const {
+    Leaf leaf{};
+    leaf.a = a_ + first + first * order_;
+    leaf.lda = order_;
+    leaf.direct = direct_;
+    leaf.forward = forward_;
+    leaf.unit = call_.diag == 'U';
+    leaf.size = static_cast<int>(size);
+    leaf.b = at(first);
+    leaf.along = left_ ? 1 : ld_;
+    leaf.across = left_ ? ld_ : 1;
+    leaf.lines = lines_;
+    leaf.scale = scale;
+    const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
+    return detail::launch(leaf_solve, grid, dim3(kLeafThreads), 0, stream_, leaf);
+  }
+
+  // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
+  Status solve_lines(int64_t first, int64_t size, bool scaled) const {
+    const double scale = scaled ? 1.0 : call_.alpha;
+    if (size <= kLeaf) return leaf(first, size, scale);
+    const int64_t cut = halving_cut(kLeaf, size);
+    const int64_t head = first, tail = first + cut, tail_size = size - cut;
+    if (forward_) {
+      FG_RETURN_IF_ERROR(solve_lines(head, cut, scaled));
+      FG_RETURN_IF_ERROR(update(tail, tail_size, head, cut, scale));
+      return solve_lines(tail, tail_size, true);
+    }
+    FG_RETURN_IF_ERROR(solve_lines(tail, tail_size, scaled));
+    FG_RETURN_IF_ERROR(update(head, cut, tail, tail_size, scale));
+    return solve_lines(head, cut, true);
+  }
+
+  const TrsmCall &call_;
+  const double *a_;
+  int64_t order_;
+  const DeviceProduct &product_;
+  cudaStream_t stream_;
+  bool left_ = true, forward_ = true, direct_ = true;
+  double *panel_ = nullptr;
+  int64_t lines_ = 0, ld_ = 0;
+};
+
+}  // namespace
+
+Status device_trsm(detail::Context &context, TrsmResources &resources, const DeviceProduct &product,
+                   const TrsmCall &call, int64_t *done, bool *partial) {
+  *done = 0;
+  *partial = false;
+  const bool left = call.side == 'L';
+  const int64_t order = left ? call.m : call.n, lines = left ? call.n : call.m;
+  const int64_t width = std::min(lines, kPanelLines);
+  // A panel's lines, uploaded and downloaded whole through the chunks: side L's are B's columns (m long), side R's
+  // B's columns cut to the panel's rows (width long). A's are its columns.
+  if (order > kChunkElements || width > kChunkElements)
+    return Status::failure(StatusCode::not_supported, "order " + std::to_string(order) + " is past the staging");
+  const size_t a_bytes = static_cast<size_t>(order) * static_cast<size_t>(order) * sizeof(double);
+  const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(double);
+  size_t free_bytes = 0, total_bytes = 0;
+  FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (a_bytes + 2 * panel_bytes + kDeviceMargin > free_bytes)
+    return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
+  TrsmResources::State &state = *resources.state_;
+  FG_RETURN_IF_ERROR(state.ready());
+
+  DeviceBuffer a, slots[2];
+  FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&a.data), a_bytes));
+  for (DeviceBuffer &slot : slots) FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&slot.data), panel_bytes));
+  Stream up, down;
+  FG_CUDA_CHECK(cudaStreamCreateWithFlags(&up.stream, cudaStreamNonBlocking));
+  FG_CUDA_CHECK(cudaStreamCreateWithFlags(&down.stream, cudaStreamNonBlocking));
+  Event a_ready, uploaded[2], computed[2], downloaded[2];
+  for (Event *event :
+       {&a_ready, &uploaded[0], &uploaded[1], &computed[0], &computed[1], &downloaded[0], &downloaded[1]})
+    FG_CUDA_CHECK(cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming));
+  const cudaStream_t compute = context.stream();
+
+  // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
+  // elements of the other triangle that this takes are never read).
+  for (int64_t first = 0; first < order; first += kTriangleColumns) {
+    const int64_t columns = std::min(kTriangleColumns, order - first);
+    const int64_t row = call.uplo == 'L' ? first : 0;
+    const int64_t rows = call.uplo == 'L' ? order - first : first + columns;
+    FG_RETURN_IF_ERROR(state.upload(up.stream, a.data + row + first * order, order, call.A + row + first * call.lda,
+                                    call.lda, columns, rows));
+  }
+  FG_CUDA_CHECK(cudaEventRecord(a_ready.event, up.stream));
+  FG_CUDA_CHECK(cudaStreamWaitEvent(compute, a_ready.event, 0));
+
+  PanelSolve solver(call, a.data, order, product, compute);
+  const int64_t panels = (lines + width - 1) / width;
+  const auto panel_lines = [&](int64_t panel) { return std::min(width, lines - panel * width); };
+  // Panel p: side L columns [p width, ...) of B, lines of m; side R rows [p width, ...), n lines of the panel's width.
+  const auto start = [&](int64_t panel) -> Status {
+    const int slot = static_cast<int>(panel % 2);
+    const int64_t count = panel_lines(panel), first = panel * width;
+    if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up.stream, downloaded[slot].event, 0));
+    if (left)
+      FG_RETURN_IF_ERROR(
+          state.upload(up.stream, slots[slot].data, call.m, call.B + first * call.ldb, call.ldb, count, call.m));
+    else
+      FG_RETURN_IF_ERROR(state.upload(up.stream, slots[slot].data, count, call.B + first, call.ldb, call.n, count));
+    FG_CUDA_CHECK(cudaEventRecord(uploaded[slot].event, up.stream));
+    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, uploaded[slot].event, 0));
+    FG_RETURN_IF_ERROR(solver.solve(slots[slot].data, count));
+    FG_CUDA_CHECK(cudaEventRecord(computed[slot].event, compute));
+    return Status::success();
+  };
+  FG_RETURN_IF_ERROR(start(0));
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    // The next panel is packed and its solve enqueued while this one's runs; this one then comes back while the
+    // next one's runs.
+    if (panel + 1 < panels) FG_RETURN_IF_ERROR(start(panel + 1));
+    const int slot = static_cast<int>(panel % 2);
+    const int64_t count = panel_lines(panel), first = panel * width;
+    FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
+    int64_t unpacked = 0;
+    const Status back =
+        left ? state.download(down.stream, call.B + first * call.ldb, call.ldb, slots[slot].data, call.m, count, call.m,
+                              &unpacked)
+             : state.download(down.stream, call.B + first, call.ldb, slots[slot].data, count, call.n, count, &unpacked);
+    if (!back.ok()) {
+      // Side L's chunks hold whole columns, each X's; side R's hold every row of the panel in part.
+      if (left)
+        *done += unpacked;
+      else
+        *partial = unpacked > 0;
+      return back;
+    }
+    *done += count;
+    FG_CUDA_CHECK(cudaEventRecord(downloaded[slot].event, down.stream));
+  }
+  FG_CUDA_CHECK(cudaStreamSynchronize(compute));
+  return Status::success();
+}
+
+}  // namespace fastgemm::blas_dgemm
