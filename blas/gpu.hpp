@@ -29,11 +29,16 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
 bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
-// dtrsm_ on the device (blas/dgemm/trsm_device.hpp), for a call with alpha != 0 of a size wants_gpu accepted, the
-// letters upper case ('C' as 'T'). True when B holds X; false with the first *done lines of B (columns for side L,
-// rows for side R) X's and the others untouched, for the caller to solve. A failure that left lines part written
-// (the device lost while B came back) stops the process, as gpu_handles.hpp's products do.
+// dtrsm_, dtrmm_ and dsymm_ computed whole on the device (blas/dgemm/device_level3.hpp), for a call with alpha != 0
+// of a size wants_gpu accepted, the letters upper case ('C' as 'T'). True when the output (B, C for symm) is the
+// routine's; false with the first *done lines of it (columns for side L, rows for side R) the routine's and the others
+// untouched, for the caller to compute. A failure that left lines part written (the device lost while the output
+// came back) stops the process, as gpu_handles.hpp's products do.
 bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
                  const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done);
+bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done);
+bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
+                 int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc, int64_t *done);
 
 }  // namespace fastgemm_blas

@@ -21,6 +21,8 @@ namespace {
 struct DoubleLibrary : GpuLibrary<fastgemm_blas_dgemm_t> {
   decltype(&fastgemm_blas_dgemm_host) gemm_host = nullptr;
   decltype(&fastgemm_blas_dgemm_trsm_host) trsm_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_trmm_host) trmm_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_symm_host) symm_host = nullptr;
 };
 
 const DoubleLibrary *double_library() {
@@ -29,6 +31,8 @@ const DoubleLibrary *double_library() {
       [](void *library, DoubleLibrary *gpu, std::string *missing) {
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_host", &gpu->gemm_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trsm_host", &gpu->trsm_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trmm_host", &gpu->trmm_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_symm_host", &gpu->symm_host, missing);
       });
   return loaded;
 }
@@ -55,6 +59,27 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
   return gpu_product_done<fastgemm_blas_dgemm_t>(gpu, caller, m, n, k, "fastgemm_blas_dgemm_host", status, beta == 0.0);
 }
 
+namespace {
+
+// A routine the device computed whole (`entry` returned `status`), logged under FASTGEMM_LOG=1 as the products are:
+// true on success; false where the first *done lines are the routine's and the rest untouched. Lines left part
+// written stop the process, as a product that failed after writing part of C does (gpu_handles.hpp).
+bool device_routine_done(const DoubleLibrary &gpu, const char *caller, const char *entry, int64_t m, int64_t n,
+                         int64_t k, fg_status_t status, int partial) {
+  const bool success = status == FG_STATUS_SUCCESS;
+  if (settings().log)
+    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s%s%s\n", caller,
+                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), entry,
+                 gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
+  if (success) return true;
+  if (partial == 0) return false;
+  std::fprintf(stderr, "fastgemm_blas: %s failed on the GPU after writing part of its output (%s: %s); stopping\n",
+               caller, gpu.handles.status_name(status), gpu.handles.last_error_message());
+  std::abort();
+}
+
+}  // namespace
+
 bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
                  const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
   *done = 0;
@@ -64,17 +89,31 @@ bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char dia
   int partial = 0;
   const fg_status_t status =
       gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done, &partial);
-  const bool success = status == FG_STATUS_SUCCESS;
-  if (settings().log)
-    std::fprintf(
-        stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (fastgemm_blas_dgemm_trsm_host) -> %s%s%s\n", caller,
-        static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(side == 'L' ? m : n),
-        gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
-  if (success) return true;
-  if (partial == 0) return false;  // the first *done lines are X's, the others untouched: the caller solves them
-  std::fprintf(stderr, "fastgemm_blas: %s failed on the GPU after writing part of B (%s: %s); stopping\n", caller,
-               gpu.handles.status_name(status), gpu.handles.last_error_message());
-  std::abort();
+  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_trsm_host", m, n, side == 'L' ? m : n, status, partial);
+}
+
+bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+  *done = 0;
+  const fastgemm_blas_dgemm_t handle = t_handle.get();
+  if (handle == nullptr) return false;
+  const DoubleLibrary &gpu = *double_library();
+  int partial = 0;
+  const fg_status_t status =
+      gpu.trmm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done, &partial);
+  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_trmm_host", m, n, side == 'L' ? m : n, status, partial);
+}
+
+bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
+                 int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc, int64_t *done) {
+  *done = 0;
+  const fastgemm_blas_dgemm_t handle = t_handle.get();
+  if (handle == nullptr) return false;
+  const DoubleLibrary &gpu = *double_library();
+  int partial = 0;
+  const fg_status_t status =
+      gpu.symm_host(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, done, &partial);
+  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_symm_host", m, n, side == 'L' ? m : n, status, partial);
 }
 
 }  // namespace fastgemm_blas

@@ -224,9 +224,33 @@ void gemm(const Caller &caller, char transa, char transb, int m, int n, int k, T
   cpu_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+namespace {
+
+// After a routine computed on the device left all but its first `done` lines (columns for side L, rows for side R):
+// the rest of `x` (B or C) and of the extents, a call of its own.
+template <typename X>
+void skip_lines(char side, int64_t done, X *&x, int ld) {
+  x += side == 'L' ? done * static_cast<int64_t>(ld) : done;
+}
+void skip_extent(char side, int64_t done, int &m, int &n) { (side == 'L' ? n : m) -= static_cast<int>(done); }
+
+}  // namespace
+
 template <typename T>
 void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb,
           T beta, T *C, int ldc) {
+  // Double precision: on the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and mirrored there;
+  // what it leaves, and single precision, as a general product with A written out whole on the host.
+  if constexpr (std::is_same_v<T, double>) {
+    if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+      int64_t done = 0;
+      if (symm_on_gpu(caller.name, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, &done)) return;
+      skip_lines(side, done, B, ldb);
+      skip_lines(side, done, C, ldc);
+      skip_extent(side, done, m, n);
+      if (m == 0 || n == 0) return;
+    }
+  }
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_symm<T>(gpu_product<T>(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
@@ -259,6 +283,18 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
 template <typename T>
 void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
+  // Double precision: on the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and its zeros
+  // written there, B through it in panels; what it leaves, and single precision, as a general product from A written
+  // out whole on the host into a buffer, then copied into B.
+  if constexpr (std::is_same_v<T, double>) {
+    if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+      int64_t done = 0;
+      if (trmm_on_gpu(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
+      skip_lines(side, done, B, ldb);
+      skip_extent(side, done, m, n);
+      if (m == 0 || n == 0) return;
+    }
+  }
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_trmm<T>(gpu_product<T>(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
     return;
@@ -269,7 +305,7 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // Double precision: the whole solve on the device (blas/dgemm/trsm_device.hpp), A sent once and B through it in
+  // Double precision: the whole solve on the device (blas/dgemm/device_level3.hpp), A sent once and B through it in
   // panels; lines it leaves (it declines where the device lacks the memory) go the way below. Single precision, and
   // those: diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
   // small tiles) solved on the CPU, the updates between them (all but about 1024 / order of the work) products on
@@ -279,14 +315,8 @@ void trsm(const Caller &caller, char side, char uplo, char transa, char diag, in
     if constexpr (std::is_same_v<T, double>) {
       int64_t done = 0;
       if (trsm_on_gpu(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
-      // The lines solved are the first ones, and the others B's as given: they are a call of their own.
-      if (side == 'L') {
-        B += done * static_cast<int64_t>(ldb);
-        n -= static_cast<int>(done);
-      } else {
-        B += done;
-        m -= static_cast<int>(done);
-      }
+      skip_lines(side, done, B, ldb);
+      skip_extent(side, done, m, n);
       if (m == 0 || n == 0) return;
     }
     const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,

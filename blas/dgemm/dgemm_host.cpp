@@ -24,9 +24,9 @@
 
 #include <cublas_v2.h>
 
+#include "blas/dgemm/device_level3.hpp"
 #include "blas/dgemm/dgemm_problem.hpp"
 #include "blas/dgemm/shape_reproducible.hpp"
-#include "blas/dgemm/trsm_device.hpp"
 #include "capi/statuses.hpp"
 #include "capi/thread_text.hpp"
 #include "core/check.hpp"
@@ -51,7 +51,7 @@ using fastgemm::detail::StatusCode;
 struct fastgemm_blas_dgemm_handle {
   std::unique_ptr<Context> context;
   std::unique_ptr<HostGemm<double>> engine;  // destroyed before the context: its first worker computes in it
-  std::unique_ptr<fastgemm::blas_dgemm::TrsmResources> trsm;  // made on the first trsm, destroyed first
+  std::unique_ptr<fastgemm::blas_dgemm::Level3Resources> level3;  // made on the first trsm, trmm or symm
   fg_reproducibility_t reproducibility = FG_REPRODUCIBLE_RUN;
 };
 
@@ -191,24 +191,29 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dg
   });
 }
 
-FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
-                                                                     char transa, char diag, int64_t m, int64_t n,
-                                                                     double alpha, const double *A, int64_t lda,
-                                                                     double *B, int64_t ldb, int64_t *done,
-                                                                     int *partial) {
+namespace {
+
+bool one_of(char letter, char first, char second) { return letter == first || letter == second; }
+
+// trsm, trmm and symm on the device (device_level3.hpp), their arguments checked here.
+fg_status_t device_level3_call(const char *function, fastgemm_blas_dgemm_t handle,
+                               const fastgemm::blas_dgemm::Level3Call &call, int64_t *done, int *partial) {
   if (done != nullptr) *done = 0;
   if (partial != nullptr) *partial = 0;
-  return with_handle("fastgemm_blas_dgemm_trsm_host", handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
-    const auto one_of = [](char letter, char first, char second) { return letter == first || letter == second; };
+  return with_handle(function, handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
     if (done == nullptr || partial == nullptr)
       return Status::failure(StatusCode::invalid_value, "done and partial must not be NULL");
-    if (!one_of(side, 'L', 'R') || !one_of(uplo, 'U', 'L') || !one_of(transa, 'N', 'T') || !one_of(diag, 'U', 'N'))
+    const bool symm = call.routine == fastgemm::blas_dgemm::Level3Routine::symm;
+    if (!one_of(call.side, 'L', 'R') || !one_of(call.uplo, 'U', 'L') ||
+        (!symm && (!one_of(call.transa, 'N', 'T') || !one_of(call.diag, 'U', 'N'))))
       return Status::failure(StatusCode::invalid_value, "side, uplo, transa and diag are L/R, U/L, N/T and U/N");
-    const int64_t order = side == 'L' ? m : n;
-    if (m <= 0 || n <= 0 || alpha == 0.0 || A == nullptr || B == nullptr || lda < order || ldb < m)
+    const int64_t order = call.side == 'L' ? call.m : call.n;
+    if (call.m <= 0 || call.n <= 0 || call.alpha == 0.0 || call.A == nullptr || call.B == nullptr ||
+        call.C == nullptr || call.lda < order || call.ldb < call.m || call.ldc < call.m)
       return Status::failure(StatusCode::invalid_value,
-                             "m and n must be positive, alpha nonzero, A and B given, lda >= the order, ldb >= m");
-    if (!h.trsm) h.trsm = std::make_unique<fastgemm::blas_dgemm::TrsmResources>();
+                             "m and n must be positive, alpha nonzero, the arrays given, lda >= the order, ldb and "
+                             "ldc >= m");
+    if (!h.level3) h.level3 = std::make_unique<fastgemm::blas_dgemm::Level3Resources>();
     Context &context = *h.context;
     const fg_reproducibility_t level = h.reproducibility;
     const fastgemm::blas_dgemm::DeviceProduct product = [&](const BasicGemmProblem<double> &p) {
@@ -216,14 +221,48 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_bl
       step.reproducibility = level;
       return dgemm_step(step, context, FG_SGEMM_AUTO, nullptr, nullptr);
     };
-    const fastgemm::blas_dgemm::TrsmCall call{side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb};
     bool part_written = false;
-    const Status solved = fastgemm::detail::using_workspace(context, [&] {
-      return fastgemm::blas_dgemm::device_trsm(context, *h.trsm, product, call, done, &part_written);
+    const Status computed = fastgemm::detail::using_workspace(context, [&] {
+      return fastgemm::blas_dgemm::device_level3(context, *h.level3, product, call, done, &part_written);
     });
     *partial = part_written ? 1 : 0;
-    return solved;
+    return computed;
   });
+}
+
+}  // namespace
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
+                                                                     char transa, char diag, int64_t m, int64_t n,
+                                                                     double alpha, const double *A, int64_t lda,
+                                                                     double *B, int64_t ldb, int64_t *done,
+                                                                     int *partial) {
+  return device_level3_call(
+      "fastgemm_blas_dgemm_trsm_host", handle,
+      {fastgemm::blas_dgemm::Level3Routine::trsm, side, uplo, transa, diag, m, n, alpha, 0.0, A, lda, B, ldb, B, ldb},
+      done, partial);
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
+                                                                     char transa, char diag, int64_t m, int64_t n,
+                                                                     double alpha, const double *A, int64_t lda,
+                                                                     double *B, int64_t ldb, int64_t *done,
+                                                                     int *partial) {
+  return device_level3_call(
+      "fastgemm_blas_dgemm_trmm_host", handle,
+      {fastgemm::blas_dgemm::Level3Routine::trmm, side, uplo, transa, diag, m, n, alpha, 0.0, A, lda, B, ldb, B, ldb},
+      done, partial);
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
+                                                                     int64_t m, int64_t n, double alpha,
+                                                                     const double *A, int64_t lda, const double *B,
+                                                                     int64_t ldb, double beta, double *C, int64_t ldc,
+                                                                     int64_t *done, int *partial) {
+  return device_level3_call(
+      "fastgemm_blas_dgemm_symm_host", handle,
+      {fastgemm::blas_dgemm::Level3Routine::symm, side, uplo, 'N', 'N', m, n, alpha, beta, A, lda, B, ldb, C, ldc},
+      done, partial);
 }
 
 FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_status_name(fg_status_t status) {

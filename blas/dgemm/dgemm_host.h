@@ -47,17 +47,26 @@ fg_status_t fastgemm_blas_dgemm_set_reproducibility(fastgemm_blas_dgemm_t handle
 fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dgemm_t handle, fg_layout_t layout, fg_op_t transa, fg_op_t transb,
                                      int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                                      const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
-/* dtrsm_ on the device (trsm_device.hpp): op(A) X = alpha B (side 'L') or X op(A) = alpha B ('R'), B overwritten by
-   X; the letters upper case as the reference's checks leave them ('C' taken as 'T'), m, n > 0, alpha != 0, lda and
-   ldb at least the rows they hold. A's stored triangle goes to the device once, B through it in panels of 4096 of
-   its independent lines (columns for side L, rows for side R), each solved there by halves and blocks of 32 lines,
-   its products the handle's FP64 ones: at FG_REPRODUCIBLE_SHAPE a line of X does not depend on the call's shape.
-   On failure *done lines (the first columns for side L, rows for side R) are X's and the others B's as given,
-   unless *partial is 1 (a failure while a panel came back, which left lines of it part written).
-   FG_STATUS_NOT_SUPPORTED, nothing written, where the device has no room for A and two panels. Synchronous. */
+/* dtrsm_, dtrmm_ and dsymm_ on the device (device_level3.hpp): A's stored triangle sent once and written out whole
+   there where the routine needs it, B (and C for symm with beta != 0) through it in panels of 4096 of its
+   independent lines (columns for side L, rows for side R). trsm: op(A) X = alpha B (side 'L') or X op(A) = alpha B
+   ('R'), B overwritten by X, each panel solved by halves and blocks of 32 lines; trmm: B := alpha op(A) B or
+   alpha B op(A); symm: C := alpha A B + beta C or alpha B A + beta C (C read only where beta != 0). Products are
+   the handle's FP64 ones: at FG_REPRODUCIBLE_SHAPE a line of the output does not depend on the call's shape. The
+   letters upper case as the reference's checks leave them ('C' taken as 'T'), m, n > 0, alpha != 0, lda at least
+   the order, ldb and ldc at least m. On failure *done lines of the output (the first columns for side L, rows for
+   side R) are the routine's and the others as given, unless *partial is 1 (a failure while a panel came back, which
+   left lines of it part written). FG_STATUS_NOT_SUPPORTED, nothing written, where the device has no room for A and
+   two panels. Synchronous. */
 fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_blas_dgemm_t handle, char side, char uplo, char transa, char diag,
                                           int64_t m, int64_t n, double alpha, const double *A, int64_t lda, double *B,
                                           int64_t ldb, int64_t *done, int *partial);
+fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_blas_dgemm_t handle, char side, char uplo, char transa, char diag,
+                                          int64_t m, int64_t n, double alpha, const double *A, int64_t lda, double *B,
+                                          int64_t ldb, int64_t *done, int *partial);
+fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_blas_dgemm_t handle, char side, char uplo, int64_t m, int64_t n,
+                                          double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                                          double beta, double *C, int64_t ldc, int64_t *done, int *partial);
 /* fg_status_name's. */
 const char *fastgemm_blas_dgemm_status_name(fg_status_t status);
 /* This thread's last failure, naming the function; "" if none. */

@@ -279,3 +279,94 @@ TEST_CASE("dtrsm on the device: bad arguments refused, B untouched", "[dgemm]") 
   CHECK(fastgemm_blas_dgemm_trsm_host(h.handle, 'L', 'U', 'N', 'N', 4, 4, 1.0, a.data(), 4, b.data(), 4, nullptr,
                                       &partial) == FG_STATUS_INVALID_VALUE);
 }
+
+TEST_CASE("dtrmm and dsymm on the device: every option against long double, lines' bits independent of the others",
+          "[dgemm]") {
+  std::mt19937_64 random(43);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Handle h(FG_REPRODUCIBLE_SHAPE);
+  for (const auto &shape : {std::pair<int64_t, int64_t>{70, 4099}, {300, 6}, {1, 1}})
+    for (int symm = 0; symm < 2; ++symm)
+      for (char side : {'L', 'R'})
+        for (char uplo : {'U', 'L'})
+          for (char transa : {'N', 'T'})
+            for (char diag : {'N', 'U'}) {
+              if (symm && (diag == 'U')) continue;  // symm: transa picks beta 0 ('N') or not
+              const int64_t order = shape.first, lines = shape.second;
+              const int64_t m = side == 'L' ? order : lines, n = side == 'L' ? lines : order;
+              const int64_t lda = order + 2, ldb = m + 1, ldc = m + 3;
+              const double alpha = 0.75, beta = symm && transa == 'T' ? -0.5 : 0.0;
+              INFO("symm " << symm << " side " << side << " uplo " << uplo << " transa " << transa << " diag " << diag
+                           << " m " << m << " n " << n);
+              std::vector<double> a(static_cast<size_t>(lda * order), nan);
+              for (int64_t j = 0; j < order; ++j)
+                for (int64_t i = 0; i < order; ++i)
+                  if ((uplo == 'U' ? i <= j : i >= j) && !(i == j && diag == 'U'))
+                    a[static_cast<size_t>(i + j * lda)] = uniform(random);
+              const auto element = [&](int64_t i, int64_t l) -> double {  // op(A) (trmm) or A (symm)
+                if (symm) {
+                  const bool stored = uplo == 'U' ? i <= l : i >= l;
+                  return stored ? a[static_cast<size_t>(i + l * lda)] : a[static_cast<size_t>(l + i * lda)];
+                }
+                if (i == l && diag == 'U') return 1.0;
+                const int64_t row = transa == 'N' ? i : l, col = transa == 'N' ? l : i;
+                if (uplo == 'U' ? row > col : row < col) return 0.0;
+                return a[static_cast<size_t>(row + col * lda)];
+              };
+              std::vector<double> b(static_cast<size_t>(ldb * n)), c(static_cast<size_t>(ldc * n));
+              for (int64_t j = 0; j < n; ++j) {
+                for (int64_t i = 0; i < ldb; ++i) b[static_cast<size_t>(i + j * ldb)] = i < m ? uniform(random) : 7.25;
+                for (int64_t i = 0; i < ldc; ++i)
+                  c[static_cast<size_t>(i + j * ldc)] = i >= m ? 7.25 : beta != 0.0 ? uniform(random) : nan;
+              }
+              const int64_t ldo = symm ? ldc : ldb;
+              const auto run = [&](int64_t rows, int64_t cols, std::vector<double> &out) {
+                int64_t done = -1;
+                int partial = -1;
+                const fg_status_t status =
+                    symm ? fastgemm_blas_dgemm_symm_host(h.handle, side, uplo, rows, cols, alpha, a.data(), lda,
+                                                         b.data(), ldb, beta, out.data(), ldc, &done, &partial)
+                         : fastgemm_blas_dgemm_trmm_host(h.handle, side, uplo, transa, diag, rows, cols, alpha,
+                                                         a.data(), lda, out.data(), ldb, &done, &partial);
+                REQUIRE(status == FG_STATUS_SUCCESS);
+                CHECK(done == (side == 'L' ? cols : rows));
+                CHECK(partial == 0);
+              };
+              std::vector<double> out = symm ? c : b;
+              run(m, n, out);
+              int64_t wrong = 0, pad_changed = 0;
+              for (int64_t j = 0; j < n; ++j) {
+                pad_changed += out[static_cast<size_t>(m + j * ldo)] != 7.25;
+                for (int64_t i = 0; i < m; ++i) {
+                  long double sum = 0.0L, size = 0.0L;
+                  for (int64_t l = 0; l < order; ++l) {
+                    const long double term =
+                        side == 'L' ? static_cast<long double>(element(i, l)) * b[static_cast<size_t>(l + j * ldb)]
+                                    : static_cast<long double>(b[static_cast<size_t>(i + l * ldb)]) * element(l, j);
+                    sum += term;
+                    size += std::fabs(term);
+                  }
+                  long double want = alpha * sum, bound = alpha * size;
+                  if (beta != 0.0) {
+                    want += static_cast<long double>(beta) * c[static_cast<size_t>(i + j * ldc)];
+                    bound += std::fabs(beta * c[static_cast<size_t>(i + j * ldc)]);
+                  }
+                  const double got = out[static_cast<size_t>(i + j * ldo)];
+                  if (!(std::fabs(got - want) <= bound * 1e-14 + 1e-300)) ++wrong;
+                }
+              }
+              CHECK(wrong == 0);
+              CHECK(pad_changed == 0);
+              if (lines < 4) continue;
+              const int64_t part = lines - 2, pm = side == 'L' ? m : part, pn = side == 'L' ? part : n;
+              std::vector<double> alone = symm ? c : b;
+              run(pm, pn, alone);
+              int64_t differ = 0;
+              for (int64_t j = 0; j < pn; ++j)
+                for (int64_t i = 0; i < pm; ++i)
+                  differ += std::memcmp(&alone[static_cast<size_t>(i + j * ldo)],
+                                        &out[static_cast<size_t>(i + j * ldo)], sizeof(double)) != 0;
+              CHECK(differ == 0);
+            }
+}

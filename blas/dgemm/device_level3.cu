@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "blas/dgemm/trsm_device.hpp"
+#include "blas/dgemm/device_level3.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -91,6 +91,36 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf leaf) {
     if (i < size) b[i * leaf.along] = x[i];
 }
 
+// A's other triangle written out (the stored one, `upper` or lower, is already on the device, ld `order`): zeros
+// (trmm), ones on the diagonal where `unit`; or (`mirror`, symm) the stored triangle's transpose. Tiles of 32 x 32,
+// the mirrored ones through shared memory so that both the reads and the writes run along columns.
+constexpr int kFillTile = 32, kFillRows = 8;
+__global__ void __launch_bounds__(kFillTile *kFillRows)
+    fill_other_triangle(double *a, int64_t order, bool upper, bool unit, bool mirror) {
+  __shared__ double tile[kFillTile][kFillTile + 1];
+  const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kFillTile, j0 = static_cast<int64_t>(blockIdx.y) * kFillTile;
+  // A tile wholly in the stored triangle (diagonal tiles excepted) has nothing to write.
+  if (upper ? i0 + kFillTile <= j0 : j0 + kFillTile <= i0) return;
+  const auto stored = [&](int64_t i, int64_t j) { return upper ? i <= j : i >= j; };
+  if (mirror) {
+    // tile[r][c] = A(j0 + c, i0 + r), read along columns of the source tile.
+    for (int r = threadIdx.y; r < kFillTile; r += kFillRows) {
+      const int64_t row = j0 + threadIdx.x, col = i0 + r;
+      if (row < order && col < order && stored(row, col)) tile[r][threadIdx.x] = a[row + col * order];
+    }
+    __syncthreads();
+  }
+  for (int r = threadIdx.y; r < kFillTile; r += kFillRows) {
+    const int64_t i = i0 + threadIdx.x, j = j0 + r;
+    if (i >= order || j >= order) continue;
+    if (i == j) {
+      if (unit) a[i + j * order] = 1.0;
+    } else if (!stored(i, j)) {
+      a[i + j * order] = mirror ? tile[threadIdx.x][r] : 0.0;  // A(j, i) for the mirror
+    }
+  }
+}
+
 // composed.cpp's cut: the smallest multiple of `block` times a power of two at least half of `size` (> block).
 int64_t halving_cut(int64_t block, int64_t size) {
   int64_t cut = block;
@@ -120,7 +150,7 @@ struct DeviceBuffer {
 }  // namespace
 
 // Pinned chunks, each with the event of the last transfer that used it, and the packing threads.
-struct TrsmResources::State {
+struct Level3Resources::State {
   struct Chunk {
     double *host = nullptr;
     cudaEvent_t done = nullptr;
@@ -211,8 +241,8 @@ struct TrsmResources::State {
   }
 };
 
-TrsmResources::TrsmResources() : state_(std::make_unique<State>()) {}
-TrsmResources::~TrsmResources() = default;
+Level3Resources::Level3Resources() : state_(std::make_unique<State>()) {}
+Level3Resources::~Level3Resources() = default;
 
 namespace {
 
@@ -220,7 +250,7 @@ namespace {
 // side L; lines x n with ld lines for side R), A's triangle at `a` (order x order, ld order).
 class PanelSolve {
  public:
-  PanelSolve(const TrsmCall &call, const double *a, int64_t order, const DeviceProduct &product, cudaStream_t stream)
+  PanelSolve(const Level3Call &call, const double *a, int64_t order, const DeviceProduct &product, cudaStream_t stream)
       : call_(call), a_(a), order_(order), product_(product), stream_(stream) {
     left_ = call.side == 'L';
     const bool lower = (call.uplo == 'L') != (call.transa == 'T');
@@ -304,7 +334,7 @@ class PanelSolve {
     return solve_lines(head, cut, true);
   }
 
-  const TrsmCall &call_;
+  const Level3Call &call_;
   const double *a_;
   int64_t order_;
   const DeviceProduct &product_;
@@ -316,11 +346,13 @@ class PanelSolve {
 
 }  // namespace
 
-Status device_trsm(detail::Context &context, TrsmResources &resources, const DeviceProduct &product,
-                   const TrsmCall &call, int64_t *done, bool *partial) {
+Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct &product,
+                     const Level3Call &call, int64_t *done, bool *partial) {
   *done = 0;
   *partial = false;
   const bool left = call.side == 'L';
+  const bool solve = call.routine == Level3Routine::trsm;
+  const bool reads_c = call.routine == Level3Routine::symm && call.beta != 0.0;
   const int64_t order = left ? call.m : call.n, lines = left ? call.n : call.m;
   const int64_t width = std::min(lines, kPanelLines);
   // A panel's lines, uploaded and downloaded whole through the chunks: side L's are B's columns (m long), side R's
@@ -329,16 +361,20 @@ Status device_trsm(detail::Context &context, TrsmResources &resources, const Dev
     return Status::failure(StatusCode::not_supported, "order " + std::to_string(order) + " is past the staging");
   const size_t a_bytes = static_cast<size_t>(order) * static_cast<size_t>(order) * sizeof(double);
   const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(double);
+  const int buffers_per_slot = solve ? 1 : 2;  // trsm in place; trmm and symm from one buffer into another
   size_t free_bytes = 0, total_bytes = 0;
   FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (a_bytes + 2 * panel_bytes + kDeviceMargin > free_bytes)
+  if (a_bytes + 2 * buffers_per_slot * panel_bytes + kDeviceMargin > free_bytes)
     return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
-  TrsmResources::State &state = *resources.state_;
+  Level3Resources::State &state = *resources.state_;
   FG_RETURN_IF_ERROR(state.ready());
 
-  DeviceBuffer a, slots[2];
+  DeviceBuffer a, in[2], out[2];
   FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&a.data), a_bytes));
-  for (DeviceBuffer &slot : slots) FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&slot.data), panel_bytes));
+  for (int slot = 0; slot < 2; ++slot) {
+    FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&in[slot].data), panel_bytes));
+    if (!solve) FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&out[slot].data), panel_bytes));
+  }
   Stream up, down;
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&up.stream, cudaStreamNonBlocking));
   FG_CUDA_CHECK(cudaStreamCreateWithFlags(&down.stream, cudaStreamNonBlocking));
@@ -349,7 +385,7 @@ Status device_trsm(detail::Context &context, TrsmResources &resources, const Dev
   const cudaStream_t compute = context.stream();
 
   // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
-  // elements of the other triangle that this takes are never read).
+  // elements of the other triangle that this takes are never read, and trmm's and symm's fill overwrites them).
   for (int64_t first = 0; first < order; first += kTriangleColumns) {
     const int64_t columns = std::min(kTriangleColumns, order - first);
     const int64_t row = call.uplo == 'L' ? first : 0;
@@ -359,41 +395,79 @@ Status device_trsm(detail::Context &context, TrsmResources &resources, const Dev
   }
   FG_CUDA_CHECK(cudaEventRecord(a_ready.event, up.stream));
   FG_CUDA_CHECK(cudaStreamWaitEvent(compute, a_ready.event, 0));
+  if (!solve) {
+    const int64_t tiles = (order + kFillTile - 1) / kFillTile;
+    FG_RETURN_IF_ERROR(
+        detail::launch(fill_other_triangle, dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
+                       dim3(kFillTile, kFillRows), 0, compute, a.data, order, call.uplo == 'U',
+                       call.routine == Level3Routine::trmm && call.diag == 'U', call.routine == Level3Routine::symm));
+  }
 
   PanelSolve solver(call, a.data, order, product, compute);
+  const bool trans = call.transa == 'T';
+  // One panel of `count` lines of B at `from` (ld `ld`) into `to`, the product of trmm and symm.
+  const auto multiply = [&](const double *from, double *to, int64_t count, int64_t ld) -> Status {
+    detail::BasicGemmProblem<double> p;
+    // Column-major: side L to := alpha op(A) from + beta to (m x count), side R to := alpha from op(A) + beta to
+    // (count x n); as the row-major product to^T = op(from)^T op(A)^T (side L) or op(A)^T from^T (side R).
+    const bool op_a = call.routine == Level3Routine::trmm && trans;
+    const double beta = call.routine == Level3Routine::symm ? call.beta : 0.0;
+    p.alpha = call.alpha;
+    p.beta = beta;
+    p.c = to;
+    p.ldc = ld;
+    if (left) {
+      p.m = count;
+      p.n = call.m;
+      p.k = call.m;
+      p.a = detail::BasicGemmOperand<double>{from, ld, 0, false};
+      p.b = detail::BasicGemmOperand<double>{a.data, order, 0, op_a};
+    } else {
+      p.m = call.n;
+      p.n = count;
+      p.k = call.n;
+      p.a = detail::BasicGemmOperand<double>{a.data, order, 0, op_a};
+      p.b = detail::BasicGemmOperand<double>{from, ld, 0, false};
+    }
+    return product(p);
+  };
   const int64_t panels = (lines + width - 1) / width;
   const auto panel_lines = [&](int64_t panel) { return std::min(width, lines - panel * width); };
-  // Panel p: side L columns [p width, ...) of B, lines of m; side R rows [p width, ...), n lines of the panel's width.
+  // Panel p: side L columns [p width, ...), lines of m; side R rows [p width, ...), n lines of the panel's width.
   const auto start = [&](int64_t panel) -> Status {
     const int slot = static_cast<int>(panel % 2);
-    const int64_t count = panel_lines(panel), first = panel * width;
+    const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
     if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up.stream, downloaded[slot].event, 0));
-    if (left)
-      FG_RETURN_IF_ERROR(
-          state.upload(up.stream, slots[slot].data, call.m, call.B + first * call.ldb, call.ldb, count, call.m));
-    else
-      FG_RETURN_IF_ERROR(state.upload(up.stream, slots[slot].data, count, call.B + first, call.ldb, call.n, count));
+    const auto load = [&](const double *host, int64_t host_ld, double *device) {
+      return left ? state.upload(up.stream, device, ld, host + first * host_ld, host_ld, count, call.m)
+                  : state.upload(up.stream, device, ld, host + first, host_ld, call.n, count);
+    };
+    FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot].data));
+    if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot].data));
     FG_CUDA_CHECK(cudaEventRecord(uploaded[slot].event, up.stream));
     FG_CUDA_CHECK(cudaStreamWaitEvent(compute, uploaded[slot].event, 0));
-    FG_RETURN_IF_ERROR(solver.solve(slots[slot].data, count));
+    if (solve)
+      FG_RETURN_IF_ERROR(solver.solve(in[slot].data, count));
+    else
+      FG_RETURN_IF_ERROR(multiply(in[slot].data, out[slot].data, count, ld));
     FG_CUDA_CHECK(cudaEventRecord(computed[slot].event, compute));
     return Status::success();
   };
   FG_RETURN_IF_ERROR(start(0));
   for (int64_t panel = 0; panel < panels; ++panel) {
-    // The next panel is packed and its solve enqueued while this one's runs; this one then comes back while the
+    // The next panel is packed and its work enqueued while this one's runs; this one then comes back while the
     // next one's runs.
     if (panel + 1 < panels) FG_RETURN_IF_ERROR(start(panel + 1));
     const int slot = static_cast<int>(panel % 2);
-    const int64_t count = panel_lines(panel), first = panel * width;
+    const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
+    const double *result = solve ? in[slot].data : out[slot].data;
     FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
     int64_t unpacked = 0;
     const Status back =
-        left ? state.download(down.stream, call.B + first * call.ldb, call.ldb, slots[slot].data, call.m, count, call.m,
-                              &unpacked)
-             : state.download(down.stream, call.B + first, call.ldb, slots[slot].data, count, call.n, count, &unpacked);
+        left ? state.download(down.stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m, &unpacked)
+             : state.download(down.stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
     if (!back.ok()) {
-      // Side L's chunks hold whole columns, each X's; side R's hold every row of the panel in part.
+      // Side L's chunks hold whole columns of the output, each final; side R's hold every row of the panel in part.
       if (left)
         *done += unpacked;
       else
