@@ -80,40 +80,47 @@ bool device_routine_done(const DoubleLibrary &gpu, const char *caller, const cha
 
 }  // namespace
 
-bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
-                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+namespace {
+
+// `run(gpu, handle, &partial)` (one of the library's device routines, named `entry`) on this thread's handle.
+template <typename Run>
+bool device_routine(const char *caller, const char *entry, char side, int64_t m, int64_t n, int64_t *done, Run &&run) {
   *done = 0;
   const fastgemm_blas_dgemm_t handle = t_handle.get();
   if (handle == nullptr) return false;
   const DoubleLibrary &gpu = *double_library();
   int partial = 0;
-  const fg_status_t status =
-      gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done, &partial);
-  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_trsm_host", m, n, side == 'L' ? m : n, status, partial);
+  const fg_status_t status = run(gpu, handle, &partial);
+  return device_routine_done(gpu, caller, entry, m, n, side == 'L' ? m : n, status, partial);
+}
+
+}  // namespace
+
+bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
+                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+  return device_routine(caller, "fastgemm_blas_dgemm_trsm_host", side, m, n, done,
+                        [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+                          return gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
+                                               partial);
+                        });
 }
 
 bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
                  const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
-  *done = 0;
-  const fastgemm_blas_dgemm_t handle = t_handle.get();
-  if (handle == nullptr) return false;
-  const DoubleLibrary &gpu = *double_library();
-  int partial = 0;
-  const fg_status_t status =
-      gpu.trmm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done, &partial);
-  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_trmm_host", m, n, side == 'L' ? m : n, status, partial);
+  return device_routine(caller, "fastgemm_blas_dgemm_trmm_host", side, m, n, done,
+                        [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+                          return gpu.trmm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
+                                               partial);
+                        });
 }
 
 bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
                  int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc, int64_t *done) {
-  *done = 0;
-  const fastgemm_blas_dgemm_t handle = t_handle.get();
-  if (handle == nullptr) return false;
-  const DoubleLibrary &gpu = *double_library();
-  int partial = 0;
-  const fg_status_t status =
-      gpu.symm_host(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, done, &partial);
-  return device_routine_done(gpu, caller, "fastgemm_blas_dgemm_symm_host", m, n, side == 'L' ? m : n, status, partial);
+  return device_routine(caller, "fastgemm_blas_dgemm_symm_host", side, m, n, done,
+                        [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+                          return gpu.symm_host(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, done,
+                                               partial);
+                        });
 }
 
 }  // namespace fastgemm_blas
