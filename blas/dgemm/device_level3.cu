@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "core/check.hpp"
+#include "core/device.hpp"
 #include "core/launch.cuh"
 #include "host/copy_pool.hpp"
 
@@ -455,17 +456,33 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   };
   FG_RETURN_IF_ERROR(start(0));
   for (int64_t panel = 0; panel < panels; ++panel) {
-    // The next panel is packed and its work enqueued while this one's runs; this one then comes back while the
-    // next one's runs.
-    if (panel + 1 < panels) FG_RETURN_IF_ERROR(start(panel + 1));
+    // The next panel is packed and its work enqueued on a thread of its own while this one comes back on this
+    // thread, the device working on this one (then the next) meanwhile. The uploads and the solves are enqueued only
+    // there, the downloads only here; the next panel's slot was this thread's two panels ago, done before.
+    Status next = Status::success();
+    std::thread uploader;
+    if (panel + 1 < panels) {
+      try {
+        uploader = std::thread([&next, &start, &context, following = panel + 1] {
+          detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
+          const Status entered = guard.enter(context.device());
+          static_cast<void>(next = entered.ok() ? start(following) : entered);
+        });
+      } catch (...) {
+        static_cast<void>(next = start(panel + 1));  // no thread to be had: in turn, before this panel comes back
+      }
+    }
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
     const double *result = solve ? in[slot].data : out[slot].data;
-    FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
     int64_t unpacked = 0;
-    const Status back =
-        left ? state.download(down.stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m, &unpacked)
-             : state.download(down.stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
+    const Status back = [&]() -> Status {
+      FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
+      return left ? state.download(down.stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m,
+                                   &unpacked)
+                  : state.download(down.stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
+    }();
+    if (uploader.joinable()) uploader.join();
     if (!back.ok()) {
       // Side L's chunks hold whole columns of the output, each final; side R's hold every row of the panel in part.
       if (left)
@@ -476,6 +493,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     *done += count;
     FG_CUDA_CHECK(cudaEventRecord(downloaded[slot].event, down.stream));
+    FG_RETURN_IF_ERROR(next);
   }
   FG_CUDA_CHECK(cudaStreamSynchronize(compute));
   return Status::success();
