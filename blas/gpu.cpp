@@ -32,6 +32,7 @@ struct SingleLibrary : GpuLibrary<fg_handle_t> {
   decltype(&fg_sgemm) sgemm = nullptr;
   decltype(&fg_sgemm_host) sgemm_host = nullptr;
   decltype(&fg_get_stream) get_stream = nullptr;
+  decltype(&fg_set_stream) set_stream = nullptr;
 };
 
 const SingleLibrary *single_library() {
@@ -40,6 +41,7 @@ const SingleLibrary *single_library() {
         fastgemm_preload::bind(library, "fg_sgemm", &gpu->sgemm, missing);
         fastgemm_preload::bind(library, "fg_sgemm_host", &gpu->sgemm_host, missing);
         fastgemm_preload::bind(library, "fg_get_stream", &gpu->get_stream, missing);
+        fastgemm_preload::bind(library, "fg_set_stream", &gpu->set_stream, missing);
       });
   return loaded;
 }
@@ -117,6 +119,25 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
   }
   return gpu_product_done<fg_handle_t>(gpu, caller, m, n, k, all_device ? "fg_sgemm" : "fg_sgemm_host", status,
                                        beta == 0.0f);
+}
+
+void *float_product_state() { return t_handle.get(); }
+
+fg_status_t float_device_product(void *state, cudaStream_t stream, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n,
+                                 int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                                 float beta, float *C, int64_t ldc) {
+  const auto handle = static_cast<fg_handle_t>(state);
+  const SingleLibrary &gpu = *single_library();
+  cudaStream_t previous = nullptr;
+  fg_status_t status = gpu.get_stream(handle, &previous);
+  if (status != FG_STATUS_SUCCESS) return status;
+  if (previous != stream && (status = gpu.set_stream(handle, stream)) != FG_STATUS_SUCCESS) return status;
+  status = gpu.sgemm(handle, FG_ROW_MAJOR, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (previous != stream) {
+    const fg_status_t restored = gpu.set_stream(handle, previous);
+    if (status == FG_STATUS_SUCCESS) status = restored;
+  }
+  return status;
 }
 
 }  // namespace fastgemm_blas

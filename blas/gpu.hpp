@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "fastgemm/fastgemm.h"
+
 namespace fastgemm_blas {
 
 // Whether a product of these sizes goes to the GPU (FASTGEMM_BLAS_MIN_FLOPS, else the default rule), in either
@@ -34,11 +36,23 @@ bool run_on_gpu(const char *caller, int layout, int transa, int transb, int64_t 
 // routine's; false with the first *done lines of it (columns for side L, rows for side R) the routine's and the others
 // untouched, for the caller to compute. A failure that left lines part written (the device lost while the output
 // came back) stops the process, as gpu_handles.hpp's products do.
-bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
-                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done);
-bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
-                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done);
-bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
-                 int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc, int64_t *done);
+// Single precision likewise, the products fg_sgemm's on this thread's libfastgemm handle (its math mode and
+// reproducibility level), the rest in libfastgemm_blas_dgemm.so.
+template <typename T>
+bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha,
+                 const T *A, int64_t lda, T *B, int64_t ldb, int64_t *done);
+template <typename T>
+bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, T alpha,
+                 const T *A, int64_t lda, T *B, int64_t ldb, int64_t *done);
+template <typename T>
+bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,
+                 const T *B, int64_t ldb, T beta, T *C, int64_t ldc, int64_t *done);
+
+// For those single-precision routines: this thread's libfastgemm handle (nullptr without one), and the product they
+// are given, fg_sgemm (row-major) with that handle on `stream` (its own stream put back after).
+void *float_product_state();
+fg_status_t float_device_product(void *state, cudaStream_t stream, fg_op_t transa, fg_op_t transb, int64_t m, int64_t n,
+                                 int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                                 float beta, float *C, int64_t ldc);
 
 }  // namespace fastgemm_blas

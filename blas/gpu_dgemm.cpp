@@ -23,6 +23,7 @@ struct DoubleLibrary : GpuLibrary<fastgemm_blas_dgemm_t> {
   decltype(&fastgemm_blas_dgemm_trsm_host) trsm_host = nullptr;
   decltype(&fastgemm_blas_dgemm_trmm_host) trmm_host = nullptr;
   decltype(&fastgemm_blas_dgemm_symm_host) symm_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_level3_float) level3_float = nullptr;
 };
 
 const DoubleLibrary *double_library() {
@@ -33,6 +34,7 @@ const DoubleLibrary *double_library() {
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trsm_host", &gpu->trsm_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trmm_host", &gpu->trmm_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_symm_host", &gpu->symm_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_level3_float", &gpu->level3_float, missing);
       });
   return loaded;
 }
@@ -96,8 +98,9 @@ bool device_routine(const char *caller, const char *entry, char side, int64_t m,
 
 }  // namespace
 
-bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
-                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+template <>
+bool trsm_on_gpu<double>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                         double alpha, const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
   return device_routine(caller, "fastgemm_blas_dgemm_trsm_host", side, m, n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
@@ -105,8 +108,9 @@ bool trsm_on_gpu(const char *caller, char side, char uplo, char transa, char dia
                         });
 }
 
-bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n, double alpha,
-                 const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
+template <>
+bool trmm_on_gpu<double>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                         double alpha, const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
   return device_routine(caller, "fastgemm_blas_dgemm_trmm_host", side, m, n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.trmm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
@@ -114,13 +118,52 @@ bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char dia
                         });
 }
 
-bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
-                 int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc, int64_t *done) {
+template <>
+bool symm_on_gpu<double>(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
+                         int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
+                         int64_t *done) {
   return device_routine(caller, "fastgemm_blas_dgemm_symm_host", side, m, n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.symm_host(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, done,
                                                partial);
                         });
+}
+
+namespace {
+
+// A single-precision routine (0 trsm, 1 trmm, 2 symm) through libfastgemm_blas_dgemm.so, its products fg_sgemm's on
+// this thread's libfastgemm handle: none, and nothing runs there.
+bool float_routine(const char *caller, int routine, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                   float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                   int64_t ldc, int64_t *done) {
+  *done = 0;
+  void *const state = float_product_state();
+  if (state == nullptr) return false;
+  return device_routine(caller, "fastgemm_blas_dgemm_level3_float", side, m, n, done,
+                        [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+                          return gpu.level3_float(handle, routine, side, uplo, transa, diag, m, n, alpha, A, lda, B,
+                                                  ldb, beta, C, ldc, float_device_product, state, done, partial);
+                        });
+}
+
+}  // namespace
+
+template <>
+bool trsm_on_gpu<float>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                        float alpha, const float *A, int64_t lda, float *B, int64_t ldb, int64_t *done) {
+  return float_routine(caller, 0, side, uplo, transa, diag, m, n, alpha, A, lda, nullptr, 0, 0.0f, B, ldb, done);
+}
+
+template <>
+bool trmm_on_gpu<float>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+                        float alpha, const float *A, int64_t lda, float *B, int64_t ldb, int64_t *done) {
+  return float_routine(caller, 1, side, uplo, transa, diag, m, n, alpha, A, lda, nullptr, 0, 0.0f, B, ldb, done);
+}
+
+template <>
+bool symm_on_gpu<float>(const char *caller, char side, char uplo, int64_t m, int64_t n, float alpha, const float *A,
+                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int64_t *done) {
+  return float_routine(caller, 2, side, uplo, 'N', 'N', m, n, alpha, A, lda, B, ldb, beta, C, ldc, done);
 }
 
 }  // namespace fastgemm_blas

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 #include "common.hpp"
 #include "composed.hpp"
@@ -239,17 +238,16 @@ void skip_extent(char side, int64_t done, int &m, int &n) { (side == 'L' ? n : m
 template <typename T>
 void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, const T *A, int lda, const T *B, int ldb,
           T beta, T *C, int ldc) {
-  // Double precision: on the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and mirrored there;
-  // what it leaves, and single precision, as a general product with A written out whole on the host.
-  if constexpr (std::is_same_v<T, double>) {
-    if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
-      int64_t done = 0;
-      if (symm_on_gpu(caller.name, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, &done)) return;
-      skip_lines(side, done, B, ldb);
-      skip_lines(side, done, C, ldc);
-      skip_extent(side, done, m, n);
-      if (m == 0 || n == 0) return;
-    }
+  // On the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and mirrored there, B and C through it
+  // in panels; what it leaves (it declines where the device lacks the memory) as a general product with A written
+  // out whole on the host.
+  if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+    int64_t done = 0;
+    if (symm_on_gpu<T>(caller.name, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, &done)) return;
+    skip_lines(side, done, B, ldb);
+    skip_lines(side, done, C, ldc);
+    skip_extent(side, done, m, n);
+    if (m == 0 || n == 0) return;
   }
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_symm<T>(gpu_product<T>(caller.name), side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
@@ -283,17 +281,15 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
 template <typename T>
 void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // Double precision: on the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and its zeros
-  // written there, B through it in panels; what it leaves, and single precision, as a general product from A written
-  // out whole on the host into a buffer, then copied into B.
-  if constexpr (std::is_same_v<T, double>) {
-    if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
-      int64_t done = 0;
-      if (trmm_on_gpu(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
-      skip_lines(side, done, B, ldb);
-      skip_extent(side, done, m, n);
-      if (m == 0 || n == 0) return;
-    }
+  // On the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and its zeros written there, B
+  // through it in panels; what it leaves as a general product from A written out whole on the host into a buffer,
+  // then copied into B.
+  if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
+    int64_t done = 0;
+    if (trmm_on_gpu<T>(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
+    skip_lines(side, done, B, ldb);
+    skip_extent(side, done, m, n);
+    if (m == 0 || n == 0) return;
   }
   if (wants_gpu(m, n, side == 'L' ? m : n) &&
       composed_trmm<T>(gpu_product<T>(caller.name), side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb))
@@ -305,20 +301,18 @@ void trmm(const Caller &caller, char side, char uplo, char transa, char diag, in
 template <typename T>
 void trsm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // Double precision: the whole solve on the device (blas/dgemm/device_level3.hpp), A sent once and B through it in
-  // panels; lines it leaves (it declines where the device lacks the memory) go the way below. Single precision, and
-  // those: diagonal blocks of 1024 lines (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many
-  // small tiles) solved on the CPU, the updates between them (all but about 1024 / order of the work) products on
-  // the GPU, by halves of the triangle (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero
-  // without reading A (Inf there times a zero of B is no NaN): the CPU's.
+  // The whole solve on the device (blas/dgemm/device_level3.hpp), A sent once and B through it in panels; lines it
+  // leaves (it declines where the device lacks the memory) go the way below: diagonal blocks of 1024 lines
+  // (FASTGEMM_HOST_TILE's edge where it is set, the testing knob that makes many small tiles) solved on the CPU, the
+  // updates between them (all but about 1024 / order of the work) products on the GPU, by halves of the triangle
+  // (composed.hpp), those the GPU declines on the CPU. alpha == 0 makes B zero without reading A (Inf there times a
+  // zero of B is no NaN): the CPU's.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
-    if constexpr (std::is_same_v<T, double>) {
-      int64_t done = 0;
-      if (trsm_on_gpu(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
-      skip_lines(side, done, B, ldb);
-      skip_extent(side, done, m, n);
-      if (m == 0 || n == 0) return;
-    }
+    int64_t done = 0;
+    if (trsm_on_gpu<T>(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
+    skip_lines(side, done, B, ldb);
+    skip_extent(side, done, m, n);
+    if (m == 0 || n == 0) return;
     const BlockSolve<T> solve = [](char bs, char bu, char bt, char bd, int64_t bm, int64_t bn, T ba, const T *a,
                                    int64_t bla, T *b, int64_t blb) {
       cpu_trsm<T>(bs, bu, bt, bd, static_cast<int>(bm), static_cast<int>(bn), ba, a, static_cast<int>(bla), b,

@@ -29,8 +29,8 @@ constexpr int kLeaf = 32;
 constexpr int kLeafThreads = 128;
 // The independent lines of B in a panel: a fixed width, so that a call's products are the same run after run.
 constexpr int64_t kPanelLines = 4096;
-// The pinned staging: chunks of this many doubles (16 MiB), so many for the uploads and as many for the downloads.
-constexpr int64_t kChunkElements = int64_t(1) << 21;
+// The pinned staging: chunks of 16 MiB, so many for the uploads and as many for the downloads.
+constexpr int64_t kChunkBytes = int64_t(16) << 20;
 constexpr int kChunks = 4;
 // A's columns per staged copy.
 constexpr int64_t kTriangleColumns = 256;
@@ -41,39 +41,41 @@ constexpr size_t kDeviceMargin = size_t(256) << 20;
 // (`forward`: x from the first element on) or upper (from the last back), its element (i, l) at a[i + l lda]
 // (`direct`) or a[l + i lda], only the triangle substitution needs read, ones on the diagonal where `unit` (unread).
 // Element i of line j of B is b[i along + j across].
+template <typename T>
 struct Leaf {
-  const double *a;
+  const T *a;
   int64_t lda;
   bool direct, forward, unit;
   int size;
-  double *b;
+  T *b;
   int64_t along, across, lines;
-  double scale;
+  T scale;
 };
 
-__global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf leaf) {
-  __shared__ double m[kLeaf][kLeaf + 1];
+template <typename T>
+__global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
+  __shared__ T m[kLeaf][kLeaf + 1];
   const int size = leaf.size;
   for (int e = threadIdx.x; e < kLeaf * kLeaf; e += blockDim.x) {
     const int i = e % kLeaf, l = e / kLeaf;
-    double value = 0.0;
+    T value = T(0);
     if (i < size && l < size && (i == l ? !leaf.unit : leaf.forward ? l < i : l > i))
       value = leaf.direct ? leaf.a[i + l * leaf.lda] : leaf.a[l + i * leaf.lda];
-    m[i][l] = i == l && leaf.unit ? 1.0 : value;
+    m[i][l] = i == l && leaf.unit ? T(1) : value;
   }
   __syncthreads();
   const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (line >= leaf.lines) return;
-  double *b = leaf.b + line * leaf.across;
-  double x[kLeaf];
+  T *b = leaf.b + line * leaf.across;
+  T x[kLeaf];
 #pragma unroll
-  for (int i = 0; i < kLeaf; ++i) x[i] = i < size ? leaf.scale * b[i * leaf.along] : 0.0;
+  for (int i = 0; i < kLeaf; ++i) x[i] = i < size ? leaf.scale * b[i * leaf.along] : T(0);
   // Each x_i is scale b_i less its terms in the order of l, then divided by the diagonal: the same steps for every
   // line. Past `size`, m and x are zeros, which change nothing.
   if (leaf.forward) {
 #pragma unroll
     for (int i = 0; i < kLeaf; ++i) {
-      double value = x[i];
+      T value = x[i];
 #pragma unroll
       for (int l = 0; l < i; ++l) value -= m[i][l] * x[l];
       x[i] = leaf.unit || i >= size ? value : value / m[i][i];
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf leaf) {
   } else {
 #pragma unroll
     for (int i = kLeaf - 1; i >= 0; --i) {
-      double value = x[i];
+      T value = x[i];
 #pragma unroll
       for (int l = kLeaf - 1; l > i; --l) value -= m[i][l] * x[l];
       x[i] = leaf.unit || i >= size ? value : value / m[i][i];
@@ -96,9 +98,10 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf leaf) {
 // (trmm), ones on the diagonal where `unit`; or (`mirror`, symm) the stored triangle's transpose. Tiles of 32 x 32,
 // the mirrored ones through shared memory so that both the reads and the writes run along columns.
 constexpr int kFillTile = 32, kFillRows = 8;
+template <typename T>
 __global__ void __launch_bounds__(kFillTile *kFillRows)
-    fill_other_triangle(double *a, int64_t order, bool upper, bool unit, bool mirror) {
-  __shared__ double tile[kFillTile][kFillTile + 1];
+    fill_other_triangle(T *a, int64_t order, bool upper, bool unit, bool mirror) {
+  __shared__ T tile[kFillTile][kFillTile + 1];
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kFillTile, j0 = static_cast<int64_t>(blockIdx.y) * kFillTile;
   // A tile wholly in the stored triangle (diagonal tiles excepted) has nothing to write.
   if (upper ? i0 + kFillTile <= j0 : j0 + kFillTile <= i0) return;
@@ -115,9 +118,9 @@ __global__ void __launch_bounds__(kFillTile *kFillRows)
     const int64_t i = i0 + threadIdx.x, j = j0 + r;
     if (i >= order || j >= order) continue;
     if (i == j) {
-      if (unit) a[i + j * order] = 1.0;
+      if (unit) a[i + j * order] = T(1);
     } else if (!stored(i, j)) {
-      a[i + j * order] = mirror ? tile[threadIdx.x][r] : 0.0;  // A(j, i) for the mirror
+      a[i + j * order] = mirror ? tile[threadIdx.x][r] : T(0);  // A(j, i) for the mirror
     }
   }
 }
@@ -141,8 +144,9 @@ struct Event {
     if (event != nullptr) (void)cudaEventDestroy(event);
   }
 };
+template <typename T>
 struct DeviceBuffer {
-  double *data = nullptr;
+  T *data = nullptr;
   ~DeviceBuffer() {
     if (data != nullptr) (void)cudaFree(data);
   }
@@ -153,7 +157,7 @@ struct DeviceBuffer {
 // Pinned chunks, each with the event of the last transfer that used it, and the packing threads.
 struct Level3Resources::State {
   struct Chunk {
-    double *host = nullptr;
+    void *host = nullptr;
     cudaEvent_t done = nullptr;
   };
   std::vector<Chunk> up, down;
@@ -180,8 +184,7 @@ struct Level3Resources::State {
       while (static_cast<int>(ring->size()) < kChunks) {
         Chunk chunk;
         FG_CUDA_CHECK(cudaEventCreateWithFlags(&chunk.done, cudaEventDisableTiming));
-        const cudaError_t allocated =
-            cudaHostAlloc(reinterpret_cast<void **>(&chunk.host), kChunkElements * sizeof(double), 0);
+        const cudaError_t allocated = cudaHostAlloc(&chunk.host, static_cast<size_t>(kChunkBytes), 0);
         if (allocated != cudaSuccess) {
           (void)cudaEventDestroy(chunk.done);
           return detail::cuda_status(allocated, "cudaHostAlloc");
@@ -192,21 +195,21 @@ struct Level3Resources::State {
     return Status::success();
   }
 
-  // `lines` host lines of `length` doubles, `src_ld` apart, to the device at `dst`, `dst_ld` apart, through the
+  // `lines` host lines of `length` elements, `src_ld` apart, to the device at `dst`, `dst_ld` apart, through the
   // chunks, each packed by the pool once the transfer that last used it is done; enqueued on `stream`.
-  Status upload(cudaStream_t stream, double *dst, int64_t dst_ld, const double *src, int64_t src_ld, int64_t lines,
+  template <typename T>
+  Status upload(cudaStream_t stream, T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t lines,
                 int64_t length) {
-    const int64_t per_chunk = kChunkElements / length;
+    const int64_t per_chunk = kChunkBytes / static_cast<int64_t>(sizeof(T)) / length;
     for (int64_t first = 0; first < lines; first += per_chunk) {
       const int64_t count = std::min(per_chunk, lines - first);
       Chunk &chunk = up[next_up];
       next_up = (next_up + 1) % kChunks;
       FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
-      pool->copy(chunk.host, length, src + first * src_ld, src_ld, count, length);
-      FG_CUDA_CHECK(cudaMemcpy2DAsync(dst + first * dst_ld, static_cast<size_t>(dst_ld) * sizeof(double), chunk.host,
-                                      static_cast<size_t>(length) * sizeof(double),
-                                      static_cast<size_t>(length) * sizeof(double), static_cast<size_t>(count),
-                                      cudaMemcpyHostToDevice, stream));
+      pool->copy(static_cast<T *>(chunk.host), length, src + first * src_ld, src_ld, count, length);
+      FG_CUDA_CHECK(cudaMemcpy2DAsync(dst + first * dst_ld, static_cast<size_t>(dst_ld) * sizeof(T), chunk.host,
+                                      static_cast<size_t>(length) * sizeof(T), static_cast<size_t>(length) * sizeof(T),
+                                      static_cast<size_t>(count), cudaMemcpyHostToDevice, stream));
       FG_CUDA_CHECK(cudaEventRecord(chunk.done, stream));
     }
     return Status::success();
@@ -214,18 +217,18 @@ struct Level3Resources::State {
 
   // The reverse, on `stream` (which waits for the solve first): up to kChunks transfers ahead of the unpacking.
   // *unpacked counts the lines written to the host.
-  Status download(cudaStream_t stream, double *dst, int64_t dst_ld, const double *src, int64_t src_ld, int64_t lines,
+  template <typename T>
+  Status download(cudaStream_t stream, T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t lines,
                   int64_t length, int64_t *unpacked) {
     *unpacked = 0;
-    const int64_t per_chunk = kChunkElements / length;
+    const int64_t per_chunk = kChunkBytes / static_cast<int64_t>(sizeof(T)) / length;
     const int64_t count = (lines + per_chunk - 1) / per_chunk;
     const auto enqueue = [&](int64_t index) -> Status {
       const int64_t first = index * per_chunk, rows = std::min(per_chunk, lines - first);
       Chunk &chunk = down[index % kChunks];
-      FG_CUDA_CHECK(cudaMemcpy2DAsync(chunk.host, static_cast<size_t>(length) * sizeof(double), src + first * src_ld,
-                                      static_cast<size_t>(src_ld) * sizeof(double),
-                                      static_cast<size_t>(length) * sizeof(double), static_cast<size_t>(rows),
-                                      cudaMemcpyDeviceToHost, stream));
+      FG_CUDA_CHECK(cudaMemcpy2DAsync(chunk.host, static_cast<size_t>(length) * sizeof(T), src + first * src_ld,
+                                      static_cast<size_t>(src_ld) * sizeof(T), static_cast<size_t>(length) * sizeof(T),
+                                      static_cast<size_t>(rows), cudaMemcpyDeviceToHost, stream));
       FG_CUDA_CHECK(cudaEventRecord(chunk.done, stream));
       return Status::success();
     };
@@ -234,7 +237,7 @@ struct Level3Resources::State {
       const int64_t first = index * per_chunk, rows = std::min(per_chunk, lines - first);
       Chunk &chunk = down[index % kChunks];
       FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
-      pool->copy(dst + first * dst_ld, dst_ld, chunk.host, length, rows, length);
+      pool->copy(dst + first * dst_ld, dst_ld, static_cast<const T *>(chunk.host), length, rows, length);
       *unpacked += rows;
       if (index + kChunks < count) FG_RETURN_IF_ERROR(enqueue(index + kChunks));
     }
@@ -249,9 +252,10 @@ namespace {
 
 // One panel's solve on the device: `lines` independent lines of B at `panel` (column-major, m x lines with ld m for
 // side L; lines x n with ld lines for side R), A's triangle at `a` (order x order, ld order).
+template <typename T>
 class PanelSolve {
  public:
-  PanelSolve(const Level3Call &call, const double *a, int64_t order, const DeviceProduct &product, cudaStream_t stream)
+  PanelSolve(const Level3Call<T> &call, const T *a, int64_t order, const DeviceProduct<T> &product, cudaStream_t stream)
       : call_(call), a_(a), order_(order), product_(product), stream_(stream) {
     left_ = call.side == 'L';
     const bool lower = (call.uplo == 'L') != (call.transa == 'T');
@@ -261,7 +265,7 @@ class PanelSolve {
     direct_ = left_ == (call.transa == 'N');
   }
 
-  Status solve(double *panel, int64_t lines) {
+  Status solve(T *panel, int64_t lines) {
     panel_ = panel;
     lines_ = lines;
     ld_ = left_ ? call_.m : lines;
@@ -270,40 +274,40 @@ class PanelSolve {
 
  private:
   // Element (row, col) of op(A), as the products read it.
-  const double *op_block(int64_t row, int64_t col) const {
+  const T *op_block(int64_t row, int64_t col) const {
     return call_.transa == 'N' ? a_ + row + col * order_ : a_ + col + row * order_;
   }
   // The lines [first, ...) of the panel: rows for side L, columns for side R.
-  double *at(int64_t first) const { return left_ ? panel_ + first : panel_ + first * ld_; }
+  T *at(int64_t first) const { return left_ ? panel_ + first : panel_ + first * ld_; }
 
   // Column-major C (m x n) := alpha op(A) op(B) + beta C as the row-major product C^T = op(B)^T op(A)^T.
-  Status product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
-                 int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) const {
-    BasicGemmProblem<double> p;
+  Status product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,
+                 const T *b, int64_t ldb, T beta, T *c, int64_t ldc) const {
+    BasicGemmProblem<T> p;
     p.m = n;
     p.n = m;
     p.k = k;
     p.alpha = alpha;
     p.beta = beta;
-    p.a = detail::BasicGemmOperand<double>{b, ldb, 0, trans_b};
-    p.b = detail::BasicGemmOperand<double>{a, lda, 0, trans_a};
+    p.a = detail::BasicGemmOperand<T>{b, ldb, 0, trans_b};
+    p.b = detail::BasicGemmOperand<T>{a, lda, 0, trans_a};
     p.c = c;
     p.ldc = ldc;
     return product_(p);
   }
 
   // B's lines `target` less op(A)'s block times the solved lines `source`, beta scaling them first.
-  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, double beta) const {
+  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T beta) const {
     const bool trans = call_.transa == 'T';
     if (left_)
-      return product(trans, false, target_size, lines_, source_size, -1.0, op_block(target, source), order_, at(source),
-                     ld_, beta, at(target), ld_);
-    return product(false, trans, lines_, target_size, source_size, -1.0, at(source), ld_, op_block(source, target),
+      return product(trans, false, target_size, lines_, source_size, T(-1), op_block(target, source), order_,
+                     at(source), ld_, beta, at(target), ld_);
+    return product(false, trans, lines_, target_size, source_size, T(-1), at(source), ld_, op_block(source, target),
                    order_, beta, at(target), ld_);
   }
 
-  Status leaf(int64_t first, int64_t size, double scale) const {
-    Leaf leaf{};
+  Status leaf(int64_t first, int64_t size, T scale) const {
+    Leaf<T> leaf{};
     leaf.a = a_ + first + first * order_;
     leaf.lda = order_;
     leaf.direct = direct_;
@@ -316,12 +320,12 @@ class PanelSolve {
     leaf.lines = lines_;
     leaf.scale = scale;
     const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
-    return detail::launch(leaf_solve, grid, dim3(kLeafThreads), 0, stream_, leaf);
+    return detail::launch(leaf_solve<T>, grid, dim3(kLeafThreads), 0, stream_, leaf);
   }
 
   // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
   Status solve_lines(int64_t first, int64_t size, bool scaled) const {
-    const double scale = scaled ? 1.0 : call_.alpha;
+    const T scale = scaled ? T(1) : call_.alpha;
     if (size <= kLeaf) return leaf(first, size, scale);
     const int64_t cut = halving_cut(kLeaf, size);
     const int64_t head = first, tail = first + cut, tail_size = size - cut;
@@ -335,42 +339,43 @@ class PanelSolve {
     return solve_lines(head, cut, true);
   }
 
-  const Level3Call &call_;
-  const double *a_;
+  const Level3Call<T> &call_;
+  const T *a_;
   int64_t order_;
-  const DeviceProduct &product_;
+  const DeviceProduct<T> &product_;
   cudaStream_t stream_;
   bool left_ = true, forward_ = true, direct_ = true;
-  double *panel_ = nullptr;
+  T *panel_ = nullptr;
   int64_t lines_ = 0, ld_ = 0;
 };
 
 }  // namespace
 
-Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct &product,
-                     const Level3Call &call, int64_t *done, bool *partial) {
+template <typename T>
+Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct<T> &product,
+                     const Level3Call<T> &call, int64_t *done, bool *partial) {
   *done = 0;
   *partial = false;
   const bool left = call.side == 'L';
   const bool solve = call.routine == Level3Routine::trsm;
-  const bool reads_c = call.routine == Level3Routine::symm && call.beta != 0.0;
+  const bool reads_c = call.routine == Level3Routine::symm && call.beta != T(0);
   const int64_t order = left ? call.m : call.n, lines = left ? call.n : call.m;
   const int64_t width = std::min(lines, kPanelLines);
   // A panel's lines, uploaded and downloaded whole through the chunks: side L's are B's columns (m long), side R's
   // B's columns cut to the panel's rows (width long). A's are its columns.
-  if (order > kChunkElements || width > kChunkElements)
+  if (order > kChunkBytes / static_cast<int64_t>(sizeof(T)) || width > kChunkBytes / static_cast<int64_t>(sizeof(T)))
     return Status::failure(StatusCode::not_supported, "order " + std::to_string(order) + " is past the staging");
-  const size_t a_bytes = static_cast<size_t>(order) * static_cast<size_t>(order) * sizeof(double);
-  const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(double);
+  const size_t a_bytes = static_cast<size_t>(order) * static_cast<size_t>(order) * sizeof(T);
+  const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(T);
   const int buffers_per_slot = solve ? 1 : 2;  // trsm in place; trmm and symm from one buffer into another
   size_t free_bytes = 0, total_bytes = 0;
   FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (a_bytes + 2 * buffers_per_slot * panel_bytes + kDeviceMargin > free_bytes)
     return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
-  Level3Resources::State &state = *resources.state_;
+  Level3Resources::State &state = resources.state();
   FG_RETURN_IF_ERROR(state.ready());
 
-  DeviceBuffer a, in[2], out[2];
+  DeviceBuffer<T> a, in[2], out[2];
   FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&a.data), a_bytes));
   for (int slot = 0; slot < 2; ++slot) {
     FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&in[slot].data), panel_bytes));
@@ -399,20 +404,20 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   if (!solve) {
     const int64_t tiles = (order + kFillTile - 1) / kFillTile;
     FG_RETURN_IF_ERROR(
-        detail::launch(fill_other_triangle, dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
+        detail::launch(fill_other_triangle<T>, dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
                        dim3(kFillTile, kFillRows), 0, compute, a.data, order, call.uplo == 'U',
                        call.routine == Level3Routine::trmm && call.diag == 'U', call.routine == Level3Routine::symm));
   }
 
-  PanelSolve solver(call, a.data, order, product, compute);
+  PanelSolve<T> solver(call, a.data, order, product, compute);
   const bool trans = call.transa == 'T';
   // One panel of `count` lines of B at `from` (ld `ld`) into `to`, the product of trmm and symm.
-  const auto multiply = [&](const double *from, double *to, int64_t count, int64_t ld) -> Status {
-    detail::BasicGemmProblem<double> p;
+  const auto multiply = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
+    detail::BasicGemmProblem<T> p;
     // Column-major: side L to := alpha op(A) from + beta to (m x count), side R to := alpha from op(A) + beta to
     // (count x n); as the row-major product to^T = op(from)^T op(A)^T (side L) or op(A)^T from^T (side R).
     const bool op_a = call.routine == Level3Routine::trmm && trans;
-    const double beta = call.routine == Level3Routine::symm ? call.beta : 0.0;
+    const T beta = call.routine == Level3Routine::symm ? call.beta : T(0);
     p.alpha = call.alpha;
     p.beta = beta;
     p.c = to;
@@ -421,14 +426,14 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       p.m = count;
       p.n = call.m;
       p.k = call.m;
-      p.a = detail::BasicGemmOperand<double>{from, ld, 0, false};
-      p.b = detail::BasicGemmOperand<double>{a.data, order, 0, op_a};
+      p.a = detail::BasicGemmOperand<T>{from, ld, 0, false};
+      p.b = detail::BasicGemmOperand<T>{a.data, order, 0, op_a};
     } else {
       p.m = call.n;
       p.n = count;
       p.k = call.n;
-      p.a = detail::BasicGemmOperand<double>{a.data, order, 0, op_a};
-      p.b = detail::BasicGemmOperand<double>{from, ld, 0, false};
+      p.a = detail::BasicGemmOperand<T>{a.data, order, 0, op_a};
+      p.b = detail::BasicGemmOperand<T>{from, ld, 0, false};
     }
     return product(p);
   };
@@ -439,7 +444,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
     if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up.stream, downloaded[slot].event, 0));
-    const auto load = [&](const double *host, int64_t host_ld, double *device) {
+    const auto load = [&](const T *host, int64_t host_ld, T *device) {
       return left ? state.upload(up.stream, device, ld, host + first * host_ld, host_ld, count, call.m)
                   : state.upload(up.stream, device, ld, host + first, host_ld, call.n, count);
     };
@@ -474,7 +479,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
-    const double *result = solve ? in[slot].data : out[slot].data;
+    const T *result = solve ? in[slot].data : out[slot].data;
     int64_t unpacked = 0;
     const Status back = [&]() -> Status {
       FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
@@ -498,5 +503,10 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   FG_CUDA_CHECK(cudaStreamSynchronize(compute));
   return Status::success();
 }
+
+template Status device_level3<float>(detail::Context &, Level3Resources &, const DeviceProduct<float> &,
+                                     const Level3Call<float> &, int64_t *, bool *);
+template Status device_level3<double>(detail::Context &, Level3Resources &, const DeviceProduct<double> &,
+                                      const Level3Call<double> &, int64_t *, bool *);
 
 }  // namespace fastgemm::blas_dgemm

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// dtrsm, dtrmm and dsymm on the device over host arrays. A's stored triangle goes to the device once (written out
-// there: the other triangle zeros for trmm, a unit diagonal ones, the mirror for symm); B (and C, for symm with
-// beta != 0) goes through in panels of its independent lines (columns for side L, rows for side R), each panel
-// computed on the device and sent back, the uploads, computations and downloads of neighbouring panels overlapped.
-// Where the host engine's composition (blas/composed.hpp) writes A out whole on the host, or sends the rest of B
-// across the bus at every level of halving and solves the diagonal blocks on the host, this moves A's triangle once
-// and B once each way.
+// trsm, trmm and symm on the device over host arrays, in double precision (the products the handle's FP64 ones) and
+// in single (the products the caller's: libfastgemm_blas's fg_sgemm, in the math mode of its handle). A's stored
+// triangle goes to the device once (written out there: the other triangle zeros for trmm, a unit diagonal ones, the
+// mirror for symm); B (and C, for symm with beta != 0) goes through in panels of its independent lines (columns for
+// side L, rows for side R), each panel computed on the device and sent back, the uploads, computations and downloads of
+// neighbouring panels overlapped. Where the host engine's composition (blas/composed.hpp) writes A out whole on the
+// host, or sends the rest of B across the bus at every level of halving and solves the diagonal blocks on the host,
+// this moves A's triangle once and B once each way.
 //
 // trmm and symm: one product per panel, over all of k (the handle's FP64 product: at FG_REPRODUCIBLE_SHAPE the
 // project's own, whose elements do not depend on the product's shape). trsm: the panel's lines halved as the
@@ -32,21 +33,23 @@ enum class Level3Routine { trsm, trmm, symm };
 // One call in Fortran's terms (column-major; the letters upper case: 'L' or 'R', 'U' or 'L', 'N' or 'T' (a 'C' is a
 // 'T' in real arithmetic), 'U' or 'N'), already checked, m, n > 0 and alpha != 0. trsm and trmm overwrite B (C is
 // B, ldc ldb); symm reads B and writes C, reading C only where beta != 0 (transa and diag unused).
+template <typename T>
 struct Level3Call {
   Level3Routine routine;
   char side, uplo, transa, diag;
   int64_t m, n;
-  double alpha, beta;
-  const double *A;
+  T alpha, beta;
+  const T *A;
   int64_t lda;
-  const double *B;
+  const T *B;
   int64_t ldb;
-  double *C;
+  T *C;
   int64_t ldc;
 };
 
-// The handle's FP64 product on device operands, enqueued on the context's stream (row-major, as the engine's tiles).
-using DeviceProduct = std::function<detail::Status(const detail::BasicGemmProblem<double> &)>;
+// A product on device operands, enqueued on the context's stream (row-major, as the engine's tiles).
+template <typename T>
+using DeviceProduct = std::function<detail::Status(const detail::BasicGemmProblem<T> &)>;
 
 // What a handle keeps between calls: pinned staging chunks (128 MiB in all, allocated on the first call) and the host
 // threads that pack into them and unpack from them.
@@ -57,10 +60,9 @@ class Level3Resources {
   Level3Resources(const Level3Resources &) = delete;
   Level3Resources &operator=(const Level3Resources &) = delete;
   struct State;
+  State &state() { return *state_; }
 
  private:
-  friend detail::Status device_level3(detail::Context &, Level3Resources &, const DeviceProduct &, const Level3Call &,
-                                      int64_t *, bool *);
   std::unique_ptr<State> state_;
 };
 
@@ -69,7 +71,9 @@ class Level3Resources {
 // others as given unless *partial, which says a failure while a panel was being copied back left some of its lines
 // part written. StatusCode::not_supported, with nothing written, where the device lacks the memory for A and two
 // panels, or a line is too long for the staging.
-detail::Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct &product,
-                             const Level3Call &call, int64_t *done, bool *partial);
+// Instantiated for float and double.
+template <typename T>
+detail::Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct<T> &product,
+                             const Level3Call<T> &call, int64_t *done, bool *partial);
 
 }  // namespace fastgemm::blas_dgemm

@@ -196,8 +196,10 @@ namespace {
 bool one_of(char letter, char first, char second) { return letter == first || letter == second; }
 
 // trsm, trmm and symm on the device (device_level3.hpp), their arguments checked here.
+template <typename T, typename MakeProduct>
 fg_status_t device_level3_call(const char *function, fastgemm_blas_dgemm_t handle,
-                               const fastgemm::blas_dgemm::Level3Call &call, int64_t *done, int *partial) {
+                               const fastgemm::blas_dgemm::Level3Call<T> &call, MakeProduct &&make_product,
+                               int64_t *done, int *partial) {
   if (done != nullptr) *done = 0;
   if (partial != nullptr) *partial = 0;
   return with_handle(function, handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
@@ -208,26 +210,46 @@ fg_status_t device_level3_call(const char *function, fastgemm_blas_dgemm_t handl
         (!symm && (!one_of(call.transa, 'N', 'T') || !one_of(call.diag, 'U', 'N'))))
       return Status::failure(StatusCode::invalid_value, "side, uplo, transa and diag are L/R, U/L, N/T and U/N");
     const int64_t order = call.side == 'L' ? call.m : call.n;
-    if (call.m <= 0 || call.n <= 0 || call.alpha == 0.0 || call.A == nullptr || call.B == nullptr ||
+    if (call.m <= 0 || call.n <= 0 || call.alpha == T(0) || call.A == nullptr || call.B == nullptr ||
         call.C == nullptr || call.lda < order || call.ldb < call.m || call.ldc < call.m)
       return Status::failure(StatusCode::invalid_value,
                              "m and n must be positive, alpha nonzero, the arrays given, lda >= the order, ldb and "
                              "ldc >= m");
     if (!h.level3) h.level3 = std::make_unique<fastgemm::blas_dgemm::Level3Resources>();
     Context &context = *h.context;
-    const fg_reproducibility_t level = h.reproducibility;
-    const fastgemm::blas_dgemm::DeviceProduct product = [&](const BasicGemmProblem<double> &p) {
-      BasicGemmProblem<double> step = p;
-      step.reproducibility = level;
-      return dgemm_step(step, context, FG_SGEMM_AUTO, nullptr, nullptr);
-    };
+    const fastgemm::blas_dgemm::DeviceProduct<T> product = make_product(h);
     bool part_written = false;
     const Status computed = fastgemm::detail::using_workspace(context, [&] {
-      return fastgemm::blas_dgemm::device_level3(context, *h.level3, product, call, done, &part_written);
+      return fastgemm::blas_dgemm::device_level3<T>(context, *h.level3, product, call, done, &part_written);
     });
     *partial = part_written ? 1 : 0;
     return computed;
   });
+}
+
+// The handle's FP64 product, at its reproducibility level, on the context's stream.
+fastgemm::blas_dgemm::DeviceProduct<double> fp64_product(fastgemm_blas_dgemm_handle &h) {
+  Context *context = h.context.get();
+  const fg_reproducibility_t level = h.reproducibility;
+  return [context, level](const BasicGemmProblem<double> &p) {
+    BasicGemmProblem<double> step = p;
+    step.reproducibility = level;
+    return dgemm_step(step, *context, FG_SGEMM_AUTO, nullptr, nullptr);
+  };
+}
+
+// The caller's FP32 product (fastgemm_blas_dgemm_float_product), on the context's stream.
+fastgemm::blas_dgemm::DeviceProduct<float> fp32_product(fastgemm_blas_dgemm_handle &h,
+                                                        fastgemm_blas_dgemm_float_product product, void *state) {
+  cudaStream_t stream = h.context->stream();
+  return [product, state, stream](const BasicGemmProblem<float> &p) {
+    const fg_status_t status =
+        product(state, stream, p.a.transposed ? FG_OP_T : FG_OP_N, p.b.transposed ? FG_OP_T : FG_OP_N, p.m, p.n, p.k,
+                p.alpha, p.a.data, p.a.ld, p.b.data, p.b.ld, p.beta, p.c, p.ldc);
+    if (status == FG_STATUS_SUCCESS) return Status::success();
+    return Status::failure(StatusCode::internal_error, "the caller's single-precision product failed (" +
+                                                           std::string(fastgemm::capi::status_name(status)) + ")");
+  };
 }
 
 }  // namespace
@@ -237,10 +259,10 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trsm_host(fastgemm_bl
                                                                      double alpha, const double *A, int64_t lda,
                                                                      double *B, int64_t ldb, int64_t *done,
                                                                      int *partial) {
-  return device_level3_call(
+  return device_level3_call<double>(
       "fastgemm_blas_dgemm_trsm_host", handle,
       {fastgemm::blas_dgemm::Level3Routine::trsm, side, uplo, transa, diag, m, n, alpha, 0.0, A, lda, B, ldb, B, ldb},
-      done, partial);
+      fp64_product, done, partial);
 }
 
 FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
@@ -248,10 +270,10 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_bl
                                                                      double alpha, const double *A, int64_t lda,
                                                                      double *B, int64_t ldb, int64_t *done,
                                                                      int *partial) {
-  return device_level3_call(
+  return device_level3_call<double>(
       "fastgemm_blas_dgemm_trmm_host", handle,
       {fastgemm::blas_dgemm::Level3Routine::trmm, side, uplo, transa, diag, m, n, alpha, 0.0, A, lda, B, ldb, B, ldb},
-      done, partial);
+      fp64_product, done, partial);
 }
 
 FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_blas_dgemm_t handle, char side, char uplo,
@@ -259,10 +281,31 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_bl
                                                                      const double *A, int64_t lda, const double *B,
                                                                      int64_t ldb, double beta, double *C, int64_t ldc,
                                                                      int64_t *done, int *partial) {
-  return device_level3_call(
+  return device_level3_call<double>(
       "fastgemm_blas_dgemm_symm_host", handle,
       {fastgemm::blas_dgemm::Level3Routine::symm, side, uplo, 'N', 'N', m, n, alpha, beta, A, lda, B, ldb, C, ldc},
-      done, partial);
+      fp64_product, done, partial);
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_level3_float(
+    fastgemm_blas_dgemm_t handle, int routine, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
+    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+    fastgemm_blas_dgemm_float_product product, void *product_state, int64_t *done, int *partial) {
+  using fastgemm::blas_dgemm::Level3Routine;
+  const char *const function = "fastgemm_blas_dgemm_level3_float";
+  if (routine < 0 || routine > 2 || product == nullptr) {
+    if (done != nullptr) *done = 0;
+    if (partial != nullptr) *partial = 0;
+    return guarded(function, [] {
+      return Status::failure(StatusCode::invalid_value, "routine is 0, 1 or 2 (trsm, trmm, symm), and product given");
+    });
+  }
+  const auto kind = routine == 0 ? Level3Routine::trsm : routine == 1 ? Level3Routine::trmm : Level3Routine::symm;
+  const float *b = kind == Level3Routine::symm ? B : C;
+  const int64_t ld_b = kind == Level3Routine::symm ? ldb : ldc;
+  return device_level3_call<float>(
+      function, handle, {kind, side, uplo, transa, diag, m, n, alpha, beta, A, lda, b, ld_b, C, ldc},
+      [&](fastgemm_blas_dgemm_handle &h) { return fp32_product(h, product, product_state); }, done, partial);
 }
 
 FASTGEMM_BLAS_DGEMM_EXPORT const char *fastgemm_blas_dgemm_status_name(fg_status_t status) {

@@ -2,7 +2,8 @@
 /* The private interface of libfastgemm_blas_dgemm.so: libfastgemm_blas's double-precision products on the GPU,
    over operands in host memory of any size (or any other memory), as FP64 products of tiles streamed by the host
    engine of fg_sgemm_host (lib/host, instantiated for double): the library's own tiles at FG_REPRODUCIBLE_SHAPE,
-   cuBLAS's DGEMM otherwise.
+   cuBLAS's DGEMM otherwise; and its trsm, trmm and symm whole on the device, in either precision (single precision
+   with products the caller gives).
 
    Why a library of its own. libfastgemm.so exports exactly the functions of fastgemm.h, and the C ABI has no
    double-precision product, so the drop-in cannot reach the engine's FP64 instance through it. Linking the
@@ -67,6 +68,20 @@ fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_blas_dgemm_t handle, char sid
 fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_blas_dgemm_t handle, char side, char uplo, int64_t m, int64_t n,
                                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                                           double beta, double *C, int64_t ldc, int64_t *done, int *partial);
+/* The single-precision forms, in one entry: `routine` 0 (trsm: B := X, C is B and ldc ldb; B and ldb unused), 1 (trmm,
+   likewise) or 2 (symm: C := alpha A B + beta C, or alpha B A + beta C). Their products are the caller's: `product`,
+   given `product_state`, enqueues C := alpha op(A) op(B) + beta C on device operands, row-major, on `stream`, and
+   returns FG_STATUS_SUCCESS or a failure (libfastgemm_blas passes fg_sgemm with its thread's handle, whose math
+   mode and reproducibility level they then follow). The rest as for double precision above. */
+typedef fg_status_t (*fastgemm_blas_dgemm_float_product)(void *product_state, cudaStream_t stream, fg_op_t transa,
+                                                         fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                                                         const float *A, int64_t lda, const float *B, int64_t ldb,
+                                                         float beta, float *C, int64_t ldc);
+fg_status_t fastgemm_blas_dgemm_level3_float(fastgemm_blas_dgemm_t handle, int routine, char side, char uplo,
+                                             char transa, char diag, int64_t m, int64_t n, float alpha, const float *A,
+                                             int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                                             int64_t ldc, fastgemm_blas_dgemm_float_product product,
+                                             void *product_state, int64_t *done, int *partial);
 /* fg_status_name's. */
 const char *fastgemm_blas_dgemm_status_name(fg_status_t status);
 /* This thread's last failure, naming the function; "" if none. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dtrsm_, dtrmm_ and dsymm_ as a BLAS user calls them, on orders and line counts that cross the device solve's blocks
-   of 32 lines and the panels of 4096 lines of B, for every side, triangle, transpose (N, T and C, upper and lower
-   case) and diagonal: trsm's X is checked by its residual, trmm's and symm's results against the program's own sums,
-   all in long double; the other triangle of A (and a unit diagonal) holds NaN that must not be read, symm's C holds
-   NaN where beta is 0, and the rows past m of the output hold a value that must stay. Then the first lines of the
+/* ?trsm_, ?trmm_ and ?symm_ (s and d) as a BLAS user calls them, on orders and line counts that cross the device
+   solve's blocks of 32 lines and the panels of 4096 lines of B, for every side, triangle, transpose (N, T and C, upper
+   and lower case) and diagonal: trsm's X is checked by its residual, trmm's and symm's results against the program's
+   own sums, all in long double; the other triangle of A (and a unit diagonal) holds NaN that must not be read, symm's C
+   holds NaN where beta is 0, and the rows past m of the output hold a value that must stay. Then the first lines of the
    output (columns for side L, rows for side R) are computed alone and compared bit for bit with the same lines of
    the whole call: the count of differing elements goes to stderr, for the test to require none where the calls ran
    on the GPU (a CPU BLAS may round a line by its neighbours). It knows nothing of fastgemm; the test preloads
@@ -13,6 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+void strsm_(const char *, const char *, const char *, const char *, const int *, const int *, const float *,
+            const float *, const int *, float *, const int *, size_t, size_t, size_t, size_t);
+void strmm_(const char *, const char *, const char *, const char *, const int *, const int *, const float *,
+            const float *, const int *, float *, const int *, size_t, size_t, size_t, size_t);
+void ssymm_(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+            const float *, const int *, const float *, float *, const int *, size_t, size_t);
 void dtrsm_(const char *, const char *, const char *, const char *, const int *, const int *, const double *,
             const double *, const int *, double *, const int *, size_t, size_t, size_t, size_t);
 void dtrmm_(const char *, const char *, const char *, const char *, const int *, const int *, const double *,
@@ -25,160 +31,41 @@ static double uniform(unsigned long long *state) {
   return (double)(*state >> 11) / 4503599627370496.0 - 1.0; /* 53 random bits in [-1, 1) */
 }
 
-static const double kKeep = 12345.5; /* B's rows past m */
+static const double kKeep = 12345.5; /* the output's rows past m */
 
-/* Element (i, l) of op(A) for the stored triangle `uplo` (upper-case letters), a unit diagonal as one. */
-static double op_a(const double *a, int lda, char uplo, char trans, char diag, int i, int l) {
-  if (i == l && diag == 'U') return 1.0;
-  const int row = trans == 'N' ? i : l, col = trans == 'N' ? l : i;
-  if (uplo == 'U' ? row > col : row < col) return 0.0;
-  return a[row + (long)col * lda];
-}
+#define REAL double
+#define NAME(x) x##_d
+#define PREFIX "d"
+#define TRSM dtrsm_
+#define TRMM dtrmm_
+#define SYMM dsymm_
+#define SEED 7
+#define TOLERANCE 1e-14
+#include "device_level3_body.h"
+#undef REAL
+#undef NAME
+#undef PREFIX
+#undef TRSM
+#undef TRMM
+#undef SYMM
+#undef SEED
+#undef TOLERANCE
 
-/* The worst of |op(A) X - alpha B| (side L) or |X op(A) - alpha B| (R) over the sum of the terms' magnitudes. */
-static double residual(char side, char uplo, char trans, char diag, int m, int n, double alpha, const double *a,
-                       int lda, const double *x, const double *b, int ldb) {
-  const int order = side == 'L' ? m : n;
-  double worst = 0.0;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) {
-      long double sum = 0.0L, size = 0.0L;
-      for (int l = 0; l < order; ++l) {
-        const long double term = side == 'L'
-                                     ? (long double)op_a(a, lda, uplo, trans, diag, i, l) * x[l + (long)j * ldb]
-                                     : (long double)x[i + (long)l * ldb] * op_a(a, lda, uplo, trans, diag, l, j);
-        sum += term;
-        size += fabsl(term);
-      }
-      const long double want = (long double)alpha * b[i + (long)j * ldb];
-      const double error = (double)(fabsl(sum - want) / (size + fabsl(want) + 1e-300L));
-      if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
-    }
-  return worst;
-}
-
-/* Element (i, l) of the symmetric A whose triangle `uplo` is stored. */
-static double sym_a(const double *a, int lda, char uplo, int i, int l) {
-  const int stored = uplo == 'U' ? i <= l : i >= l;
-  return stored ? a[i + (long)l * lda] : a[l + (long)i * lda];
-}
-
-/* The worst of |got - (alpha op(A) B + beta C)| (side L; B op(A) for R; A symmetric for symm, op(A) triangular for
-   trmm, beta 0) over the sum of the terms' magnitudes. */
-static double product_error(int symm, char side, char uplo, char trans, char diag, int m, int n, double alpha,
-                            const double *a, int lda, const double *b, int ldb, double beta, const double *c,
-                            const double *got, int ldc) {
-  const int order = side == 'L' ? m : n;
-  double worst = 0.0;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) {
-      long double sum = 0.0L, size = 0.0L;
-      for (int l = 0; l < order; ++l) {
-        const double ail = symm ? sym_a(a, lda, uplo, i, l) : op_a(a, lda, uplo, trans, diag, i, l);
-        const double alj = symm ? sym_a(a, lda, uplo, l, j) : op_a(a, lda, uplo, trans, diag, l, j);
-        const long double term =
-            side == 'L' ? (long double)ail * b[l + (long)j * ldb] : (long double)b[i + (long)l * ldb] * alj;
-        sum += term;
-        size += fabsl(term);
-      }
-      long double want = (long double)alpha * sum;
-      size *= fabs(alpha);
-      if (beta != 0.0) {
-        want += (long double)beta * c[i + (long)j * ldc];
-        size += fabsl((long double)beta * c[i + (long)j * ldc]);
-      }
-      const double error = (double)(fabsl(got[i + (long)j * ldc] - want) / (size + 1e-300L));
-      if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
-    }
-  return worst;
-}
-
-/* A call of `routine` (0 trsm, 1 trmm, 2 symm) on `out` (B for trsm and trmm, C for symm). */
-static void call(int routine, char side, char uplo, char trans, char diag, int m, int n, double alpha, const double *a,
-                 int lda, const double *b, int ldb, double beta, double *out, int ldo) {
-  if (routine == 0) dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
-  if (routine == 1) dtrmm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
-  if (routine == 2) dsymm_(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, out, &ldo, 1, 1);
-}
+#define REAL float
+#define NAME(x) x##_s
+#define PREFIX "s"
+#define TRSM strsm_
+#define TRMM strmm_
+#define SYMM ssymm_
+#define SEED 11
+#define TOLERANCE 1e-5
+#include "device_level3_body.h"
 
 int main(void) {
-  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}}; /* order, lines */
-  static const char kTrans[] = {'N', 'T', 'C', 't'};
-  static const char *const kNames[] = {"dtrsm", "dtrmm", "dsymm"};
-  unsigned long long state = 7;
   int calls = 0, failed = 0;
   long differ = 0, compared = 0;
-  for (int routine = 0; routine < 3; ++routine)
-    for (int shape = 0; shape < (int)(sizeof kShapes / sizeof kShapes[0]); ++shape)
-      for (int s = 0; s < 2; ++s)
-        for (int u = 0; u < 2; ++u)
-          for (int t = 0; t < 2; ++t)
-            for (int d = 0; d < 2; ++d) {
-              /* symm has no transpose or diagonal: t picks beta 0 (C NaN, unread) or not, d the other triangle's
-                 content (NaN or values that must not be read). */
-              const char side = s ? 'R' : 'L', uplo = u ? 'L' : 'U', diag = routine < 2 && d ? 'U' : 'N';
-              /* N or T, and in every other shape C or lower case t, which the routine reads as T. */
-              const char trans_given = routine < 2 && t ? kTrans[1 + (shape % 3)] : 'N';
-              const char trans = trans_given == 'N' ? 'N' : 'T';
-              const char uplo_given = shape % 2 ? (char)(uplo + 32) : uplo;
-              const int order = kShapes[shape][0], lines = kShapes[shape][1];
-              const int m = side == 'L' ? order : lines, n = side == 'L' ? lines : order;
-              const int lda = order + 3, ldb = m + 2, ldc = m + 1;
-              const double alpha = 0.5 + 1.5 * (uniform(&state) + 1.0) / 2.0;
-              const double beta = routine == 2 && t ? uniform(&state) : 0.0;
-              const int ldo = routine == 2 ? ldc : ldb;
-              double *a = malloc(sizeof(double) * (size_t)lda * order);
-              double *b = malloc(sizeof(double) * (size_t)ldb * n), *c = malloc(sizeof(double) * (size_t)ldc * n);
-              double *out = malloc(sizeof(double) * (size_t)ldo * n), *alone = malloc(sizeof(double) * (size_t)ldo * n);
-              for (int j = 0; j < order; ++j)
-                for (int i = 0; i < lda; ++i) {
-                  const int stored = i < order && (uplo == 'U' ? i <= j : i >= j) && !(i == j && diag == 'U');
-                  a[i + (long)j * lda] = !stored && !(routine == 2 && d && i < order) ? NAN
-                                         : i == j                                     ? 1.5 + uniform(&state) / 2.0
-                                                                                      : uniform(&state) / order;
-                }
-              for (int j = 0; j < n; ++j) {
-                for (int i = 0; i < ldb; ++i) b[i + (long)j * ldb] = i < m ? uniform(&state) : kKeep;
-                for (int i = 0; i < ldc; ++i)
-                  c[i + (long)j * ldc] = i >= m ? kKeep : beta != 0.0 ? uniform(&state) : NAN;
-              }
-              const double *given = routine == 2 ? c : b;
-              memcpy(out, given, sizeof(double) * (size_t)ldo * n);
-              call(routine, side, uplo_given, trans_given, diag, m, n, alpha, a, lda, b, ldb, beta, out, ldo);
-              ++calls;
-              int kept = 1;
-              for (int j = 0; j < n; ++j)
-                for (int i = m; i < ldo; ++i) kept = kept && out[i + (long)j * ldo] == kKeep;
-              const double worst = routine == 0 ? residual(side, uplo, trans, diag, m, n, alpha, a, lda, out, b, ldb)
-                                                : product_error(routine == 2, side, uplo, trans, diag, m, n, alpha, a,
-                                                                lda, b, ldb, beta, c, out, ldo);
-              if (!kept || !(worst <= 1e-13)) {
-                ++failed;
-                printf("device_level3: %s side %c uplo %c trans %c diag %c m %d n %d beta %g: error %.3g%s\n",
-                       kNames[routine], side, uplo_given, trans_given, diag, m, n, beta, worst,
-                       kept ? "" : ", rows past m written");
-              }
-              /* The first lines alone: a line's bits must not depend on how many others the call computes. */
-              const int part = lines > 3 ? lines - 3 : 1;
-              const int pm = side == 'L' ? m : part, pn = side == 'L' ? part : n;
-              memcpy(alone, given, sizeof(double) * (size_t)ldo * n);
-              call(routine, side, uplo_given, trans_given, diag, pm, pn, alpha, a, lda, b, ldb, beta, alone, ldo);
-              ++calls;
-              for (int j = 0; j < n; ++j)
-                for (int i = 0; i < m; ++i) {
-                  const long at = i + (long)j * ldo;
-                  if (i < pm && j < pn) {
-                    differ += memcmp(&alone[at], &out[at], sizeof(double)) != 0;
-                    ++compared;
-                  } else if (memcmp(&alone[at], &given[at], sizeof(double)) != 0) {
-                    ++failed; /* a line past the call's written */
-                    printf("device_level3: %s side %c m %d n %d: the call of %d x %d wrote (%d, %d)\n", kNames[routine],
-                           side, m, n, pm, pn, i, j);
-                    i = m, j = n;
-                  }
-                }
-              free(a), free(b), free(c), free(out), free(alone);
-            }
+  run_d(&calls, &failed, &differ, &compared);
+  run_s(&calls, &failed, &differ, &compared);
   fprintf(stderr, "device_level3: line bits: %ld of %ld differ\n", differ, compared);
   printf("device_level3: %d calls checked, %d failed\n", calls, failed);
   return failed != 0;

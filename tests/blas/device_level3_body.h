@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* device_level3.c's checks in one precision, included once per precision with REAL (float or double), NAME(x)
+   (x with the precision's suffix), PREFIX ("s" or "d"), TRSM, TRMM and SYMM (the Fortran routines), SEED and
+   TOLERANCE (the largest error allowed, times the square root of the order) defined. */
+
+/* Element (i, l) of op(A) for the stored triangle `uplo` (upper-case letters), a unit diagonal as one. */
+static REAL NAME(op_a)(const REAL *a, int lda, char uplo, char trans, char diag, int i, int l) {
+  if (i == l && diag == 'U') return 1.0;
+  const int row = trans == 'N' ? i : l, col = trans == 'N' ? l : i;
+  if (uplo == 'U' ? row > col : row < col) return 0.0;
+  return a[row + (long)col * lda];
+}
+
+/* The worst of |op(A) X - alpha B| (side L) or |X op(A) - alpha B| (R) over the sum of the terms' magnitudes. */
+static double NAME(residual)(char side, char uplo, char trans, char diag, int m, int n, REAL alpha, const REAL *a,
+                             int lda, const REAL *x, const REAL *b, int ldb) {
+  const int order = side == 'L' ? m : n;
+  double worst = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      long double sum = 0.0L, size = 0.0L;
+      for (int l = 0; l < order; ++l) {
+        const long double term = side == 'L'
+                                     ? (long double)NAME(op_a)(a, lda, uplo, trans, diag, i, l) * x[l + (long)j * ldb]
+                                     : (long double)x[i + (long)l * ldb] * NAME(op_a)(a, lda, uplo, trans, diag, l, j);
+        sum += term;
+        size += fabsl(term);
+      }
+      const long double want = (long double)alpha * b[i + (long)j * ldb];
+      const double error = (double)(fabsl(sum - want) / (size + fabsl(want) + 1e-300L));
+      if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
+    }
+  return worst;
+}
+
+/* Element (i, l) of the symmetric A whose triangle `uplo` is stored. */
+static REAL NAME(sym_a)(const REAL *a, int lda, char uplo, int i, int l) {
+  const int stored = uplo == 'U' ? i <= l : i >= l;
+  return stored ? a[i + (long)l * lda] : a[l + (long)i * lda];
+}
+
+/* The worst of |got - (alpha op(A) B + beta C)| (side L; B op(A) for R; A symmetric for symm, op(A) triangular for
+   trmm, beta 0) over the sum of the terms' magnitudes. */
+static double NAME(product_error)(int symm, char side, char uplo, char trans, char diag, int m, int n, REAL alpha,
+                                  const REAL *a, int lda, const REAL *b, int ldb, REAL beta, const REAL *c,
+                                  const REAL *got, int ldc) {
+  const int order = side == 'L' ? m : n;
+  double worst = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      long double sum = 0.0L, size = 0.0L;
+      for (int l = 0; l < order; ++l) {
+        const REAL ail = symm ? NAME(sym_a)(a, lda, uplo, i, l) : NAME(op_a)(a, lda, uplo, trans, diag, i, l);
+        const REAL alj = symm ? NAME(sym_a)(a, lda, uplo, l, j) : NAME(op_a)(a, lda, uplo, trans, diag, l, j);
+        const long double term =
+            side == 'L' ? (long double)ail * b[l + (long)j * ldb] : (long double)b[i + (long)l * ldb] * alj;
+        sum += term;
+        size += fabsl(term);
+      }
+      long double want = (long double)alpha * sum;
+      size *= fabs(alpha);
+      if (beta != 0.0) {
+        want += (long double)beta * c[i + (long)j * ldc];
+        size += fabsl((long double)beta * c[i + (long)j * ldc]);
+      }
+      const double error = (double)(fabsl(got[i + (long)j * ldc] - want) / (size + 1e-300L));
+      if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
+    }
+  return worst;
+}
+
+/* A call of `routine` (0 trsm, 1 trmm, 2 symm) on `out` (B for trsm and trmm, C for symm). */
+static void NAME(call)(int routine, char side, char uplo, char trans, char diag, int m, int n, REAL alpha,
+                       const REAL *a, int lda, const REAL *b, int ldb, REAL beta, REAL *out, int ldo) {
+  if (routine == 0) TRSM(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
+  if (routine == 1) TRMM(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
+  if (routine == 2) SYMM(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, out, &ldo, 1, 1);
+}
+
+/* Every case of the three routines in this precision; counts into *calls, *failed, *differ and *compared. */
+static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *compared_out) {
+  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}}; /* order, lines */
+  static const char kTrans[] = {'N', 'T', 'C', 't'};
+  static const char *const kNames[] = {PREFIX "trsm", PREFIX "trmm", PREFIX "symm"};
+  unsigned long long state = SEED;
+  int calls = 0, failed = 0;
+  long differ = 0, compared = 0;
+  for (int routine = 0; routine < 3; ++routine)
+    for (int shape = 0; shape < (int)(sizeof kShapes / sizeof kShapes[0]); ++shape)
+      for (int s = 0; s < 2; ++s)
+        for (int u = 0; u < 2; ++u)
+          for (int t = 0; t < 2; ++t)
+            for (int d = 0; d < 2; ++d) {
+              /* symm has no transpose or diagonal: t picks beta 0 (C NaN, unread) or not, d the other triangle's
+                 content (NaN or values that must not be read). */
+              const char side = s ? 'R' : 'L', uplo = u ? 'L' : 'U', diag = routine < 2 && d ? 'U' : 'N';
+              /* N or T, and in every other shape C or lower case t, which the routine reads as T. */
+              const char trans_given = routine < 2 && t ? kTrans[1 + (shape % 3)] : 'N';
+              const char trans = trans_given == 'N' ? 'N' : 'T';
+              const char uplo_given = shape % 2 ? (char)(uplo + 32) : uplo;
+              const int order = kShapes[shape][0], lines = kShapes[shape][1];
+              const int m = side == 'L' ? order : lines, n = side == 'L' ? lines : order;
+              const int lda = order + 3, ldb = m + 2, ldc = m + 1;
+              const REAL alpha = 0.5 + 1.5 * (uniform(&state) + 1.0) / 2.0;
+              const REAL beta = routine == 2 && t ? uniform(&state) : 0.0;
+              const int ldo = routine == 2 ? ldc : ldb;
+              REAL *a = malloc(sizeof(REAL) * (size_t)lda * order);
+              REAL *b = malloc(sizeof(REAL) * (size_t)ldb * n), *c = malloc(sizeof(REAL) * (size_t)ldc * n);
+              REAL *out = malloc(sizeof(REAL) * (size_t)ldo * n), *alone = malloc(sizeof(REAL) * (size_t)ldo * n);
+              for (int j = 0; j < order; ++j)
+                for (int i = 0; i < lda; ++i) {
+                  const int stored = i < order && (uplo == 'U' ? i <= j : i >= j) && !(i == j && diag == 'U');
+                  a[i + (long)j * lda] = !stored && !(routine == 2 && d && i < order) ? NAN
+                                         : i == j                                     ? 1.5 + uniform(&state) / 2.0
+                                                                                      : uniform(&state) / order;
+                }
+              for (int j = 0; j < n; ++j) {
+                for (int i = 0; i < ldb; ++i) b[i + (long)j * ldb] = i < m ? uniform(&state) : kKeep;
+                for (int i = 0; i < ldc; ++i)
+                  c[i + (long)j * ldc] = i >= m ? kKeep : beta != 0.0 ? uniform(&state) : NAN;
+              }
+              const REAL *given = routine == 2 ? c : b;
+              memcpy(out, given, sizeof(REAL) * (size_t)ldo * n);
+              NAME(call)(routine, side, uplo_given, trans_given, diag, m, n, alpha, a, lda, b, ldb, beta, out, ldo);
+              ++calls;
+              int kept = 1;
+              for (int j = 0; j < n; ++j)
+                for (int i = m; i < ldo; ++i) kept = kept && out[i + (long)j * ldo] == kKeep;
+              const double worst = routine == 0
+                                       ? NAME(residual)(side, uplo, trans, diag, m, n, alpha, a, lda, out, b, ldb)
+                                       : NAME(product_error)(routine == 2, side, uplo, trans, diag, m, n, alpha, a, lda,
+                                                             b, ldb, beta, c, out, ldo);
+              if (!kept || !(worst <= TOLERANCE * sqrt((double)order))) {
+                ++failed;
+                printf("device_level3: %s side %c uplo %c trans %c diag %c m %d n %d beta %g: error %.3g%s\n",
+                       kNames[routine], side, uplo_given, trans_given, diag, m, n, beta, worst,
+                       kept ? "" : ", rows past m written");
+              }
+              /* The first lines alone: a line's bits must not depend on how many others the call computes. */
+              const int part = lines > 3 ? lines - 3 : 1;
+              const int pm = side == 'L' ? m : part, pn = side == 'L' ? part : n;
+              memcpy(alone, given, sizeof(REAL) * (size_t)ldo * n);
+              NAME(call)(routine, side, uplo_given, trans_given, diag, pm, pn, alpha, a, lda, b, ldb, beta, alone, ldo);
+              ++calls;
+              for (int j = 0; j < n; ++j)
+                for (int i = 0; i < m; ++i) {
+                  const long at = i + (long)j * ldo;
+                  if (i < pm && j < pn) {
+                    differ += memcmp(&alone[at], &out[at], sizeof(REAL)) != 0;
+                    ++compared;
+                  } else if (memcmp(&alone[at], &given[at], sizeof(REAL)) != 0) {
+                    ++failed; /* a line past the call's written */
+                    printf("device_level3: %s side %c m %d n %d: the call of %d x %d wrote (%d, %d)\n", kNames[routine],
+                           side, m, n, pm, pn, i, j);
+                    i = m, j = n;
+                  }
+                }
+              free(a), free(b), free(c), free(out), free(alone);
+            }
+  *calls_out += calls;
+  *failed_out += failed;
+  *differ_out += differ;
+  *compared_out += compared;
+}
