@@ -80,10 +80,6 @@ bool device_routine_done(const DoubleLibrary &gpu, const char *caller, const cha
   std::abort();
 }
 
-}  // namespace
-
-namespace {
-
 // `run(gpu, handle, &partial)` (one of the library's device routines, named `entry`) on this thread's handle.
 template <typename Run>
 bool device_routine(const char *caller, const char *entry, char side, int64_t m, int64_t n, int64_t *done, Run &&run) {
