@@ -83,6 +83,8 @@ static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *c
   static const char kTrans[] = {'N', 'T', 'C', 't'};
   static const char *const kNames[] = {PREFIX "trsm", PREFIX "trmm", PREFIX "symm"};
   unsigned long long state = SEED;
+  /* DEVICE_LEVEL3_SMALL set: the shapes of at most 100 lines a side only (for a run under a memory checker). */
+  const int small_only = getenv("DEVICE_LEVEL3_SMALL") != NULL;
   int calls = 0, failed = 0;
   long differ = 0, compared = 0;
   for (int routine = 0; routine < 3; ++routine)
@@ -99,6 +101,7 @@ static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *c
               const char trans = trans_given == 'N' ? 'N' : 'T';
               const char uplo_given = shape % 2 ? (char)(uplo + 32) : uplo;
               const int order = kShapes[shape][0], lines = kShapes[shape][1];
+              if (small_only && (order > 100 || lines > 100)) continue;
               const int m = side == 'L' ? order : lines, n = side == 'L' ? lines : order;
               const int lda = order + 3, ldb = m + 2, ldc = m + 1;
               const REAL alpha = 0.5 + 1.5 * (uniform(&state) + 1.0) / 2.0;
