@@ -7,7 +7,8 @@
    output (columns for side L, rows for side R) are computed alone and compared bit for bit with the same lines of
    the whole call: the count of differing elements goes to stderr, for the test to require none where the calls ran
    on the GPU (a CPU BLAS may round a line by its neighbours). It knows nothing of fastgemm; the test preloads
-   libfastgemm_blas.so with every call sent to the GPU. */
+   libfastgemm_blas.so with every call sent to the GPU. DEVICE_LEVEL3_SMALL set keeps to the shapes of at most 100
+   lines a side (768 calls), for a run under a memory checker. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
