@@ -132,6 +132,14 @@ int64_t halving_cut(int64_t block, int64_t size) {
   return cut;
 }
 
+// Joins a thread where the scope ends, however it ends.
+struct Joined {
+  std::thread &thread;
+  ~Joined() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
 struct Stream {
   cudaStream_t stream = nullptr;
   ~Stream() {
@@ -465,13 +473,19 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     // thread, the device working on this one (then the next) meanwhile. The uploads and the solves are enqueued only
     // there, the downloads only here; the next panel's slot was this thread's two panels ago, done before.
     Status next = Status::success();
+    bool next_threw = false;  // an exception (no memory) on the thread, which must not leave it
     std::thread uploader;
+    const Joined joined{uploader};  // joined however this iteration ends, an exception here included
     if (panel + 1 < panels) {
       try {
-        uploader = std::thread([&next, &start, &context, following = panel + 1] {
-          detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
-          const Status entered = guard.enter(context.device());
-          static_cast<void>(next = entered.ok() ? start(following) : entered);
+        uploader = std::thread([&next, &next_threw, &start, &context, following = panel + 1] {
+          try {
+            detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
+            const Status entered = guard.enter(context.device());
+            static_cast<void>(next = entered.ok() ? start(following) : entered);
+          } catch (...) {
+            next_threw = true;
+          }
         });
       } catch (...) {
         static_cast<void>(next = start(panel + 1));  // no thread to be had: in turn, before this panel comes back
@@ -498,6 +512,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     *done += count;
     FG_CUDA_CHECK(cudaEventRecord(downloaded[slot].event, down.stream));
+    if (next_threw) return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
     FG_RETURN_IF_ERROR(next);
   }
   FG_CUDA_CHECK(cudaStreamSynchronize(compute));
