@@ -37,10 +37,11 @@ constexpr int64_t kTriangleColumns = 256;
 // Device memory left free beside A and the two panels: the products' and the runtime's own.
 constexpr size_t kDeviceMargin = size_t(256) << 20;
 
-// One block of at most 32 lines of the triangle, solved for `lines` lines of B: M x = scale b per line of B, M lower
-// (`forward`: x from the first element on) or upper (from the last back), its element (i, l) at a[i + l lda]
-// (`direct`) or a[l + i lda], only the triangle substitution needs read, ones on the diagonal where `unit` (unread).
-// Element i of line j of B is b[i along + j across].
+// One block of at most 32 lines of the triangle M, for `lines` lines of B: solved, M x = scale b per line of B in
+// place, or multiplied, b := scale M x per line from x (laid out as b). M is lower (`forward`: a solve runs from the
+// first element on) or upper (from the last back), its element (i, l) at a[i + l lda] (`direct`) or a[l + i lda],
+// only its triangle read, ones on the diagonal where `unit` (unread). Element i of line j of B is
+// b[i along + j across].
 template <typename T>
 struct Leaf {
   const T *a;
@@ -48,22 +49,30 @@ struct Leaf {
   bool direct, forward, unit;
   int size;
   T *b;
+  const T *x;
   int64_t along, across, lines;
   T scale;
 };
 
+// The block's triangle into shared memory, zeros elsewhere (and past `size`).
 template <typename T>
-__global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
-  __shared__ T m[kLeaf][kLeaf + 1];
+__device__ void load_triangle(const Leaf<T> &leaf, T (*m)[kLeaf + 1]) {
   const int size = leaf.size;
   for (int e = threadIdx.x; e < kLeaf * kLeaf; e += blockDim.x) {
     const int i = e % kLeaf, l = e / kLeaf;
     T value = T(0);
     if (i < size && l < size && (i == l ? !leaf.unit : leaf.forward ? l < i : l > i))
       value = leaf.direct ? leaf.a[i + l * leaf.lda] : leaf.a[l + i * leaf.lda];
-    m[i][l] = i == l && leaf.unit ? T(1) : value;
+    m[i][l] = i == l && leaf.unit && i < size ? T(1) : value;
   }
   __syncthreads();
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
+  __shared__ T m[kLeaf][kLeaf + 1];
+  load_triangle(leaf, m);
+  const int size = leaf.size;
   const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (line >= leaf.lines) return;
   T *b = leaf.b + line * leaf.across;
@@ -94,34 +103,50 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
     if (i < size) b[i * leaf.along] = x[i];
 }
 
-// A's other triangle written out (the stored one, `upper` or lower, is already on the device, ld `order`): zeros
-// (trmm), ones on the diagonal where `unit`; or (`mirror`, symm) the stored triangle's transpose. Tiles of 32 x 32,
-// the mirrored ones through shared memory so that both the reads and the writes run along columns.
+// b := scale M x, each element's terms summed in the order of l: the same steps for every line.
+template <typename T>
+__global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
+  __shared__ T m[kLeaf][kLeaf + 1];
+  load_triangle(leaf, m);
+  const int size = leaf.size;
+  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (line >= leaf.lines) return;
+  const T *x_line = leaf.x + line * leaf.across;
+  T x[kLeaf];
+#pragma unroll
+  for (int i = 0; i < kLeaf; ++i) x[i] = i < size ? x_line[i * leaf.along] : T(0);
+  T *b = leaf.b + line * leaf.across;
+#pragma unroll
+  for (int i = 0; i < kLeaf; ++i) {
+    T value = T(0);
+    // Only the triangle's terms: a term of the other one, 0 times an infinite or NaN x, would be NaN.
+#pragma unroll
+    for (int l = 0; l < kLeaf; ++l)
+      if (leaf.forward ? l <= i : l >= i) value += m[i][l] * x[l];
+    if (i < size) b[i * leaf.along] = leaf.scale * value;
+  }
+}
+
+// symm's A: the other triangle written out as the stored one's transpose (the stored one, `upper` or lower, is already
+// on the device, ld `order`). Tiles of 32 x 32 through shared memory, so that both the reads and the writes run along
+// columns.
 constexpr int kFillTile = 32, kFillRows = 8;
 template <typename T>
-__global__ void __launch_bounds__(kFillTile *kFillRows)
-    fill_other_triangle(T *a, int64_t order, bool upper, bool unit, bool mirror) {
+__global__ void __launch_bounds__(kFillTile *kFillRows) mirror_triangle(T *a, int64_t order, bool upper) {
   __shared__ T tile[kFillTile][kFillTile + 1];
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kFillTile, j0 = static_cast<int64_t>(blockIdx.y) * kFillTile;
   // A tile wholly in the stored triangle (diagonal tiles excepted) has nothing to write.
   if (upper ? i0 + kFillTile <= j0 : j0 + kFillTile <= i0) return;
   const auto stored = [&](int64_t i, int64_t j) { return upper ? i <= j : i >= j; };
-  if (mirror) {
-    // tile[r][c] = A(j0 + c, i0 + r), read along columns of the source tile.
-    for (int r = threadIdx.y; r < kFillTile; r += kFillRows) {
-      const int64_t row = j0 + threadIdx.x, col = i0 + r;
-      if (row < order && col < order && stored(row, col)) tile[r][threadIdx.x] = a[row + col * order];
-    }
-    __syncthreads();
+  // tile[r][c] = A(j0 + c, i0 + r), read along columns of the source tile.
+  for (int r = threadIdx.y; r < kFillTile; r += kFillRows) {
+    const int64_t row = j0 + threadIdx.x, col = i0 + r;
+    if (row < order && col < order && stored(row, col)) tile[r][threadIdx.x] = a[row + col * order];
   }
+  __syncthreads();
   for (int r = threadIdx.y; r < kFillTile; r += kFillRows) {
     const int64_t i = i0 + threadIdx.x, j = j0 + r;
-    if (i >= order || j >= order) continue;
-    if (i == j) {
-      if (unit) a[i + j * order] = T(1);
-    } else if (!stored(i, j)) {
-      a[i + j * order] = mirror ? tile[threadIdx.x][r] : T(0);  // A(j, i) for the mirror
-    }
+    if (i < order && j < order && !stored(i, j)) a[i + j * order] = tile[threadIdx.x][r];  // A(j, i)
   }
 }
 
@@ -258,12 +283,14 @@ Level3Resources::~Level3Resources() = default;
 
 namespace {
 
-// One panel's solve on the device: `lines` independent lines of B at `panel` (column-major, m x lines with ld m for
-// side L; lines x n with ld lines for side R), A's triangle at `a` (order x order, ld order).
+// One panel's trsm or trmm on the device: `lines` independent lines of B at `panel` (column-major, m x lines with ld m
+// for side L; lines x n with ld lines for side R), A's stored triangle at `a` (order x order, ld order; the other
+// triangle never read).
 template <typename T>
-class PanelSolve {
+class PanelTriangle {
  public:
-  PanelSolve(const Level3Call<T> &call, const T *a, int64_t order, const DeviceProduct<T> &product, cudaStream_t stream)
+  PanelTriangle(const Level3Call<T> &call, const T *a, int64_t order, const DeviceProduct<T> &product,
+                cudaStream_t stream)
       : call_(call), a_(a), order_(order), product_(product), stream_(stream) {
     left_ = call.side == 'L';
     const bool lower = (call.uplo == 'L') != (call.transa == 'T');
@@ -273,11 +300,22 @@ class PanelSolve {
     direct_ = left_ == (call.transa == 'N');
   }
 
+  // trsm in place.
   Status solve(T *panel, int64_t lines) {
     panel_ = panel;
+    from_ = panel;
     lines_ = lines;
     ld_ = left_ ? call_.m : lines;
     return solve_lines(0, order_, false);
+  }
+
+  // trmm from `from` into `panel` (the same layout).
+  Status multiply(const T *from, T *panel, int64_t lines) {
+    panel_ = panel;
+    from_ = from;
+    lines_ = lines;
+    ld_ = left_ ? call_.m : lines;
+    return multiply_lines(0, order_);
   }
 
  private:
@@ -287,6 +325,7 @@ class PanelSolve {
   }
   // The lines [first, ...) of the panel: rows for side L, columns for side R.
   T *at(int64_t first) const { return left_ ? panel_ + first : panel_ + first * ld_; }
+  const T *from(int64_t first) const { return left_ ? from_ + first : from_ + first * ld_; }
 
   // Column-major C (m x n) := alpha op(A) op(B) + beta C as the row-major product C^T = op(B)^T op(A)^T.
   Status product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,
@@ -304,17 +343,18 @@ class PanelSolve {
     return product_(p);
   }
 
-  // B's lines `target` less op(A)'s block times the solved lines `source`, beta scaling them first.
-  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T beta) const {
+  // The panel's lines `target` scaled by beta, plus alpha times op(A)'s block times the lines `source` of `from`.
+  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T alpha, T beta) const {
     const bool trans = call_.transa == 'T';
     if (left_)
-      return product(trans, false, target_size, lines_, source_size, T(-1), op_block(target, source), order_,
-                     at(source), ld_, beta, at(target), ld_);
-    return product(false, trans, lines_, target_size, source_size, T(-1), at(source), ld_, op_block(source, target),
+      return product(trans, false, target_size, lines_, source_size, alpha, op_block(target, source), order_,
+                     from(source), ld_, beta, at(target), ld_);
+    return product(false, trans, lines_, target_size, source_size, alpha, from(source), ld_, op_block(source, target),
                    order_, beta, at(target), ld_);
   }
 
-  Status leaf(int64_t first, int64_t size, T scale) const {
+  template <typename Kernel>
+  Status leaf(Kernel kernel, int64_t first, int64_t size, T scale) const {
     Leaf<T> leaf{};
     leaf.a = a_ + first + first * order_;
     leaf.lda = order_;
@@ -323,28 +363,42 @@ class PanelSolve {
     leaf.unit = call_.diag == 'U';
     leaf.size = static_cast<int>(size);
     leaf.b = at(first);
+    leaf.x = from(first);
     leaf.along = left_ ? 1 : ld_;
     leaf.across = left_ ? ld_ : 1;
     leaf.lines = lines_;
     leaf.scale = scale;
     const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
-    return detail::launch(leaf_solve<T>, grid, dim3(kLeafThreads), 0, stream_, leaf);
+    return detail::launch(kernel, grid, dim3(kLeafThreads), 0, stream_, leaf);
   }
 
   // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
   Status solve_lines(int64_t first, int64_t size, bool scaled) const {
     const T scale = scaled ? T(1) : call_.alpha;
-    if (size <= kLeaf) return leaf(first, size, scale);
+    if (size <= kLeaf) return leaf(leaf_solve<T>, first, size, scale);
     const int64_t cut = halving_cut(kLeaf, size);
     const int64_t head = first, tail = first + cut, tail_size = size - cut;
     if (forward_) {
       FG_RETURN_IF_ERROR(solve_lines(head, cut, scaled));
-      FG_RETURN_IF_ERROR(update(tail, tail_size, head, cut, scale));
+      FG_RETURN_IF_ERROR(update(tail, tail_size, head, cut, T(-1), scale));
       return solve_lines(tail, tail_size, true);
     }
     FG_RETURN_IF_ERROR(solve_lines(tail, tail_size, scaled));
-    FG_RETURN_IF_ERROR(update(head, cut, tail, tail_size, scale));
+    FG_RETURN_IF_ERROR(update(head, cut, tail, tail_size, T(-1), scale));
     return solve_lines(head, cut, true);
+  }
+
+  // The lines [first, first + size) of the product, halved at the same cuts: each half's own triangle, then the
+  // block between them (below the diagonal for a lower M, above it for an upper) added to the later half (lower) or
+  // the earlier (upper). Half the work of one product with A written out whole, and no term of the other triangle.
+  Status multiply_lines(int64_t first, int64_t size) const {
+    if (size <= kLeaf) return leaf(leaf_multiply<T>, first, size, call_.alpha);
+    const int64_t cut = halving_cut(kLeaf, size);
+    const int64_t head = first, tail = first + cut, tail_size = size - cut;
+    FG_RETURN_IF_ERROR(multiply_lines(head, cut));
+    FG_RETURN_IF_ERROR(multiply_lines(tail, tail_size));
+    if (forward_) return update(tail, tail_size, head, cut, call_.alpha, T(1));
+    return update(head, cut, tail, tail_size, call_.alpha, T(1));
   }
 
   const Level3Call<T> &call_;
@@ -354,6 +408,7 @@ class PanelSolve {
   cudaStream_t stream_;
   bool left_ = true, forward_ = true, direct_ = true;
   T *panel_ = nullptr;
+  const T *from_ = nullptr;
   int64_t lines_ = 0, ld_ = 0;
 };
 
@@ -399,7 +454,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   const cudaStream_t compute = context.stream();
 
   // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
-  // elements of the other triangle that this takes are never read, and trmm's and symm's fill overwrites them).
+  // elements of the other triangle that this takes are never read by trsm and trmm, and symm's mirror overwrites them).
   for (int64_t first = 0; first < order; first += kTriangleColumns) {
     const int64_t columns = std::min(kTriangleColumns, order - first);
     const int64_t row = call.uplo == 'L' ? first : 0;
@@ -409,25 +464,21 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   }
   FG_CUDA_CHECK(cudaEventRecord(a_ready.event, up.stream));
   FG_CUDA_CHECK(cudaStreamWaitEvent(compute, a_ready.event, 0));
-  if (!solve) {
+  if (call.routine == Level3Routine::symm) {
     const int64_t tiles = (order + kFillTile - 1) / kFillTile;
-    FG_RETURN_IF_ERROR(
-        detail::launch(fill_other_triangle<T>, dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
-                       dim3(kFillTile, kFillRows), 0, compute, a.data, order, call.uplo == 'U',
-                       call.routine == Level3Routine::trmm && call.diag == 'U', call.routine == Level3Routine::symm));
+    FG_RETURN_IF_ERROR(detail::launch(mirror_triangle<T>,
+                                      dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
+                                      dim3(kFillTile, kFillRows), 0, compute, a.data, order, call.uplo == 'U'));
   }
 
-  PanelSolve<T> solver(call, a.data, order, product, compute);
-  const bool trans = call.transa == 'T';
-  // One panel of `count` lines of B at `from` (ld `ld`) into `to`, the product of trmm and symm.
-  const auto multiply = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
+  PanelTriangle<T> triangle(call, a.data, order, product, compute);
+  // symm: one panel of `count` lines of B at `from` (ld `ld`) into `to`, one product.
+  const auto symmetric = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
     detail::BasicGemmProblem<T> p;
-    // Column-major: side L to := alpha op(A) from + beta to (m x count), side R to := alpha from op(A) + beta to
-    // (count x n); as the row-major product to^T = op(from)^T op(A)^T (side L) or op(A)^T from^T (side R).
-    const bool op_a = call.routine == Level3Routine::trmm && trans;
-    const T beta = call.routine == Level3Routine::symm ? call.beta : T(0);
+    // Column-major: side L to := alpha A from + beta to (m x count), side R to := alpha from A + beta to
+    // (count x n); as the row-major product to^T = from^T A (side L) or A from^T (side R), A being symmetric.
     p.alpha = call.alpha;
-    p.beta = beta;
+    p.beta = call.beta;
     p.c = to;
     p.ldc = ld;
     if (left) {
@@ -435,12 +486,12 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       p.n = call.m;
       p.k = call.m;
       p.a = detail::BasicGemmOperand<T>{from, ld, 0, false};
-      p.b = detail::BasicGemmOperand<T>{a.data, order, 0, op_a};
+      p.b = detail::BasicGemmOperand<T>{a.data, order, 0, false};
     } else {
       p.m = call.n;
       p.n = count;
       p.k = call.n;
-      p.a = detail::BasicGemmOperand<T>{a.data, order, 0, op_a};
+      p.a = detail::BasicGemmOperand<T>{a.data, order, 0, false};
       p.b = detail::BasicGemmOperand<T>{from, ld, 0, false};
     }
     return product(p);
@@ -461,9 +512,11 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     FG_CUDA_CHECK(cudaEventRecord(uploaded[slot].event, up.stream));
     FG_CUDA_CHECK(cudaStreamWaitEvent(compute, uploaded[slot].event, 0));
     if (solve)
-      FG_RETURN_IF_ERROR(solver.solve(in[slot].data, count));
+      FG_RETURN_IF_ERROR(triangle.solve(in[slot].data, count));
+    else if (call.routine == Level3Routine::trmm)
+      FG_RETURN_IF_ERROR(triangle.multiply(in[slot].data, out[slot].data, count));
     else
-      FG_RETURN_IF_ERROR(multiply(in[slot].data, out[slot].data, count, ld));
+      FG_RETURN_IF_ERROR(symmetric(in[slot].data, out[slot].data, count, ld));
     FG_CUDA_CHECK(cudaEventRecord(computed[slot].event, compute));
     return Status::success();
   };

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // trsm, trmm and symm on the device over host arrays, in double precision (the products the handle's FP64 ones) and
 // in single (the products the caller's: libfastgemm_blas's fg_sgemm, in the math mode of its handle). A's stored
-// triangle goes to the device once (written out there: the other triangle zeros for trmm, a unit diagonal ones, the
-// mirror for symm); B (and C, for symm with beta != 0) goes through in panels of its independent lines (columns for
-// side L, rows for side R), each panel computed on the device and sent back, the uploads, computations and downloads of
-// neighbouring panels overlapped. Where the host engine's composition (blas/composed.hpp) writes A out whole on the
-// host, or sends the rest of B across the bus at every level of halving and solves the diagonal blocks on the host,
-// this moves A's triangle once and B once each way.
+// triangle goes to the device once (for symm the other triangle written out there as its mirror); B (and C, for symm
+// with beta != 0) goes through in panels of its independent lines (columns for side L, rows for side R), each panel
+// computed on the device and sent back, the uploads, computations and downloads of neighbouring panels overlapped.
+// Where the host engine's composition (blas/composed.hpp) writes A out whole on the host, or sends the rest of B across
+// the bus at every level of halving and solves the diagonal blocks on the host, this moves A's triangle once and B once
+// each way.
 //
-// trmm and symm: one product per panel, over all of k (the handle's FP64 product: at FG_REPRODUCIBLE_SHAPE the
-// project's own, whose elements do not depend on the product's shape). trsm: the panel's lines halved as the
-// composition does, at multiples of 32 times powers of two counted from line 0 (composed.cpp's halving_cut): the
-// first part substitution takes is solved, the other updated by one product, then solved; blocks of 32 lines are
-// solved by substitution, one thread per line of B, in a fixed order. Each line of the result is so a function of A,
-// the scalars and that line of B (and C) alone: at FG_REPRODUCIBLE_SHAPE it does not depend on the order of the
-// other dimension, on the panels' widths or on the call's other lines; at FG_REPRODUCIBLE_RUN the products are
-// cuBLAS's, and a call is the same bits run after run, the panels being of a fixed width.
+// symm: one product per panel, over all of k (the handle's FP64 product: at FG_REPRODUCIBLE_SHAPE the project's own,
+// whose elements do not depend on the product's shape). trsm and trmm: the panel's lines halved as the composition
+// does, at multiples of 32 times powers of two counted from line 0 (composed.cpp's halving_cut). trsm: the first part
+// substitution takes is solved, the other updated by one product, then solved; trmm: each part's own product, then
+// the block of the triangle between them times one part added to the other (half the work of one product over A
+// written out whole, and no term of the other triangle, whose zeros times an infinite or NaN element of B would be
+// NaN). Blocks of 32 lines are solved by substitution or multiplied, one thread per line of B, in a fixed order. Each
+// line of the result is so a function of A, the scalars and that line of B (and C) alone: at FG_REPRODUCIBLE_SHAPE it
+// does not depend on the order of the other dimension, on the panels' widths or on the call's other lines; at
+// FG_REPRODUCIBLE_RUN the products are cuBLAS's, and a call is the same bits run after run, the panels being of a fixed
+// width.
 #pragma once
 
 #include <cstdint>
