@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,17 @@ constexpr int kChunks = 4;
 constexpr int64_t kTriangleColumns = 256;
 // Device memory left free beside A and the two panels: the products' and the runtime's own.
 constexpr size_t kDeviceMargin = size_t(256) << 20;
+// A's and the panels' buffers are kept for the next call while they total at most this (the orders and widths of
+// LAPACK's blocked calls), larger ones freed as the call ends.
+constexpr size_t kKeptDeviceBytes = size_t(128) << 20;
+// The pipeline's events: A's upload, and per slot its upload, its work and its download.
+enum EventIndex {
+  kAReady,
+  kUploaded,
+  kComputed = kUploaded + 2,
+  kDownloaded = kComputed + 2,
+  kEvents = kDownloaded + 2
+};
 
 // One block of at most 32 lines of the triangle M, for `lines` lines of B: solved, M x = scale b per line of B in
 // place, or multiplied, b := scale M x per line from x (laid out as b). M is lower (`forward`: a solve runs from the
@@ -165,29 +177,10 @@ struct Joined {
   }
 };
 
-struct Stream {
-  cudaStream_t stream = nullptr;
-  ~Stream() {
-    if (stream != nullptr) (void)cudaStreamDestroy(stream);
-  }
-};
-struct Event {
-  cudaEvent_t event = nullptr;
-  ~Event() {
-    if (event != nullptr) (void)cudaEventDestroy(event);
-  }
-};
-template <typename T>
-struct DeviceBuffer {
-  T *data = nullptr;
-  ~DeviceBuffer() {
-    if (data != nullptr) (void)cudaFree(data);
-  }
-};
-
 }  // namespace
 
-// Pinned chunks, each with the event of the last transfer that used it, and the packing threads.
+// Pinned chunks, each with the event of the last transfer that used it, and the packing threads; on the device the
+// pipeline's two streams and events, and A's and the panels' buffers while they are small.
 struct Level3Resources::State {
   struct Chunk {
     void *host = nullptr;
@@ -196,8 +189,59 @@ struct Level3Resources::State {
   std::vector<Chunk> up, down;
   std::unique_ptr<CopyPool> pool;
   int next_up = 0;
+  cudaStream_t up_stream = nullptr, down_stream = nullptr;
+  cudaEvent_t events[kEvents] = {};
+  void *a = nullptr;
+  void *panels[4] = {};
+  size_t a_bytes = 0, panel_bytes = 0;
+  int panel_count = 0;
+
+  size_t held_bytes() const { return a_bytes + static_cast<size_t>(panel_count) * panel_bytes; }
+
+  // Frees A's and the panels' buffers; `busy` streams are waited for first (a failed call may leave work on them).
+  void free_buffers(std::initializer_list<cudaStream_t> busy) {
+    if (a == nullptr && panel_count == 0) return;
+    for (cudaStream_t stream : busy)
+      if (stream != nullptr) (void)cudaStreamSynchronize(stream);
+    if (a != nullptr) (void)cudaFree(a);
+    for (void *&panel : panels) {
+      if (panel != nullptr) (void)cudaFree(panel);
+      panel = nullptr;
+    }
+    a = nullptr;
+    a_bytes = panel_bytes = 0;
+    panel_count = 0;
+  }
+
+  // The streams and events (once), and buffers for A and `count` panels of at least these sizes, the ones held
+  // reused where they are large enough. not_supported where the device lacks the memory.
+  Status hold(size_t a_need, size_t panel_need, int count) {
+    if (up_stream == nullptr) FG_CUDA_CHECK(cudaStreamCreateWithFlags(&up_stream, cudaStreamNonBlocking));
+    if (down_stream == nullptr) FG_CUDA_CHECK(cudaStreamCreateWithFlags(&down_stream, cudaStreamNonBlocking));
+    for (cudaEvent_t &event : events)
+      if (event == nullptr) FG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    if (a_bytes >= a_need && panel_bytes >= panel_need && panel_count >= count) return Status::success();
+    free_buffers({up_stream, down_stream});
+    size_t free_bytes = 0, total_bytes = 0;
+    FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (a_need + static_cast<size_t>(count) * panel_need + kDeviceMargin > free_bytes)
+      return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
+    FG_CUDA_CHECK(cudaMalloc(&a, a_need));
+    a_bytes = a_need;
+    for (int index = 0; index < count; ++index) {
+      FG_CUDA_CHECK(cudaMalloc(&panels[index], panel_need));
+      panel_count = index + 1;
+      panel_bytes = panel_need;
+    }
+    return Status::success();
+  }
 
   ~State() {
+    free_buffers({up_stream, down_stream});
+    for (cudaEvent_t event : events)
+      if (event != nullptr) (void)cudaEventDestroy(event);
+    for (cudaStream_t stream : {up_stream, down_stream})
+      if (stream != nullptr) (void)cudaStreamDestroy(stream);
     for (std::vector<Chunk> *ring : {&up, &down})
       for (Chunk &chunk : *ring) {
         if (chunk.done != nullptr) {
@@ -431,27 +475,28 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   const size_t a_bytes = static_cast<size_t>(order) * static_cast<size_t>(order) * sizeof(T);
   const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(T);
   const int buffers_per_slot = solve ? 1 : 2;  // trsm in place; trmm and symm from one buffer into another
-  size_t free_bytes = 0, total_bytes = 0;
-  FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (a_bytes + 2 * buffers_per_slot * panel_bytes + kDeviceMargin > free_bytes)
-    return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
   Level3Resources::State &state = resources.state();
-  FG_RETURN_IF_ERROR(state.ready());
-
-  DeviceBuffer<T> a, in[2], out[2];
-  FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&a.data), a_bytes));
-  for (int slot = 0; slot < 2; ++slot) {
-    FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&in[slot].data), panel_bytes));
-    if (!solve) FG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&out[slot].data), panel_bytes));
-  }
-  Stream up, down;
-  FG_CUDA_CHECK(cudaStreamCreateWithFlags(&up.stream, cudaStreamNonBlocking));
-  FG_CUDA_CHECK(cudaStreamCreateWithFlags(&down.stream, cudaStreamNonBlocking));
-  Event a_ready, uploaded[2], computed[2], downloaded[2];
-  for (Event *event :
-       {&a_ready, &uploaded[0], &uploaded[1], &computed[0], &computed[1], &downloaded[0], &downloaded[1]})
-    FG_CUDA_CHECK(cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming));
   const cudaStream_t compute = context.stream();
+  // However the call ends, buffers larger than a handle keeps are freed; after a failure all of them, once the work
+  // left on them is done.
+  bool succeeded = false;
+  struct Trim {
+    Level3Resources::State &state;
+    const bool &succeeded;
+    cudaStream_t compute;
+    ~Trim() {
+      if (!succeeded || state.held_bytes() > kKeptDeviceBytes)
+        state.free_buffers({state.up_stream, state.down_stream, compute});
+    }
+  } trim{state, succeeded, compute};
+  FG_RETURN_IF_ERROR(state.hold(a_bytes, panel_bytes, 2 * buffers_per_slot));
+  FG_RETURN_IF_ERROR(state.ready());
+  const cudaStream_t up_stream = state.up_stream, down_stream = state.down_stream;
+  cudaEvent_t *const events = state.events;
+  T *const a = static_cast<T *>(state.a);
+  T *const in[2] = {static_cast<T *>(state.panels[0]), static_cast<T *>(state.panels[1])};
+  T *const out[2] = {solve ? nullptr : static_cast<T *>(state.panels[2]),
+                     solve ? nullptr : static_cast<T *>(state.panels[3])};
 
   // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
   // elements of the other triangle that this takes are never read by trsm and trmm, and symm's mirror overwrites them).
@@ -459,19 +504,19 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     const int64_t columns = std::min(kTriangleColumns, order - first);
     const int64_t row = call.uplo == 'L' ? first : 0;
     const int64_t rows = call.uplo == 'L' ? order - first : first + columns;
-    FG_RETURN_IF_ERROR(state.upload(up.stream, a.data + row + first * order, order, call.A + row + first * call.lda,
+    FG_RETURN_IF_ERROR(state.upload(up_stream, a + row + first * order, order, call.A + row + first * call.lda,
                                     call.lda, columns, rows));
   }
-  FG_CUDA_CHECK(cudaEventRecord(a_ready.event, up.stream));
-  FG_CUDA_CHECK(cudaStreamWaitEvent(compute, a_ready.event, 0));
+  FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
+  FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
   if (call.routine == Level3Routine::symm) {
     const int64_t tiles = (order + kFillTile - 1) / kFillTile;
     FG_RETURN_IF_ERROR(detail::launch(mirror_triangle<T>,
                                       dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
-                                      dim3(kFillTile, kFillRows), 0, compute, a.data, order, call.uplo == 'U'));
+                                      dim3(kFillTile, kFillRows), 0, compute, a, order, call.uplo == 'U'));
   }
 
-  PanelTriangle<T> triangle(call, a.data, order, product, compute);
+  PanelTriangle<T> triangle(call, a, order, product, compute);
   // symm: one panel of `count` lines of B at `from` (ld `ld`) into `to`, one product.
   const auto symmetric = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
     detail::BasicGemmProblem<T> p;
@@ -486,12 +531,12 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       p.n = call.m;
       p.k = call.m;
       p.a = detail::BasicGemmOperand<T>{from, ld, 0, false};
-      p.b = detail::BasicGemmOperand<T>{a.data, order, 0, false};
+      p.b = detail::BasicGemmOperand<T>{a, order, 0, false};
     } else {
       p.m = call.n;
       p.n = count;
       p.k = call.n;
-      p.a = detail::BasicGemmOperand<T>{a.data, order, 0, false};
+      p.a = detail::BasicGemmOperand<T>{a, order, 0, false};
       p.b = detail::BasicGemmOperand<T>{from, ld, 0, false};
     }
     return product(p);
@@ -502,22 +547,22 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   const auto start = [&](int64_t panel) -> Status {
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
-    if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up.stream, downloaded[slot].event, 0));
+    if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up_stream, events[kDownloaded + slot], 0));
     const auto load = [&](const T *host, int64_t host_ld, T *device) {
-      return left ? state.upload(up.stream, device, ld, host + first * host_ld, host_ld, count, call.m)
-                  : state.upload(up.stream, device, ld, host + first, host_ld, call.n, count);
+      return left ? state.upload(up_stream, device, ld, host + first * host_ld, host_ld, count, call.m)
+                  : state.upload(up_stream, device, ld, host + first, host_ld, call.n, count);
     };
-    FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot].data));
-    if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot].data));
-    FG_CUDA_CHECK(cudaEventRecord(uploaded[slot].event, up.stream));
-    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, uploaded[slot].event, 0));
+    FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot]));
+    if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot]));
+    FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
+    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
     if (solve)
-      FG_RETURN_IF_ERROR(triangle.solve(in[slot].data, count));
+      FG_RETURN_IF_ERROR(triangle.solve(in[slot], count));
     else if (call.routine == Level3Routine::trmm)
-      FG_RETURN_IF_ERROR(triangle.multiply(in[slot].data, out[slot].data, count));
+      FG_RETURN_IF_ERROR(triangle.multiply(in[slot], out[slot], count));
     else
-      FG_RETURN_IF_ERROR(symmetric(in[slot].data, out[slot].data, count, ld));
-    FG_CUDA_CHECK(cudaEventRecord(computed[slot].event, compute));
+      FG_RETURN_IF_ERROR(symmetric(in[slot], out[slot], count, ld));
+    FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();
   };
   FG_RETURN_IF_ERROR(start(0));
@@ -546,13 +591,13 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
-    const T *result = solve ? in[slot].data : out[slot].data;
+    const T *result = solve ? in[slot] : out[slot];
     int64_t unpacked = 0;
     const Status back = [&]() -> Status {
-      FG_CUDA_CHECK(cudaStreamWaitEvent(down.stream, computed[slot].event, 0));
-      return left ? state.download(down.stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m,
+      FG_CUDA_CHECK(cudaStreamWaitEvent(down_stream, events[kComputed + slot], 0));
+      return left ? state.download(down_stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m,
                                    &unpacked)
-                  : state.download(down.stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
+                  : state.download(down_stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
     }();
     if (uploader.joinable()) uploader.join();
     if (!back.ok()) {
@@ -564,11 +609,12 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       return back;
     }
     *done += count;
-    FG_CUDA_CHECK(cudaEventRecord(downloaded[slot].event, down.stream));
+    FG_CUDA_CHECK(cudaEventRecord(events[kDownloaded + slot], down_stream));
     if (next_threw) return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
     FG_RETURN_IF_ERROR(next);
   }
   FG_CUDA_CHECK(cudaStreamSynchronize(compute));
+  succeeded = true;
   return Status::success();
 }
 

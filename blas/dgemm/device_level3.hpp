@@ -55,7 +55,9 @@ template <typename T>
 using DeviceProduct = std::function<detail::Status(const detail::BasicGemmProblem<T> &)>;
 
 // What a handle keeps between calls: pinned staging chunks (128 MiB in all, allocated on the first call) and the host
-// threads that pack into them and unpack from them.
+// threads that pack into them and unpack from them; on the device two streams, their events, and A's and the panels'
+// buffers where they total at most 128 MiB (larger ones are freed as their call ends, all of them after a failure),
+// so that a run of small calls allocates nothing after its first.
 class Level3Resources {
  public:
   Level3Resources();
