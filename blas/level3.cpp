@@ -281,9 +281,9 @@ void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, c
 template <typename T>
 void trmm(const Caller &caller, char side, char uplo, char transa, char diag, int m, int n, T alpha, const T *A,
           int lda, T *B, int ldb) {
-  // On the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once and its zeros written there, B
-  // through it in panels; what it leaves as a general product from A written out whole on the host into a buffer,
-  // then copied into B.
+  // On the device whole (blas/dgemm/device_level3.hpp), A's triangle sent once, B through it in panels, each
+  // multiplied by halves of the triangle; what it leaves as a general product from A written out whole on the host
+  // into a buffer, then copied into B.
   if (alpha != T(0) && wants_gpu(m, n, side == 'L' ? m : n) && gpu_available<T>()) {
     int64_t done = 0;
     if (trmm_on_gpu<T>(caller.name, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, &done)) return;
