@@ -66,6 +66,11 @@ struct Leaf {
   T scale;
 };
 
+// a b + c rounded once: the leaves' steps spelled out, so that their sequence is the one documented (the products'
+// fma, in the same order) whatever the compiler would contract.
+__device__ inline float fused(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ inline double fused(double a, double b, double c) { return __fma_rn(a, b, c); }
+
 // The block's triangle into shared memory, zeros elsewhere (and past `size`).
 template <typename T>
 __device__ void load_triangle(const Leaf<T> &leaf, T (*m)[kLeaf + 1]) {
@@ -98,7 +103,7 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
     for (int i = 0; i < kLeaf; ++i) {
       T value = x[i];
 #pragma unroll
-      for (int l = 0; l < i; ++l) value -= m[i][l] * x[l];
+      for (int l = 0; l < i; ++l) value = fused(-m[i][l], x[l], value);
       x[i] = leaf.unit || i >= size ? value : value / m[i][i];
     }
   } else {
@@ -106,7 +111,7 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
     for (int i = kLeaf - 1; i >= 0; --i) {
       T value = x[i];
 #pragma unroll
-      for (int l = kLeaf - 1; l > i; --l) value -= m[i][l] * x[l];
+      for (int l = kLeaf - 1; l > i; --l) value = fused(-m[i][l], x[l], value);
       x[i] = leaf.unit || i >= size ? value : value / m[i][i];
     }
   }
@@ -134,7 +139,7 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
     // Only the triangle's terms: a term of the other one, 0 times an infinite or NaN x, would be NaN.
 #pragma unroll
     for (int l = 0; l < kLeaf; ++l)
-      if (leaf.forward ? l <= i : l >= i) value += m[i][l] * x[l];
+      if (l < size && (leaf.forward ? l <= i : l >= i)) value = fused(m[i][l], x[l], value);
     if (i < size) b[i * leaf.along] = leaf.scale * value;
   }
 }

@@ -6,7 +6,8 @@
    holds NaN where beta is 0, and the rows past m of the output hold a value that must stay. Then the first lines of the
    output (columns for side L, rows for side R) are computed alone and compared bit for bit with the same lines of
    the whole call: the count of differing elements goes to stderr, for the test to require none where the calls ran
-   on the GPU (a CPU BLAS may round a line by its neighbours). It knows nothing of fastgemm; the test preloads
+   on the GPU (a CPU BLAS may round a line by its neighbours). So does the count of single-precision elements that
+   differ from a CPU model of the device's sequence (sequence_model.c), which must be none on the GPU too. It knows nothing of fastgemm; the test preloads
    libfastgemm_blas.so with every call sent to the GPU. DEVICE_LEVEL3_SMALL set keeps to the shapes of at most 100
    lines a side (768 calls), for a run under a memory checker. */
 #include <math.h>
@@ -34,6 +35,16 @@ static double uniform(unsigned long long *state) {
 
 static const double kKeep = 12345.5; /* the output's rows past m */
 
+/* The single-precision routines as the drop-in computes them on the device at FG_REPRODUCIBLE_SHAPE, on the CPU
+   (sequence_model.c, shape_sequence_sgemm.c's routines renamed). */
+void sequence_strsm(const char *, const char *, const char *, const char *, const int *, const int *, const float *,
+                    const float *, const int *, float *, const int *);
+void sequence_strmm(const char *, const char *, const char *, const char *, const int *, const int *, const float *,
+                    const float *, const int *, float *, const int *);
+void sequence_ssymm(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+                    const float *, const int *, const float *, float *, const int *);
+static long model_differ, model_compared;
+
 #define REAL double
 #define NAME(x) x##_d
 #define PREFIX "d"
@@ -60,6 +71,9 @@ static const double kKeep = 12345.5; /* the output's rows past m */
 #define SYMM ssymm_
 #define SEED 11
 #define TOLERANCE 1e-5
+#define MODEL_TRSM sequence_strsm
+#define MODEL_TRMM sequence_strmm
+#define MODEL_SYMM sequence_ssymm
 #include "device_level3_body.h"
 
 int main(void) {
@@ -68,6 +82,7 @@ int main(void) {
   run_d(&calls, &failed, &differ, &compared);
   run_s(&calls, &failed, &differ, &compared);
   fprintf(stderr, "device_level3: line bits: %ld of %ld differ\n", differ, compared);
+  fprintf(stderr, "device_level3: sequence bits: %ld of %ld differ\n", model_differ, model_compared);
   printf("device_level3: %d calls checked, %d failed\n", calls, failed);
   return failed != 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* device_level3.c's checks in one precision, included once per precision with REAL (float or double), NAME(x)
    (x with the precision's suffix), PREFIX ("s" or "d"), TRSM, TRMM and SYMM (the Fortran routines), SEED and
-   TOLERANCE (the largest error allowed, times the square root of the order) defined. */
+   TOLERANCE (the largest error allowed, times the square root of the order) defined; and MODEL_TRSM, MODEL_TRMM
+   and MODEL_SYMM, a CPU model of the device's sequence, where there is one (counted in model_differ and
+   model_compared). */
 
 /* Whether element (i, l) of op(A) lies outside the stored triangle `uplo` (upper-case letters). */
 static int NAME(outside)(char uplo, char trans, int i, int l) {
@@ -155,6 +157,23 @@ static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *c
                        kNames[routine], side, uplo_given, trans_given, diag, m, n, beta, worst,
                        kept ? "" : ", rows past m written");
               }
+#ifdef MODEL_TRSM
+              /* The same call by the CPU model of the device's sequence (sequence_model.c): with the products at
+                 the drop-in's default FG_REPRODUCIBLE_SHAPE, the GPU's bits must be the model's. */
+              {
+                REAL *model = malloc(sizeof(REAL) * (size_t)ldo * n);
+                memcpy(model, given, sizeof(REAL) * (size_t)ldo * n);
+                if (routine == 0) MODEL_TRSM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
+                if (routine == 1) MODEL_TRMM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
+                if (routine == 2) MODEL_SYMM(&side, &uplo_given, &m, &n, &alpha, a, &lda, b, &ldb, &beta, model, &ldo);
+                for (int j = 0; j < n; ++j)
+                  for (int i = 0; i < m; ++i) {
+                    model_differ += memcmp(&model[i + (long)j * ldo], &out[i + (long)j * ldo], sizeof(REAL)) != 0;
+                    ++model_compared;
+                  }
+                free(model);
+              }
+#endif
               /* The first lines alone: a line's bits must not depend on how many others the call computes. */
               const int part = lines > 3 ? lines - 3 : 1;
               const int pm = side == 'L' ? m : part, pn = side == 'L' ? part : n;
