@@ -28,8 +28,12 @@ namespace {
 // The lines solved by substitution in one kernel, and its threads per block (one line of B each).
 constexpr int kLeaf = 32;
 constexpr int kLeafThreads = 128;
-// The independent lines of B in a panel: a fixed width, so that a call's products are the same run after run.
+// The independent lines of B in a panel: at most this many, in a schedule fixed by the count of lines (panel_starts),
+// so that a call's products are the same run after run.
 constexpr int64_t kPanelLines = 4096;
+#ifndef FASTGEMM_LEVEL3_TAPER
+#define FASTGEMM_LEVEL3_TAPER 1
+#endif
 // The pinned staging: chunks of 16 MiB, so many for the uploads and as many for the downloads.
 constexpr int64_t kChunkBytes = int64_t(16) << 20;
 constexpr int kChunks = 4;
@@ -172,6 +176,32 @@ int64_t halving_cut(int64_t block, int64_t size) {
   int64_t cut = block;
   while (cut < size - cut) cut *= 2;
   return cut;
+}
+
+// The first line of each panel, then `lines`. Up to two panels' worth, panels of kPanelLines; past that the first
+// panels grow from an eighth of that by doubling and the last ones shrink back (512, 1024, 2048, then the rest in
+// equal panels of at most kPanelLines, then 2048, 1024, 512): nothing is computed until the first panel is on the
+// device, nor sent back until the last one is done, and a panel's work covers the transfers of one twice its size.
+std::vector<int64_t> panel_starts(int64_t lines) {
+  std::vector<int64_t> starts;
+  const int64_t ramp[] = {kPanelLines / 8, kPanelLines / 4, kPanelLines / 2};
+  int64_t ramps = 0;
+  for (const int64_t width : ramp) ramps += 2 * width;
+  const bool taper = FASTGEMM_LEVEL3_TAPER != 0 && lines > 2 * kPanelLines;
+  int64_t first = 0;
+  const auto add = [&](int64_t width) {
+    starts.push_back(first);
+    first += width;
+  };
+  if (taper)
+    for (const int64_t width : ramp) add(width);
+  const int64_t middle = lines - (taper ? ramps : 0);
+  const int64_t count = (middle + kPanelLines - 1) / kPanelLines;
+  for (int64_t panel = 0; panel < count; ++panel) add(middle / count + (panel < middle % count ? 1 : 0));
+  if (taper)
+    for (int index = 2; index >= 0; --index) add(ramp[index]);
+  starts.push_back(first);
+  return starts;
 }
 
 // Joins a thread where the scope ends, however it ends.
@@ -546,12 +576,13 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     return product(p);
   };
-  const int64_t panels = (lines + width - 1) / width;
-  const auto panel_lines = [&](int64_t panel) { return std::min(width, lines - panel * width); };
-  // Panel p: side L columns [p width, ...), lines of m; side R rows [p width, ...), n lines of the panel's width.
+  const std::vector<int64_t> starts = panel_starts(lines);
+  const auto panels = static_cast<int64_t>(starts.size()) - 1;
+  const auto panel_lines = [&](int64_t panel) { return starts[panel + 1] - starts[panel]; };
+  // Panel p: side L columns [starts[p], ...), lines of m; side R rows [starts[p], ...), n lines of the panel's width.
   const auto start = [&](int64_t panel) -> Status {
     const int slot = static_cast<int>(panel % 2);
-    const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
+    const int64_t count = panel_lines(panel), first = starts[panel], ld = left ? call.m : count;
     if (panel >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up_stream, events[kDownloaded + slot], 0));
     const auto load = [&](const T *host, int64_t host_ld, T *device) {
       return left ? state.upload(up_stream, device, ld, host + first * host_ld, host_ld, count, call.m)
@@ -595,7 +626,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       }
     }
     const int slot = static_cast<int>(panel % 2);
-    const int64_t count = panel_lines(panel), first = panel * width, ld = left ? call.m : count;
+    const int64_t count = panel_lines(panel), first = starts[panel], ld = left ? call.m : count;
     const T *result = solve ? in[slot] : out[slot];
     int64_t unpacked = 0;
     const Status back = [&]() -> Status {

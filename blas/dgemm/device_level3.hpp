@@ -17,8 +17,9 @@
 // NaN). Blocks of 32 lines are solved by substitution or multiplied, one thread per line of B, in a fixed order. Each
 // line of the result is so a function of A, the scalars and that line of B (and C) alone: at FG_REPRODUCIBLE_SHAPE it
 // does not depend on the order of the other dimension, on the panels' widths or on the call's other lines; at
-// FG_REPRODUCIBLE_RUN the products are cuBLAS's, and a call is the same bits run after run, the panels being of a fixed
-// width.
+// FG_REPRODUCIBLE_RUN the products are cuBLAS's, and a call is the same bits run after run, the panels' widths being
+// fixed by the count of lines. The blocks' steps are those docs/reproducibility.md gives, which
+// tests/blas/shape_sequence_sgemm.c computes on the CPU.
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ?trsm_, ?trmm_ and ?symm_ (s and d) as a BLAS user calls them, on orders and line counts that cross the device
-   solve's blocks of 32 lines and the panels of 4096 lines of B, for every side, triangle, transpose (N, T and C, upper
-   and lower case) and diagonal: trsm's X is checked by its residual, trmm's and symm's results against the program's
-   own sums, all in long double; the other triangle of A (and a unit diagonal) holds NaN that must not be read, symm's C
-   holds NaN where beta is 0, and the rows past m of the output hold a value that must stay. Then the first lines of the
-   output (columns for side L, rows for side R) are computed alone and compared bit for bit with the same lines of
-   the whole call: the count of differing elements goes to stderr, for the test to require none where the calls ran
-   on the GPU (a CPU BLAS may round a line by its neighbours). So does the count of single-precision elements that
-   differ from a CPU model of the device's sequence (sequence_model.c), which must be none on the GPU too. It knows nothing of fastgemm; the test preloads
+   solve's blocks of 32 lines and the panels of B (4096 lines, smaller at the ends of more than 8192), for every
+   side, triangle, transpose (N, T and C, upper and lower case) and diagonal: trsm's X is checked by its residual,
+   trmm's and symm's results against the program's own sums, all in long double; the other triangle of A (and a unit
+   diagonal) holds NaN that must not be read, symm's C holds NaN where beta is 0, and the rows past m of the output
+   hold a value that must stay. Then the first lines of the output (columns for side L, rows for side R) are
+   computed alone and compared bit for bit with the same lines of the whole call: the count of differing elements
+   goes to stderr, for the test to require none where the calls ran on the GPU (a CPU BLAS may round a line by its
+   neighbours). So does the count of single-precision elements that differ from a CPU model of the device's sequence
+   (sequence_model.c), which must be none on the GPU too. It knows nothing of fastgemm; the test preloads
    libfastgemm_blas.so with every call sent to the GPU. DEVICE_LEVEL3_SMALL set keeps to the shapes of at most 100
    lines a side (768 calls), for a run under a memory checker. */
 #include <math.h>

@@ -91,7 +91,8 @@ static void NAME(call)(int routine, char side, char uplo, char trans, char diag,
 
 /* Every case of the three routines in this precision; counts into *calls, *failed, *differ and *compared. */
 static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *compared_out) {
-  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}}; /* order, lines */
+  /* order, lines: the last two across the panels of B, the last across the smaller first and last ones */
+  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}, {36, 8300}};
   static const char kTrans[] = {'N', 'T', 'C', 't'};
   static const char *const kNames[] = {PREFIX "trsm", PREFIX "trmm", PREFIX "symm"};
   unsigned long long state = SEED;
