@@ -74,8 +74,8 @@ static double NAME(product_error)(int symm, char side, char uplo, char trans, ch
         size += fabsl((long double)beta * c[i + (long)j * ldc]);
       }
       const REAL value = got[i + (long)j * ldc];
-      const double error = isinf(want) ? (value == want ? 0.0 : INFINITY)
-                                       : (double)(fabsl(value - want) / (size + 1e-300L));
+      const double error =
+          isinf(want) ? (value == want ? 0.0 : INFINITY) : (double)(fabsl(value - want) / (size + 1e-300L));
       if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
     }
   return worst;
@@ -164,8 +164,10 @@ static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *c
               {
                 REAL *model = malloc(sizeof(REAL) * (size_t)ldo * n);
                 memcpy(model, given, sizeof(REAL) * (size_t)ldo * n);
-                if (routine == 0) MODEL_TRSM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
-                if (routine == 1) MODEL_TRMM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
+                if (routine == 0)
+                  MODEL_TRSM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
+                if (routine == 1)
+                  MODEL_TRMM(&side, &uplo_given, &trans_given, &diag, &m, &n, &alpha, a, &lda, model, &ldo);
                 if (routine == 2) MODEL_SYMM(&side, &uplo_given, &m, &n, &alpha, a, &lda, b, &ldb, &beta, model, &ldo);
                 for (int j = 0; j < n; ++j)
                   for (int i = 0; i < m; ++i) {

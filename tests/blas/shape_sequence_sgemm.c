@@ -10,7 +10,7 @@
    what those sequences do to their verdicts, and exercises the harness that judges the GPU's run
    (run_lapack_tests.cmake), whose outputs must be the same character for character. With FASTGEMM_LOG set it
    writes one line a call in the drop-in's form, which the harness counts. Arguments are assumed valid:
-   LAPACK's tests call it only so. */
+   LAPACK's tests call it only so. Built with SEQUENCE_SGEMM_ONLY it defines sgemm_ alone. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +57,7 @@ void sgemm_(const char *transa, const char *transb, const int *m, const int *n, 
   log_call("sgemm_", *m, *n, *k);
 }
 
+#ifndef SEQUENCE_SGEMM_ONLY /* defined: SGEMM alone, a CPU BLAS with no other routine */
 void ssymm_(const char *side_, const char *uplo_, const int *m, const int *n, const float *alpha, const float *a,
             const int *lda, const float *b, const int *ldb, const float *beta, float *c, const int *ldc) {
   const int left = toupper((unsigned char)*side_) == 'L', upper = toupper((unsigned char)*uplo_) == 'U';
@@ -108,8 +109,8 @@ static int halving_cut(int size) {
 
 /* out[target + i] = fma(beta, out[target + i], alpha * sum), the sum over the lines `source` of M(target + i, l)
    x[l] in the order of l: one product of the sequence. */
-static void update(const Triangle *t, const float *x, float *out, long along, int target, int target_size,
-                   int source, int source_size, float alpha, float beta) {
+static void update(const Triangle *t, const float *x, float *out, long along, int target, int target_size, int source,
+                   int source_size, float alpha, float beta) {
   for (int i = target; i < target + target_size; ++i) {
     float acc = 0.0f;
     for (int l = source; l < source + source_size; ++l) acc = fmaf(element(t, i, l), x[l * along], acc);
@@ -209,3 +210,4 @@ void strmm_(const char *side, const char *uplo, const char *transa, const char *
   triangular(0, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
   log_call("strmm_", *m, *n, toupper((unsigned char)*side) == 'L' ? *m : *n);
 }
+#endif
