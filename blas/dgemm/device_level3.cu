@@ -261,14 +261,27 @@ struct Level3Resources::State {
     FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (a_need + static_cast<size_t>(count) * panel_need + kDeviceMargin > free_bytes)
       return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
-    FG_CUDA_CHECK(cudaMalloc(&a, a_need));
-    a_bytes = a_need;
-    for (int index = 0; index < count; ++index) {
-      FG_CUDA_CHECK(cudaMalloc(&panels[index], panel_need));
-      panel_count = index + 1;
-      panel_bytes = panel_need;
+    // Memory another user of the device took since the count above declines the call the same way.
+    const auto allocate = [](void **buffer, size_t bytes) -> Status {
+      const cudaError_t allocated = cudaMalloc(buffer, bytes);
+      if (allocated == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();  // not sticky: cleared, so that the next call does not see it
+        *buffer = nullptr;
+        return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
+      }
+      return detail::cuda_status(allocated, "cudaMalloc");
+    };
+    Status status = allocate(&a, a_need);
+    if (status.ok()) a_bytes = a_need;
+    for (int index = 0; status.ok() && index < count; ++index) {
+      status = allocate(&panels[index], panel_need);
+      if (status.ok()) {
+        panel_count = index + 1;
+        panel_bytes = panel_need;
+      }
     }
-    return Status::success();
+    if (!status.ok()) free_buffers({});
+    return status;
   }
 
   ~State() {
