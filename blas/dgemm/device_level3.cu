@@ -274,7 +274,7 @@ struct Level3Resources::State {
     Status status = allocate(&a, a_need);
     if (status.ok()) a_bytes = a_need;
     for (int index = 0; status.ok() && index < count; ++index) {
-      status = allocate(&panels[index], panel_need);
+      static_cast<void>(status = allocate(&panels[index], panel_need));
       if (status.ok()) {
         panel_count = index + 1;
         panel_bytes = panel_need;
