@@ -212,6 +212,42 @@ struct Joined {
   }
 };
 
+// Panels 0 .. panels - 1 through the two slots: start(p) packs panel p and enqueues its uploads and work, finish(p)
+// brings it back. The next panel is started on a thread of its own while this one comes back on this thread, the
+// device working on this one (then the next) meanwhile: the uploads and the work are enqueued only there, the
+// downloads only here, and the next panel's slot was this thread's two panels ago, done before.
+template <typename Start, typename Finish>
+Status run_panels(detail::Context &context, int64_t panels, const Start &start, const Finish &finish) {
+  FG_RETURN_IF_ERROR(start(0));
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    Status next = Status::success();
+    bool next_threw = false;  // an exception (no memory) on the thread, which must not leave it
+    std::thread uploader;
+    const Joined joined{uploader};  // joined however this iteration ends, an exception here included
+    if (panel + 1 < panels) {
+      try {
+        uploader = std::thread([&next, &next_threw, &start, &context, following = panel + 1] {
+          try {
+            detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
+            const Status entered = guard.enter(context.device());
+            static_cast<void>(next = entered.ok() ? start(following) : entered);
+          } catch (...) {
+            next_threw = true;
+          }
+        });
+      } catch (...) {
+        static_cast<void>(next = start(panel + 1));  // no thread to be had: in turn, before this panel comes back
+      }
+    }
+    const Status back = finish(panel);
+    if (uploader.joinable()) uploader.join();
+    FG_RETURN_IF_ERROR(back);
+    if (next_threw) return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
+    FG_RETURN_IF_ERROR(next);
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 // Pinned chunks, each with the event of the last transfer that used it, and the packing threads; on the device the
@@ -614,30 +650,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();
   };
-  FG_RETURN_IF_ERROR(start(0));
-  for (int64_t panel = 0; panel < panels; ++panel) {
-    // The next panel is packed and its work enqueued on a thread of its own while this one comes back on this
-    // thread, the device working on this one (then the next) meanwhile. The uploads and the solves are enqueued only
-    // there, the downloads only here; the next panel's slot was this thread's two panels ago, done before.
-    Status next = Status::success();
-    bool next_threw = false;  // an exception (no memory) on the thread, which must not leave it
-    std::thread uploader;
-    const Joined joined{uploader};  // joined however this iteration ends, an exception here included
-    if (panel + 1 < panels) {
-      try {
-        uploader = std::thread([&next, &next_threw, &start, &context, following = panel + 1] {
-          try {
-            detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
-            const Status entered = guard.enter(context.device());
-            static_cast<void>(next = entered.ok() ? start(following) : entered);
-          } catch (...) {
-            next_threw = true;
-          }
-        });
-      } catch (...) {
-        static_cast<void>(next = start(panel + 1));  // no thread to be had: in turn, before this panel comes back
-      }
-    }
+  const auto finish = [&](int64_t panel) -> Status {
     const int slot = static_cast<int>(panel % 2);
     const int64_t count = panel_lines(panel), first = starts[panel], ld = left ? call.m : count;
     const T *result = solve ? in[slot] : out[slot];
@@ -648,7 +661,6 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
                                    &unpacked)
                   : state.download(down_stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
     }();
-    if (uploader.joinable()) uploader.join();
     if (!back.ok()) {
       // Side L's chunks hold whole columns of the output, each final; side R's hold every row of the panel in part.
       if (left)
@@ -659,9 +671,9 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     *done += count;
     FG_CUDA_CHECK(cudaEventRecord(events[kDownloaded + slot], down_stream));
-    if (next_threw) return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
-    FG_RETURN_IF_ERROR(next);
-  }
+    return Status::success();
+  };
+  FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
   FG_CUDA_CHECK(cudaStreamSynchronize(compute));
   succeeded = true;
   return Status::success();
