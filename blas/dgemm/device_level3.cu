@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -376,11 +377,36 @@ struct Level3Resources::State {
     return Status::success();
   }
 
-  // The reverse, on `stream` (which waits for the solve first): up to kChunks transfers ahead of the unpacking.
+  // The reverse, on `stream` (which waits for the work first): up to kChunks transfers ahead of the unpacking.
   // *unpacked counts the lines written to the host.
   template <typename T>
   Status download(cudaStream_t stream, T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t lines,
                   int64_t length, int64_t *unpacked) {
+    return download_with(stream, src, src_ld, lines, length, unpacked,
+                         [&](int64_t first, int64_t rows, const T *chunk) {
+                           pool->copy(dst + first * dst_ld, dst_ld, chunk, length, rows, length);
+                         });
+  }
+
+  // The square block of `size` lines at `src` (ld src_ld) into `dst` (ld dst_ld), only its `upper` or lower triangle
+  // (the diagonal included) written, a line at a time on this thread.
+  template <typename T>
+  Status download_triangle(cudaStream_t stream, T *dst, int64_t dst_ld, const T *src, int64_t src_ld, int64_t size,
+                           bool upper, int64_t *unpacked) {
+    return download_with(stream, src, src_ld, size, size, unpacked, [&](int64_t first, int64_t rows, const T *chunk) {
+      for (int64_t line = first; line < first + rows; ++line) {
+        const int64_t from = upper ? 0 : line, to = upper ? line + 1 : size;
+        std::memcpy(dst + from + line * dst_ld, chunk + (line - first) * size + from,
+                    static_cast<size_t>(to - from) * sizeof(T));
+      }
+    });
+  }
+
+  // `lines` lines of `length` elements at `src` (ld src_ld) through the chunks, each unpacked by
+  // unpack(first line, lines, the chunk's elements).
+  template <typename T, typename Unpack>
+  Status download_with(cudaStream_t stream, const T *src, int64_t src_ld, int64_t lines, int64_t length,
+                       int64_t *unpacked, const Unpack &unpack) {
     *unpacked = 0;
     const int64_t per_chunk = kChunkBytes / static_cast<int64_t>(sizeof(T)) / length;
     const int64_t count = (lines + per_chunk - 1) / per_chunk;
@@ -398,7 +424,7 @@ struct Level3Resources::State {
       const int64_t first = index * per_chunk, rows = std::min(per_chunk, lines - first);
       Chunk &chunk = down[index % kChunks];
       FG_CUDA_CHECK(cudaEventSynchronize(chunk.done));
-      pool->copy(dst + first * dst_ld, dst_ld, static_cast<const T *>(chunk.host), length, rows, length);
+      unpack(first, rows, static_cast<const T *>(chunk.host));
       *unpacked += rows;
       if (index + kChunks < count) FG_RETURN_IF_ERROR(enqueue(index + kChunks));
     }
@@ -410,6 +436,24 @@ Level3Resources::Level3Resources() : state_(std::make_unique<State>()) {}
 Level3Resources::~Level3Resources() = default;
 
 namespace {
+
+// Column-major C (m x n) := alpha op(A) op(B) + beta C through `product`, as the row-major product
+// C^T = op(B)^T op(A)^T.
+template <typename T>
+Status column_major(const DeviceProduct<T> &product, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                    T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
+  BasicGemmProblem<T> p;
+  p.m = n;
+  p.n = m;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.a = detail::BasicGemmOperand<T>{b, ldb, 0, trans_b};
+  p.b = detail::BasicGemmOperand<T>{a, lda, 0, trans_a};
+  p.c = c;
+  p.ldc = ldc;
+  return product(p);
+}
 
 // One panel's trsm or trmm on the device: `lines` independent lines of B at `panel` (column-major, m x lines with ld m
 // for side L; lines x n with ld lines for side R), A's stored triangle at `a` (order x order, ld order; the other
@@ -455,20 +499,9 @@ class PanelTriangle {
   T *at(int64_t first) const { return left_ ? panel_ + first : panel_ + first * ld_; }
   const T *from(int64_t first) const { return left_ ? from_ + first : from_ + first * ld_; }
 
-  // Column-major C (m x n) := alpha op(A) op(B) + beta C as the row-major product C^T = op(B)^T op(A)^T.
   Status product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,
                  const T *b, int64_t ldb, T beta, T *c, int64_t ldc) const {
-    BasicGemmProblem<T> p;
-    p.m = n;
-    p.n = m;
-    p.k = k;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.a = detail::BasicGemmOperand<T>{b, ldb, 0, trans_b};
-    p.b = detail::BasicGemmOperand<T>{a, lda, 0, trans_a};
-    p.c = c;
-    p.ldc = ldc;
-    return product_(p);
+    return column_major(product_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 
   // The panel's lines `target` scaled by beta, plus alpha times op(A)'s block times the lines `source` of `from`.
@@ -542,11 +575,128 @@ class PanelTriangle {
 
 }  // namespace
 
+// However a call ends, buffers larger than a handle keeps are freed; after a failure all of them, once the work left
+// on them is done.
+struct Trim {
+  Level3Resources::State &state;
+  const bool &succeeded;
+  cudaStream_t compute;
+  ~Trim() {
+    if (!succeeded || state.held_bytes() > kKeptDeviceBytes)
+      state.free_buffers({state.up_stream, state.down_stream, compute});
+  }
+};
+
+// syrk and syr2k: C := alpha X X^T + beta C, or alpha (X Y^T + Y X^T) + beta C, X and Y the n x k matrices A and B
+// (trans 'N') or their transposes ('T'), only C's triangle `uplo` written. X (and Y) go to the device once, by the
+// lines of C's panels (of its columns), in the order the panels are computed: from the last for a lower C, whose
+// panel of columns [c0, c1) takes X's lines [c0, n), from the first for an upper one ([0, c1)). A panel of C is sent
+// (where beta != 0) and computed whole, its rows past the diagonal block (or before it) and that block's triangle
+// sent back. *partial says some of C was written.
+template <typename T>
+Status device_rank_k(detail::Context &context, Level3Resources &resources, const DeviceProduct<T> &product,
+                     const Level3Call<T> &call, bool *partial) {
+  *partial = false;
+  const bool two = call.routine == Level3Routine::syr2k, trans = call.transa == 'T', lower = call.uplo == 'L';
+  const int64_t order = call.m, depth = call.n;
+  const int64_t width = std::min(order, kPanelLines);
+  // Staged lines: C's columns (order long at most); X's, its columns cut to a panel's lines (trans N) or its
+  // columns whole, depth long (trans T).
+  const int64_t chunk_elements = kChunkBytes / static_cast<int64_t>(sizeof(T));
+  if (order > chunk_elements || (trans && depth > chunk_elements))
+    return Status::failure(StatusCode::not_supported, "order or depth past the staging");
+  const size_t x_elements = static_cast<size_t>(order) * static_cast<size_t>(depth);
+  const size_t x_bytes = (two ? 2 : 1) * x_elements * sizeof(T);
+  const size_t panel_bytes = static_cast<size_t>(order) * static_cast<size_t>(width) * sizeof(T);
+  Level3Resources::State &state = resources.state();
+  const cudaStream_t compute = context.stream();
+  bool succeeded = false;
+  const Trim trim{state, succeeded, compute};
+  FG_RETURN_IF_ERROR(state.hold(x_bytes, panel_bytes, 2));
+  FG_RETURN_IF_ERROR(state.ready());
+  const cudaStream_t up_stream = state.up_stream, down_stream = state.down_stream;
+  cudaEvent_t *const events = state.events;
+  // X's line i at x + i (ld order) for trans N, at x + i depth (ld depth) for T.
+  T *const x = static_cast<T *>(state.a);
+  T *const y = two ? x + x_elements : x;
+  T *const c[2] = {static_cast<T *>(state.panels[0]), static_cast<T *>(state.panels[1])};
+  const std::vector<int64_t> starts = panel_starts(order);
+  const auto panels = static_cast<int64_t>(starts.size()) - 1;
+  // The panel computed `index`-th: columns [c0, c1), rows [r0, r0 + rows) of C.
+  struct Panel {
+    int64_t c0, c1, r0, rows;
+  };
+  const auto panel_at = [&](int64_t index) {
+    const int64_t p = lower ? panels - 1 - index : index;
+    const int64_t c0 = starts[p], c1 = starts[p + 1];
+    return Panel{c0, c1, lower ? c0 : 0, lower ? order - c0 : c1};
+  };
+  const auto send_lines = [&](const T *host, int64_t ld, T *device, int64_t first, int64_t count) {
+    return trans ? state.upload(up_stream, device + first * depth, depth, host + first * ld, ld, count, depth)
+                 : state.upload(up_stream, device + first, order, host + first, ld, depth, count);
+  };
+  // The panel's rows of `from` times the panel's lines of `with`, transposed, into the panel.
+  const auto term = [&](const T *from, const T *with, const Panel &q, T beta, T *panel) {
+    const int64_t w = q.c1 - q.c0;
+    return trans ? column_major(product, true, false, q.rows, w, depth, call.alpha, from + q.r0 * depth, depth,
+                                with + q.c0 * depth, depth, beta, panel, q.rows)
+                 : column_major(product, false, true, q.rows, w, depth, call.alpha, from + q.r0, order, with + q.c0,
+                                order, beta, panel, q.rows);
+  };
+  const auto start = [&](int64_t index) -> Status {
+    const int slot = static_cast<int>(index % 2);
+    const Panel q = panel_at(index);
+    const int64_t w = q.c1 - q.c0;
+    if (index >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up_stream, events[kDownloaded + slot], 0));
+    FG_RETURN_IF_ERROR(send_lines(call.A, call.lda, x, q.c0, w));
+    if (two) FG_RETURN_IF_ERROR(send_lines(call.B, call.ldb, y, q.c0, w));
+    if (call.beta != T(0))
+      FG_RETURN_IF_ERROR(
+          state.upload(up_stream, c[slot], q.rows, call.C + q.r0 + q.c0 * call.ldc, call.ldc, w, q.rows));
+    FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
+    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
+    FG_RETURN_IF_ERROR(term(x, y, q, call.beta, c[slot]));
+    if (two) FG_RETURN_IF_ERROR(term(y, x, q, T(1), c[slot]));
+    FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
+    return Status::success();
+  };
+  const auto finish = [&](int64_t index) -> Status {
+    const int slot = static_cast<int>(index % 2);
+    const Panel q = panel_at(index);
+    const int64_t w = q.c1 - q.c0;
+    FG_CUDA_CHECK(cudaStreamWaitEvent(down_stream, events[kComputed + slot], 0));
+    // The rows off the diagonal block: below it for a lower C, above it for an upper one.
+    const int64_t off_first = lower ? q.c1 : 0, off_rows = lower ? order - q.c1 : q.c0;
+    const int64_t diagonal = q.c0 - q.r0;  // the diagonal block's first row in the panel
+    int64_t unpacked = 0;
+    Status back = Status::success();
+    if (off_rows > 0) {
+      static_cast<void>(back = state.download(down_stream, call.C + off_first + q.c0 * call.ldc, call.ldc,
+                                              c[slot] + (off_first - q.r0), q.rows, w, off_rows, &unpacked));
+      *partial = *partial || unpacked > 0;
+      FG_RETURN_IF_ERROR(back);
+    }
+    static_cast<void>(back = state.download_triangle(down_stream, call.C + q.c0 + q.c0 * call.ldc, call.ldc,
+                                                     c[slot] + diagonal, q.rows, w, !lower, &unpacked));
+    *partial = *partial || unpacked > 0;
+    FG_RETURN_IF_ERROR(back);
+    FG_CUDA_CHECK(cudaEventRecord(events[kDownloaded + slot], down_stream));
+    return Status::success();
+  };
+  FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
+  FG_CUDA_CHECK(cudaStreamSynchronize(compute));
+  succeeded = true;
+  *partial = false;  // a failure's mark only
+  return Status::success();
+}
+
 template <typename T>
 Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct<T> &product,
                      const Level3Call<T> &call, int64_t *done, bool *partial) {
   *done = 0;
   *partial = false;
+  if (call.routine == Level3Routine::syrk || call.routine == Level3Routine::syr2k)
+    return device_rank_k(context, resources, product, call, partial);
   const bool left = call.side == 'L';
   const bool solve = call.routine == Level3Routine::trsm;
   const bool reads_c = call.routine == Level3Routine::symm && call.beta != T(0);
@@ -561,18 +711,8 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   const int buffers_per_slot = solve ? 1 : 2;  // trsm in place; trmm and symm from one buffer into another
   Level3Resources::State &state = resources.state();
   const cudaStream_t compute = context.stream();
-  // However the call ends, buffers larger than a handle keeps are freed; after a failure all of them, once the work
-  // left on them is done.
   bool succeeded = false;
-  struct Trim {
-    Level3Resources::State &state;
-    const bool &succeeded;
-    cudaStream_t compute;
-    ~Trim() {
-      if (!succeeded || state.held_bytes() > kKeptDeviceBytes)
-        state.free_buffers({state.up_stream, state.down_stream, compute});
-    }
-  } trim{state, succeeded, compute};
+  const Trim trim{state, succeeded, compute};
   FG_RETURN_IF_ERROR(state.hold(a_bytes, panel_bytes, 2 * buffers_per_slot));
   FG_RETURN_IF_ERROR(state.ready());
   const cudaStream_t up_stream = state.up_stream, down_stream = state.down_stream;

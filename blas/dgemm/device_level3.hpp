@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// trsm, trmm and symm on the device over host arrays, in double precision (the products the handle's FP64 ones) and
-// in single (the products the caller's: libfastgemm_blas's fg_sgemm, in the math mode of its handle). A's stored
-// triangle goes to the device once (for symm the other triangle written out there as its mirror); B (and C, for symm
-// with beta != 0) goes through in panels of its independent lines (columns for side L, rows for side R), each panel
-// computed on the device and sent back, the uploads, computations and downloads of neighbouring panels overlapped.
-// Where the host engine's composition (blas/composed.hpp) writes A out whole on the host, or sends the rest of B across
-// the bus at every level of halving and solves the diagonal blocks on the host, this moves A's triangle once and B once
-// each way.
+// trsm, trmm, symm, syrk and syr2k on the device over host arrays, in double precision (the products the handle's FP64
+// ones) and in single (the products the caller's: libfastgemm_blas's fg_sgemm, in the math mode of its handle). A's
+// stored triangle goes to the device once (for symm the other triangle written out there as its mirror); B (and C, for
+// symm with beta != 0) goes through in panels of its independent lines (columns for side L, rows for side R), each
+// panel computed on the device and sent back, the uploads, computations and downloads of neighbouring panels
+// overlapped. Where the host engine's composition (blas/composed.hpp) writes A out whole on the host, or sends the rest
+// of B across the bus at every level of halving and solves the diagonal blocks on the host, this moves A's triangle
+// once and B once each way. syrk and syr2k send A (and B) once, by the lines each panel of C's columns adds, and C's
+// triangle once each way (C's whole diagonal blocks up), a panel of C one product (two for syr2k) over all of k.
 //
 // symm: one product per panel, over all of k (the handle's FP64 product: at FG_REPRODUCIBLE_SHAPE the project's own,
 // whose elements do not depend on the product's shape). trsm and trmm: the panel's lines halved as the composition
@@ -32,11 +33,13 @@
 
 namespace fastgemm::blas_dgemm {
 
-enum class Level3Routine { trsm, trmm, symm };
+enum class Level3Routine { trsm, trmm, symm, syrk, syr2k };
 
 // One call in Fortran's terms (column-major; the letters upper case: 'L' or 'R', 'U' or 'L', 'N' or 'T' (a 'C' is a
 // 'T' in real arithmetic), 'U' or 'N'), already checked, m, n > 0 and alpha != 0. trsm and trmm overwrite B (C is
-// B, ldc ldb); symm reads B and writes C, reading C only where beta != 0 (transa and diag unused).
+// B, ldc ldb); symm reads B and writes C, reading C only where beta != 0 (transa and diag unused). syrk and syr2k:
+// m is C's order and n the depth k, transa the routine's trans, B syr2k's second operand (side and diag unused);
+// only C's triangle uplo is written, C read only where beta != 0 (the whole of each diagonal block's columns).
 template <typename T>
 struct Level3Call {
   Level3Routine routine;
@@ -75,8 +78,8 @@ class Level3Resources {
 // Computes the call on the context's device. On success every line of the output is the routine's. On failure *done
 // lines of the output (the first ones: columns [0, done) for side L, rows for side R) are the routine's, and the
 // others as given unless *partial, which says a failure while a panel was being copied back left some of its lines
-// part written. StatusCode::not_supported, with nothing written, where the device lacks the memory for A and two
-// panels, or a line is too long for the staging.
+// part written; syrk and syr2k leave *done 0, C as given unless *partial. StatusCode::not_supported, with nothing
+// written, where the device lacks the memory for A (and B) and two panels, or a line is too long for the staging.
 // Instantiated for float and double.
 template <typename T>
 detail::Status device_level3(detail::Context &context, Level3Resources &resources, const DeviceProduct<T> &product,
