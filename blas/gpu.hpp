@@ -47,6 +47,10 @@ bool trmm_on_gpu(const char *caller, char side, char uplo, char transa, char dia
 template <typename T>
 bool symm_on_gpu(const char *caller, char side, char uplo, int64_t m, int64_t n, T alpha, const T *A, int64_t lda,
                  const T *B, int64_t ldb, T beta, T *C, int64_t ldc, int64_t *done);
+// ?syrk_ and ?syr2k_ likewise (k > 0): true when C is the routine's, false with C untouched (B null for syrk).
+template <typename T>
+bool rank_k_on_gpu(const char *caller, char uplo, char trans, int64_t n, int64_t k, T alpha, const T *A, int64_t lda,
+                   const T *B, int64_t ldb, T beta, T *C, int64_t ldc);
 
 // For those single-precision routines: this thread's libfastgemm handle (nullptr without one), and the product they
 // are given, fg_sgemm (row-major) with that handle on `stream` (its own stream put back after).

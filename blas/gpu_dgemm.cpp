@@ -23,6 +23,8 @@ struct DoubleLibrary : GpuLibrary<fastgemm_blas_dgemm_t> {
   decltype(&fastgemm_blas_dgemm_trsm_host) trsm_host = nullptr;
   decltype(&fastgemm_blas_dgemm_trmm_host) trmm_host = nullptr;
   decltype(&fastgemm_blas_dgemm_symm_host) symm_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_syrk_host) syrk_host = nullptr;
+  decltype(&fastgemm_blas_dgemm_syr2k_host) syr2k_host = nullptr;
   decltype(&fastgemm_blas_dgemm_level3_float) level3_float = nullptr;
 };
 
@@ -34,6 +36,8 @@ const DoubleLibrary *double_library() {
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trsm_host", &gpu->trsm_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_trmm_host", &gpu->trmm_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_symm_host", &gpu->symm_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_syrk_host", &gpu->syrk_host, missing);
+        fastgemm_preload::bind(library, "fastgemm_blas_dgemm_syr2k_host", &gpu->syr2k_host, missing);
         fastgemm_preload::bind(library, "fastgemm_blas_dgemm_level3_float", &gpu->level3_float, missing);
       });
   return loaded;
@@ -80,16 +84,17 @@ bool device_routine_done(const DoubleLibrary &gpu, const char *caller, const cha
   std::abort();
 }
 
-// `run(gpu, handle, &partial)` (one of the library's device routines, named `entry`) on this thread's handle.
+// `run(gpu, handle, &partial)` (one of the library's device routines, named `entry`) on this thread's handle; m, n
+// and k as its log line gives them.
 template <typename Run>
-bool device_routine(const char *caller, const char *entry, char side, int64_t m, int64_t n, int64_t *done, Run &&run) {
+bool device_routine(const char *caller, const char *entry, int64_t m, int64_t n, int64_t k, int64_t *done, Run &&run) {
   *done = 0;
   const fastgemm_blas_dgemm_t handle = t_handle.get();
   if (handle == nullptr) return false;
   const DoubleLibrary &gpu = *double_library();
   int partial = 0;
   const fg_status_t status = run(gpu, handle, &partial);
-  return device_routine_done(gpu, caller, entry, m, n, side == 'L' ? m : n, status, partial);
+  return device_routine_done(gpu, caller, entry, m, n, k, status, partial);
 }
 
 }  // namespace
@@ -97,7 +102,7 @@ bool device_routine(const char *caller, const char *entry, char side, int64_t m,
 template <>
 bool trsm_on_gpu<double>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
                          double alpha, const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
-  return device_routine(caller, "fastgemm_blas_dgemm_trsm_host", side, m, n, done,
+  return device_routine(caller, "fastgemm_blas_dgemm_trsm_host", m, n, side == 'L' ? m : n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.trsm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
                                                partial);
@@ -107,7 +112,7 @@ bool trsm_on_gpu<double>(const char *caller, char side, char uplo, char transa, 
 template <>
 bool trmm_on_gpu<double>(const char *caller, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
                          double alpha, const double *A, int64_t lda, double *B, int64_t ldb, int64_t *done) {
-  return device_routine(caller, "fastgemm_blas_dgemm_trmm_host", side, m, n, done,
+  return device_routine(caller, "fastgemm_blas_dgemm_trmm_host", m, n, side == 'L' ? m : n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.trmm_host(handle, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, done,
                                                partial);
@@ -118,7 +123,7 @@ template <>
 bool symm_on_gpu<double>(const char *caller, char side, char uplo, int64_t m, int64_t n, double alpha, const double *A,
                          int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
                          int64_t *done) {
-  return device_routine(caller, "fastgemm_blas_dgemm_symm_host", side, m, n, done,
+  return device_routine(caller, "fastgemm_blas_dgemm_symm_host", m, n, side == 'L' ? m : n, done,
                         [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.symm_host(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, done,
                                                partial);
@@ -127,16 +132,21 @@ bool symm_on_gpu<double>(const char *caller, char side, char uplo, int64_t m, in
 
 namespace {
 
-// A single-precision routine (0 trsm, 1 trmm, 2 symm) through libfastgemm_blas_dgemm.so, its products fg_sgemm's on
-// this thread's libfastgemm handle: none, and nothing runs there.
+// A single-precision routine (0 trsm, 1 trmm, 2 symm, 3 syrk, 4 syr2k) through libfastgemm_blas_dgemm.so, its products
+// fg_sgemm's on this thread's libfastgemm handle: none, and nothing runs there.
 bool float_routine(const char *caller, int routine, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                    int64_t ldc, int64_t *done) {
   *done = 0;
   void *const state = float_product_state();
   if (state == nullptr) return false;
-  return device_routine(caller, "fastgemm_blas_dgemm_level3_float", side, m, n, done,
-                        [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+  // Logged as the product it is: m x n x order, or for syrk and syr2k (m the order, n the depth) m x m x n.
+  const bool rank_k = routine >= 3;
+  return device_routine(caller, "fastgemm_blas_dgemm_level3_float", m, rank_k ? m : n,
+                        rank_k        ? n
+                        : side == 'L' ? m
+                                      : n,
+                        done, [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
                           return gpu.level3_float(handle, routine, side, uplo, transa, diag, m, n, alpha, A, lda, B,
                                                   ldb, beta, C, ldc, float_device_product, state, done, partial);
                         });
@@ -160,6 +170,28 @@ template <>
 bool symm_on_gpu<float>(const char *caller, char side, char uplo, int64_t m, int64_t n, float alpha, const float *A,
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int64_t *done) {
   return float_routine(caller, 2, side, uplo, 'N', 'N', m, n, alpha, A, lda, B, ldb, beta, C, ldc, done);
+}
+
+template <>
+bool rank_k_on_gpu<double>(const char *caller, char uplo, char trans, int64_t n, int64_t k, double alpha,
+                           const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                           int64_t ldc) {
+  int64_t done = 0;
+  const bool two = B != nullptr;
+  return device_routine(caller, two ? "fastgemm_blas_dgemm_syr2k_host" : "fastgemm_blas_dgemm_syrk_host", n, n, k,
+                        &done, [&](const DoubleLibrary &gpu, fastgemm_blas_dgemm_t handle, int *partial) {
+                          return two ? gpu.syr2k_host(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                                                      partial)
+                                     : gpu.syrk_host(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc, partial);
+                        });
+}
+
+template <>
+bool rank_k_on_gpu<float>(const char *caller, char uplo, char trans, int64_t n, int64_t k, float alpha, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  int64_t done = 0;
+  return float_routine(caller, B != nullptr ? 4 : 3, 'L', uplo, trans, 'N', n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                       &done);
 }
 
 }  // namespace fastgemm_blas

@@ -259,6 +259,11 @@ void symm(const Caller &caller, char side, char uplo, int m, int n, T alpha, con
 template <typename T>
 void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, T beta, T *C,
           int ldc) {
+  // On the device whole (blas/dgemm/device_level3.hpp), A sent once and C's triangle once each way, in panels of its
+  // columns; where it declines (the device lacks the memory), by halves of C through the host engine.
+  if (alpha != T(0) && k > 0 && wants_gpu(n, n, k) && gpu_available<T>() &&
+      rank_k_on_gpu<T>(caller.name, uplo, trans, n, k, alpha, A, lda, nullptr, 0, beta, C, ldc))
+    return;
   if (wants_gpu(n, n, k) &&
       composed_syrk<T>(gpu_product<T>(caller.name), cpu_product<T>(), symmetric_update_block(gpu_block(), n, k, 1),
                        uplo, trans, n, k, alpha, A, lda, beta, C, ldc))
@@ -270,6 +275,10 @@ void syrk(const Caller &caller, char uplo, char trans, int n, int k, T alpha, co
 template <typename T>
 void syr2k(const Caller &caller, char uplo, char trans, int n, int k, T alpha, const T *A, int lda, const T *B, int ldb,
            T beta, T *C, int ldc) {
+  // As syrk, A and B sent once, each panel of C two products.
+  if (alpha != T(0) && k > 0 && B != nullptr && wants_gpu(n, n, k) && gpu_available<T>() &&
+      rank_k_on_gpu<T>(caller.name, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
   if (wants_gpu(n, n, k) &&
       composed_syr2k<T>(gpu_product<T>(caller.name), cpu_product<T>(), symmetric_update_block(gpu_block(), n, k, 2),
                         uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc))

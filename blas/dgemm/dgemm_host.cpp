@@ -205,16 +205,31 @@ fg_status_t device_level3_call(const char *function, fastgemm_blas_dgemm_t handl
   return with_handle(function, handle, [&](fastgemm_blas_dgemm_handle &h) -> Status {
     if (done == nullptr || partial == nullptr)
       return Status::failure(StatusCode::invalid_value, "done and partial must not be NULL");
-    const bool symm = call.routine == fastgemm::blas_dgemm::Level3Routine::symm;
-    if (!one_of(call.side, 'L', 'R') || !one_of(call.uplo, 'U', 'L') ||
-        (!symm && (!one_of(call.transa, 'N', 'T') || !one_of(call.diag, 'U', 'N'))))
-      return Status::failure(StatusCode::invalid_value, "side, uplo, transa and diag are L/R, U/L, N/T and U/N");
-    const int64_t order = call.side == 'L' ? call.m : call.n;
-    if (call.m <= 0 || call.n <= 0 || call.alpha == T(0) || call.A == nullptr || call.B == nullptr ||
-        call.C == nullptr || call.lda < order || call.ldb < call.m || call.ldc < call.m)
-      return Status::failure(StatusCode::invalid_value,
-                             "m and n must be positive, alpha nonzero, the arrays given, lda >= the order, ldb and "
-                             "ldc >= m");
+    using fastgemm::blas_dgemm::Level3Routine;
+    const bool symm = call.routine == Level3Routine::symm;
+    const bool rank_k = call.routine == Level3Routine::syrk || call.routine == Level3Routine::syr2k;
+    if (rank_k) {
+      // syrk and syr2k: m is C's order, n the depth k; A (and B) m x k for trans N, k x m for T.
+      const int64_t rows = call.transa == 'N' ? call.m : call.n;
+      if (!one_of(call.uplo, 'U', 'L') || !one_of(call.transa, 'N', 'T'))
+        return Status::failure(StatusCode::invalid_value, "uplo and trans are U/L and N/T");
+      if (call.m <= 0 || call.n <= 0 || call.alpha == T(0) || call.A == nullptr || call.C == nullptr ||
+          (call.routine == Level3Routine::syr2k && (call.B == nullptr || call.ldb < rows)) || call.lda < rows ||
+          call.ldc < call.m)
+        return Status::failure(StatusCode::invalid_value,
+                               "n and k must be positive, alpha nonzero, the arrays given, lda (and ldb) >= the rows "
+                               "of A (and B), ldc >= n");
+    } else {
+      if (!one_of(call.side, 'L', 'R') || !one_of(call.uplo, 'U', 'L') ||
+          (!symm && (!one_of(call.transa, 'N', 'T') || !one_of(call.diag, 'U', 'N'))))
+        return Status::failure(StatusCode::invalid_value, "side, uplo, transa and diag are L/R, U/L, N/T and U/N");
+      const int64_t order = call.side == 'L' ? call.m : call.n;
+      if (call.m <= 0 || call.n <= 0 || call.alpha == T(0) || call.A == nullptr || call.B == nullptr ||
+          call.C == nullptr || call.lda < order || call.ldb < call.m || call.ldc < call.m)
+        return Status::failure(StatusCode::invalid_value,
+                               "m and n must be positive, alpha nonzero, the arrays given, lda >= the order, ldb and "
+                               "ldc >= m");
+    }
     if (!h.level3) h.level3 = std::make_unique<fastgemm::blas_dgemm::Level3Resources>();
     Context &context = *h.context;
     const fastgemm::blas_dgemm::DeviceProduct<T> product = make_product(h);
@@ -287,22 +302,49 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_bl
       fp64_product, done, partial);
 }
 
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_syrk_host(fastgemm_blas_dgemm_t handle, char uplo,
+                                                                     char trans, int64_t n, int64_t k, double alpha,
+                                                                     const double *A, int64_t lda, double beta,
+                                                                     double *C, int64_t ldc, int *partial) {
+  int64_t done = 0;
+  return device_level3_call<double>(
+      "fastgemm_blas_dgemm_syrk_host", handle,
+      {fastgemm::blas_dgemm::Level3Routine::syrk, 'L', uplo, trans, 'N', n, k, alpha, beta, A, lda, nullptr, 0, C, ldc},
+      fp64_product, &done, partial);
+}
+
+FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_syr2k_host(fastgemm_blas_dgemm_t handle, char uplo,
+                                                                      char trans, int64_t n, int64_t k, double alpha,
+                                                                      const double *A, int64_t lda, const double *B,
+                                                                      int64_t ldb, double beta, double *C, int64_t ldc,
+                                                                      int *partial) {
+  int64_t done = 0;
+  return device_level3_call<double>(
+      "fastgemm_blas_dgemm_syr2k_host", handle,
+      {fastgemm::blas_dgemm::Level3Routine::syr2k, 'L', uplo, trans, 'N', n, k, alpha, beta, A, lda, B, ldb, C, ldc},
+      fp64_product, &done, partial);
+}
+
 FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_level3_float(
     fastgemm_blas_dgemm_t handle, int routine, char side, char uplo, char transa, char diag, int64_t m, int64_t n,
     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
     fastgemm_blas_dgemm_float_product product, void *product_state, int64_t *done, int *partial) {
   using fastgemm::blas_dgemm::Level3Routine;
   const char *const function = "fastgemm_blas_dgemm_level3_float";
-  if (routine < 0 || routine > 2 || product == nullptr) {
+  if (routine < 0 || routine > 4 || product == nullptr) {
     if (done != nullptr) *done = 0;
     if (partial != nullptr) *partial = 0;
     return guarded(function, [] {
-      return Status::failure(StatusCode::invalid_value, "routine is 0, 1 or 2 (trsm, trmm, symm), and product given");
+      return Status::failure(StatusCode::invalid_value,
+                             "routine is 0 to 4 (trsm, trmm, symm, syrk, syr2k), and product given");
     });
   }
-  const auto kind = routine == 0 ? Level3Routine::trsm : routine == 1 ? Level3Routine::trmm : Level3Routine::symm;
-  const float *b = kind == Level3Routine::symm ? B : C;
-  const int64_t ld_b = kind == Level3Routine::symm ? ldb : ldc;
+  static constexpr Level3Routine kinds[] = {Level3Routine::trsm, Level3Routine::trmm, Level3Routine::symm,
+                                            Level3Routine::syrk, Level3Routine::syr2k};
+  const Level3Routine kind = kinds[routine];
+  const bool reads_b = kind != Level3Routine::trsm && kind != Level3Routine::trmm;
+  const float *b = reads_b ? B : C;
+  const int64_t ld_b = reads_b ? ldb : ldc;
   return device_level3_call<float>(
       function, handle, {kind, side, uplo, transa, diag, m, n, alpha, beta, A, lda, b, ld_b, C, ldc},
       [&](fastgemm_blas_dgemm_handle &h) { return fp32_product(h, product, product_state); }, done, partial);

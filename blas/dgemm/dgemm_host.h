@@ -68,11 +68,24 @@ fg_status_t fastgemm_blas_dgemm_trmm_host(fastgemm_blas_dgemm_t handle, char sid
 fg_status_t fastgemm_blas_dgemm_symm_host(fastgemm_blas_dgemm_t handle, char side, char uplo, int64_t m, int64_t n,
                                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                                           double beta, double *C, int64_t ldc, int64_t *done, int *partial);
+/* dsyrk_ and dsyr2k_ on the device (device_level3.hpp): C := alpha A A^T + beta C or alpha A^T A + beta C (trans 'N'
+   or 'T'; syr2k: alpha (A B^T + B A^T) + beta C or alpha (A^T B + B^T A) + beta C), only C's triangle uplo written;
+   A (and B) n x k for 'N', k x n for 'T', sent once; C's triangle (with its diagonal blocks whole) sent where beta
+   != 0, in panels of its columns, and its triangle sent back. Letters upper case, n, k > 0, alpha != 0, lda (ldb)
+   at least A's (B's) rows, ldc at least n. On failure C is as given unless *partial is 1. FG_STATUS_NOT_SUPPORTED,
+   nothing written, where the device has no room for A (and B) and two panels. Synchronous. */
+fg_status_t fastgemm_blas_dgemm_syrk_host(fastgemm_blas_dgemm_t handle, char uplo, char trans, int64_t n, int64_t k,
+                                          double alpha, const double *A, int64_t lda, double beta, double *C,
+                                          int64_t ldc, int *partial);
+fg_status_t fastgemm_blas_dgemm_syr2k_host(fastgemm_blas_dgemm_t handle, char uplo, char trans, int64_t n, int64_t k,
+                                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                                           double beta, double *C, int64_t ldc, int *partial);
 /* The single-precision forms, in one entry: `routine` 0 (trsm: B := X, C is B and ldc ldb; B and ldb unused), 1 (trmm,
-   likewise) or 2 (symm: C := alpha A B + beta C, or alpha B A + beta C). Their products are the caller's: `product`,
-   given `product_state`, enqueues C := alpha op(A) op(B) + beta C on device operands, row-major, on `stream`, and
-   returns FG_STATUS_SUCCESS or a failure (libfastgemm_blas passes fg_sgemm with its thread's handle, whose math
-   mode and reproducibility level they then follow). The rest as for double precision above. */
+   likewise), 2 (symm: C := alpha A B + beta C, or alpha B A + beta C), 3 (syrk: uplo, transa the trans, m the order
+   n, n the depth k; side, diag, B and ldb unused; *done 0) or 4 (syr2k, likewise with B). Their products are the
+   caller's: `product`, given `product_state`, enqueues C := alpha op(A) op(B) + beta C on device operands, row-major,
+   on `stream`, and returns FG_STATUS_SUCCESS or a failure (libfastgemm_blas passes fg_sgemm with its thread's handle,
+   whose math mode and reproducibility level they then follow). The rest as for double precision above. */
 typedef fg_status_t (*fastgemm_blas_dgemm_float_product)(void *product_state, cudaStream_t stream, fg_op_t transa,
                                                          fg_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
                                                          const float *A, int64_t lda, const float *B, int64_t ldb,
