@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ?trsm_, ?trmm_ and ?symm_ (s and d) as a BLAS user calls them, on orders and line counts that cross the device
-   solve's blocks of 32 lines and the panels of B (4096 lines, smaller at the ends of more than 8192), for every
-   side, triangle, transpose (N, T and C, upper and lower case) and diagonal: trsm's X is checked by its residual,
+/* ?trsm_, ?trmm_, ?symm_, ?syrk_ and ?syr2k_ (s and d) as a BLAS user calls them, on orders and line counts that cross
+   the device solve's blocks of 32 lines and the panels of B (4096 lines, smaller at the ends of more than 8192), for
+   every side, triangle, transpose (N, T and C, upper and lower case) and diagonal: trsm's X is checked by its residual,
    trmm's and symm's results against the program's own sums, all in long double; the other triangle of A (and a unit
    diagonal) holds NaN that must not be read, symm's C holds NaN where beta is 0, and the rows past m of the output
    hold a value that must stay. Then the first lines of the output (columns for side L, rows for side R) are
@@ -10,7 +10,7 @@
    neighbours). So does the count of single-precision elements that differ from a CPU model of the device's sequence
    (sequence_model.c), which must be none on the GPU too. It knows nothing of fastgemm; the test preloads
    libfastgemm_blas.so with every call sent to the GPU. DEVICE_LEVEL3_SMALL set keeps to the shapes of at most 100
-   lines a side (768 calls), for a run under a memory checker. */
+   lines a side (1280 calls), for a run under a memory checker. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,14 @@ void dtrmm_(const char *, const char *, const char *, const char *, const int *,
             const double *, const int *, double *, const int *, size_t, size_t, size_t, size_t);
 void dsymm_(const char *, const char *, const int *, const int *, const double *, const double *, const int *,
             const double *, const int *, const double *, double *, const int *, size_t, size_t);
+void ssyrk_(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+            const float *, float *, const int *, size_t, size_t);
+void dsyrk_(const char *, const char *, const int *, const int *, const double *, const double *, const int *,
+            const double *, double *, const int *, size_t, size_t);
+void ssyr2k_(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+             const float *, const int *, const float *, float *, const int *, size_t, size_t);
+void dsyr2k_(const char *, const char *, const int *, const int *, const double *, const double *, const int *,
+             const double *, const int *, const double *, double *, const int *, size_t, size_t);
 
 static double uniform(unsigned long long *state) {
   *state = *state * 6364136223846793005ull + 1442695040888963407ull;
@@ -44,6 +52,10 @@ void sequence_strmm(const char *, const char *, const char *, const char *, cons
                     const float *, const int *, float *, const int *);
 void sequence_ssymm(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
                     const float *, const int *, const float *, float *, const int *);
+void sequence_ssyrk(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+                    const float *, float *, const int *);
+void sequence_ssyr2k(const char *, const char *, const int *, const int *, const float *, const float *, const int *,
+                     const float *, const int *, const float *, float *, const int *);
 static long model_differ, model_compared;
 
 #define REAL double
@@ -52,6 +64,8 @@ static long model_differ, model_compared;
 #define TRSM dtrsm_
 #define TRMM dtrmm_
 #define SYMM dsymm_
+#define SYRK dsyrk_
+#define SYR2K dsyr2k_
 #define SEED 7
 #define TOLERANCE 1e-14
 #include "device_level3_body.h"
@@ -61,6 +75,8 @@ static long model_differ, model_compared;
 #undef TRSM
 #undef TRMM
 #undef SYMM
+#undef SYRK
+#undef SYR2K
 #undef SEED
 #undef TOLERANCE
 
@@ -70,11 +86,15 @@ static long model_differ, model_compared;
 #define TRSM strsm_
 #define TRMM strmm_
 #define SYMM ssymm_
+#define SYRK ssyrk_
+#define SYR2K ssyr2k_
 #define SEED 11
 #define TOLERANCE 1e-5
 #define MODEL_TRSM sequence_strsm
 #define MODEL_TRMM sequence_strmm
 #define MODEL_SYMM sequence_ssymm
+#define MODEL_SYRK sequence_ssyrk
+#define MODEL_SYR2K sequence_ssyr2k
 #include "device_level3_body.h"
 
 int main(void) {

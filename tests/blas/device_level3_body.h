@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* device_level3.c's checks in one precision, included once per precision with REAL (float or double), NAME(x)
-   (x with the precision's suffix), PREFIX ("s" or "d"), TRSM, TRMM and SYMM (the Fortran routines), SEED and
-   TOLERANCE (the largest error allowed, times the square root of the order) defined; and MODEL_TRSM, MODEL_TRMM
-   and MODEL_SYMM, a CPU model of the device's sequence, where there is one (counted in model_differ and
-   model_compared). */
+   (x with the precision's suffix), PREFIX ("s" or "d"), TRSM, TRMM, SYMM, SYRK and SYR2K (the Fortran routines), SEED
+   and TOLERANCE (the largest error allowed, times the square root of the order) defined; and MODEL_TRSM, MODEL_TRMM,
+   MODEL_SYMM, MODEL_SYRK and MODEL_SYR2K, a CPU model of the device's sequence, where there is one (counted in
+   model_differ and model_compared). */
 
 /* Whether element (i, l) of op(A) lies outside the stored triangle `uplo` (upper-case letters). */
 static int NAME(outside)(char uplo, char trans, int i, int l) {
@@ -87,6 +87,134 @@ static void NAME(call)(int routine, char side, char uplo, char trans, char diag,
   if (routine == 0) TRSM(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
   if (routine == 1) TRMM(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, out, &ldo, 1, 1, 1, 1);
   if (routine == 2) SYMM(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, out, &ldo, 1, 1);
+}
+
+/* Element (i, l) of X = A (trans N) or A^T (T). */
+static REAL NAME(x_at)(const REAL *a, int lda, char trans, int i, int l) {
+  return trans == 'N' ? a[i + (long)l * lda] : a[l + (long)i * lda];
+}
+
+/* The worst of |got - (alpha X X^T + beta C)| (syr2k: alpha (X Y^T + Y X^T) + beta C) over C's triangle `uplo`,
+   relative to the sum of the terms' magnitudes; *kept cleared where an element off the triangle, or a row past n,
+   is not as given. */
+static double NAME(rank_k_error)(int two, char uplo, char trans, int n, int k, REAL alpha, const REAL *a, int lda,
+                                 const REAL *b, int ldb, REAL beta, const REAL *c, const REAL *got, int ldc,
+                                 int *kept) {
+  double worst = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldc; ++i) {
+      const long at = i + (long)j * ldc;
+      if (i >= n || (uplo == 'U' ? i > j : i < j)) {
+        if (memcmp(&got[at], &c[at], sizeof(REAL)) != 0) *kept = 0;
+        continue;
+      }
+      long double sum = 0.0L, size = 0.0L;
+      for (int l = 0; l < k; ++l) {
+        const long double first = two ? (long double)NAME(x_at)(a, lda, trans, i, l) * NAME(x_at)(b, ldb, trans, j, l)
+                                      : (long double)NAME(x_at)(a, lda, trans, i, l) * NAME(x_at)(a, lda, trans, j, l);
+        const long double second =
+            two ? (long double)NAME(x_at)(b, ldb, trans, i, l) * NAME(x_at)(a, lda, trans, j, l) : 0.0L;
+        sum += first + second;
+        size += fabsl(first) + fabsl(second);
+      }
+      long double want = (long double)alpha * sum;
+      size *= fabs(alpha);
+      if (beta != 0.0) {
+        want += (long double)beta * c[at];
+        size += fabsl((long double)beta * c[at]);
+      }
+      const double error = (double)(fabsl(got[at] - want) / (size + 1e-300L));
+      if (!(error <= worst)) worst = isnan(error) ? INFINITY : error;
+    }
+  return worst;
+}
+
+/* syrk (`two` 0) or syr2k on C. */
+static void NAME(call_rank_k)(int two, char uplo, char trans, int n, int k, REAL alpha, const REAL *a, int lda,
+                              const REAL *b, int ldb, REAL beta, REAL *c, int ldc) {
+  if (two)
+    SYR2K(&uplo, &trans, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  else
+    SYRK(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+}
+
+/* syrk and syr2k in this precision, every option, orders across the panels of C (4096 columns); counts as run. */
+static void NAME(run_rank_k)(unsigned long long *state, int small_only, int *calls_out, int *failed_out,
+                             long *differ_out, long *compared_out) {
+  static const int kRankShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}, {4100, 3}}; /* n, k */
+  static const char kTrans[] = {'N', 'T', 'C', 't'};
+  static const char *const kNames[] = {PREFIX "syrk", PREFIX "syr2k"};
+  for (int two = 0; two < 2; ++two)
+    for (int shape = 0; shape < (int)(sizeof kRankShapes / sizeof kRankShapes[0]); ++shape)
+      for (int s = 0; s < 2; ++s)
+        for (int u = 0; u < 2; ++u)
+          for (int t = 0; t < 2; ++t)
+            for (int d = 0; d < 2; ++d) {
+              /* s: beta 0 (C's triangle NaN, unread) or not; d: alpha's sign. */
+              const int n = kRankShapes[shape][0], k = kRankShapes[shape][1];
+              if (small_only && (n > 100 || k > 100)) continue;
+              const char uplo = u ? 'L' : 'U', trans_given = t ? kTrans[1 + (shape % 3)] : 'N';
+              const char trans = trans_given == 'N' ? 'N' : 'T';
+              const char uplo_given = shape % 2 ? (char)(uplo + 32) : uplo;
+              const int rows = trans == 'N' ? n : k, cols = trans == 'N' ? k : n;
+              const int lda = rows + 3, ldb = rows + 1, ldc = n + 2;
+              const REAL alpha = (d ? -1.0 : 1.0) * (0.5 + (uniform(state) + 1.0) / 2.0);
+              const REAL beta = s ? uniform(state) : 0.0;
+              REAL *a = malloc(sizeof(REAL) * (size_t)lda * cols), *b = malloc(sizeof(REAL) * (size_t)ldb * cols);
+              REAL *c = malloc(sizeof(REAL) * (size_t)ldc * n), *out = malloc(sizeof(REAL) * (size_t)ldc * n);
+              REAL *alone = malloc(sizeof(REAL) * (size_t)ldc * n);
+              for (long e = 0; e < (long)lda * cols; ++e) a[e] = uniform(state);
+              for (long e = 0; e < (long)ldb * cols; ++e) b[e] = uniform(state);
+              for (int j = 0; j < n; ++j)
+                for (int i = 0; i < ldc; ++i)
+                  c[i + (long)j * ldc] = i >= n || (uplo == 'U' ? i > j : i < j) ? kKeep
+                                         : beta != 0.0                           ? uniform(state)
+                                                                                 : NAN;
+              memcpy(out, c, sizeof(REAL) * (size_t)ldc * n);
+              NAME(call_rank_k)(two, uplo_given, trans_given, n, k, alpha, a, lda, b, ldb, beta, out, ldc);
+              ++*calls_out;
+              int kept = 1;
+              const double worst =
+                  NAME(rank_k_error)(two, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, out, ldc, &kept);
+              if (!kept || !(worst <= TOLERANCE * sqrt((double)k))) {
+                ++*failed_out;
+                printf("device_level3: %s uplo %c trans %c n %d k %d beta %g: error %.3g%s\n", kNames[two], uplo_given,
+                       trans_given, n, k, beta, worst, kept ? "" : ", an element off the triangle written");
+              }
+#ifdef MODEL_SYRK
+              {
+                REAL *model = malloc(sizeof(REAL) * (size_t)ldc * n);
+                memcpy(model, c, sizeof(REAL) * (size_t)ldc * n);
+                if (two)
+                  MODEL_SYR2K(&uplo_given, &trans_given, &n, &k, &alpha, a, &lda, b, &ldb, &beta, model, &ldc);
+                else
+                  MODEL_SYRK(&uplo_given, &trans_given, &n, &k, &alpha, a, &lda, &beta, model, &ldc);
+                for (long e = 0; e < (long)ldc * n; ++e) {
+                  model_differ += memcmp(&model[e], &out[e], sizeof(REAL)) != 0;
+                  ++model_compared;
+                }
+                free(model);
+              }
+#endif
+              /* A smaller order alone: C's leading block must come out bit for bit the same, the rest as given. */
+              const int part = n > 3 ? n - 3 : 1;
+              memcpy(alone, c, sizeof(REAL) * (size_t)ldc * n);
+              NAME(call_rank_k)(two, uplo_given, trans_given, part, k, alpha, a, lda, b, ldb, beta, alone, ldc);
+              ++*calls_out;
+              for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i) {
+                  const long at = i + (long)j * ldc;
+                  if (i < part && j < part) {
+                    *differ_out += memcmp(&alone[at], &out[at], sizeof(REAL)) != 0;
+                    ++*compared_out;
+                  } else if (memcmp(&alone[at], &c[at], sizeof(REAL)) != 0) {
+                    ++*failed_out;
+                    printf("device_level3: %s n %d: the call of order %d wrote (%d, %d)\n", kNames[two], n, part, i, j);
+                    i = n, j = n;
+                  }
+                }
+              free(a), free(b), free(c), free(out), free(alone);
+            }
 }
 
 /* Every case of the three routines in this precision; counts into *calls, *failed, *differ and *compared. */
@@ -202,4 +330,5 @@ static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *c
   *failed_out += failed;
   *differ_out += differ;
   *compared_out += compared;
+  NAME(run_rank_k)(&state, small_only, calls_out, failed_out, differ_out, compared_out);
 }

@@ -2,11 +2,12 @@
 /* An SGEMM for the CPU that computes every element by the sequence FG_REPRODUCIBLE_SHAPE documents
    (include/fastgemm/fastgemm.h): acc = 0, acc = fma(op(A)[i][l], op(B)[l][j], acc) for l = 0 .. k-1, a sum
    of -0 taken as +0, then C = alpha * acc when beta == 0, else fma(beta, C, alpha * acc); k == 0 or
-   alpha == 0 give beta * C, or 0 when beta == 0. With it STRSM, STRMM and SSYMM as the drop-in computes them
-   on the device (blas/dgemm/device_level3.hpp), their products that sequence: symm one product over A's mirror;
+   alpha == 0 give beta * C, or 0 when beta == 0. With it STRSM, STRMM, SSYMM, SSYRK and SSYR2K as the drop-in computes
+   them on the device (blas/dgemm/device_level3.hpp), their products that sequence: symm one product over A's mirror;
    trsm and trmm each line of B on its own, the triangle halved at 32 times the smallest power of two that
    covers half of it (from line 0), blocks of at most 32 lines solved by substitution or multiplied in the
-   order the device's leaves take. Preloaded into LAPACK's test programs, it shows on a machine without a GPU
+   order the device's leaves take; SSYRK and SSYR2K each element of C's triangle one product of the sequence (two
+   for syr2k, the second added with beta 1). Preloaded into LAPACK's test programs, it shows on a machine without a GPU
    what those sequences do to their verdicts, and exercises the harness that judges the GPU's run
    (run_lapack_tests.cmake), whose outputs must be the same character for character. With FASTGEMM_LOG set it
    writes one line a call in the drop-in's form, which the harness counts. Arguments are assumed valid:
@@ -197,6 +198,42 @@ static void triangular(int solve, const char *side, const char *uplo, const char
   }
   free(in);
   free(out);
+}
+
+/* SSYRK and SSYR2K as the device computes them: each element of C's triangle one product of the sequence over all
+   of k (syr2k: alpha X Y^T + beta C, then alpha Y X^T added with beta 1), the other triangle untouched. */
+static void rank_k(const char *uplo, const char *trans, const int *n, const int *k, const float *alpha, const float *a,
+                   const int *lda, const float *b, const int *ldb, const float *beta, float *c, const int *ldc) {
+  const int upper = toupper((unsigned char)*uplo) == 'U', transposed = toupper((unsigned char)*trans) != 'N';
+#define LINE(m, ld, i, l) (transposed ? (m)[(l) + (long)(i) * (ld)] : (m)[(i) + (long)(l) * (ld)])
+  for (int j = 0; j < *n; ++j)
+    for (int i = upper ? 0 : j; i < (upper ? j + 1 : *n); ++i) {
+      float *element = &c[i + (long)j * *ldc];
+      if (*k == 0 || *alpha == 0.0f) {
+        *element = *beta == 0.0f ? 0.0f : *beta * *element;
+        continue;
+      }
+      float acc = 0.0f;
+      for (int l = 0; l < *k; ++l) acc = fmaf(LINE(a, *lda, i, l), LINE(b, *ldb, j, l), acc);
+      store(element, acc, *alpha, *beta);
+      if (b == a) continue;
+      acc = 0.0f;
+      for (int l = 0; l < *k; ++l) acc = fmaf(LINE(b, *ldb, i, l), LINE(a, *lda, j, l), acc);
+      store(element, acc, *alpha, 1.0f);
+    }
+#undef LINE
+}
+
+void ssyrk_(const char *uplo, const char *trans, const int *n, const int *k, const float *alpha, const float *a,
+            const int *lda, const float *beta, float *c, const int *ldc) {
+  rank_k(uplo, trans, n, k, alpha, a, lda, a, lda, beta, c, ldc);
+  log_call("ssyrk_", *n, *n, *k);
+}
+
+void ssyr2k_(const char *uplo, const char *trans, const int *n, const int *k, const float *alpha, const float *a,
+             const int *lda, const float *b, const int *ldb, const float *beta, float *c, const int *ldc) {
+  rank_k(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  log_call("ssyr2k_", *n, *n, *k);
 }
 
 void strsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m, const int *n,
