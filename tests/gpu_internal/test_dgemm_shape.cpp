@@ -280,6 +280,39 @@ TEST_CASE("dtrsm on the device: bad arguments refused, B untouched", "[dgemm]") 
                                       &partial) == FG_STATUS_INVALID_VALUE);
 }
 
+TEST_CASE("dsyrk and dsyr2k on the device: bad arguments refused, C untouched", "[dgemm]") {
+  Handle h(FG_REPRODUCIBLE_SHAPE);
+  std::vector<double> a(24, 1.0), b(24, 2.0), c(16, 3.0);
+  int partial = -1;
+  // syr2k where `two`; n x k (trans N) or k x n (T) operands of 24 elements at most.
+  const auto refused = [&](bool two, fastgemm_blas_dgemm_t handle, char uplo, char trans, int64_t n, int64_t k,
+                           double alpha, int64_t lda, int64_t ldb, int64_t ldc, const double *bp) {
+    const fg_status_t status = two ? fastgemm_blas_dgemm_syr2k_host(handle, uplo, trans, n, k, alpha, a.data(), lda, bp,
+                                                                    ldb, 0.5, c.data(), ldc, &partial)
+                                   : fastgemm_blas_dgemm_syrk_host(handle, uplo, trans, n, k, alpha, a.data(), lda, 0.5,
+                                                                   c.data(), ldc, &partial);
+    CHECK(partial == 0);
+    for (double v : c) CHECK(v == 3.0);
+    return status;
+  };
+  for (bool two : {false, true}) {
+    INFO("syr2k " << two);
+    CHECK(refused(two, nullptr, 'U', 'N', 4, 6, 1.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_HANDLE);
+    CHECK(refused(two, h.handle, 'X', 'N', 4, 6, 1.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'U', 'C', 4, 6, 1.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'U', 'N', 0, 6, 1.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'U', 'N', 4, 0, 1.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'U', 'N', 4, 6, 0.0, 4, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'U', 'N', 4, 6, 1.0, 3, 4, 4, b.data()) == FG_STATUS_INVALID_VALUE);
+    CHECK(refused(two, h.handle, 'L', 'T', 4, 6, 1.0, 5, 6, 4, b.data()) == FG_STATUS_INVALID_VALUE);  // lda < k
+    CHECK(refused(two, h.handle, 'U', 'N', 4, 6, 1.0, 4, 4, 3, b.data()) == FG_STATUS_INVALID_VALUE);
+  }
+  CHECK(refused(true, h.handle, 'U', 'N', 4, 6, 1.0, 4, 3, 4, b.data()) == FG_STATUS_INVALID_VALUE);  // ldb < n
+  CHECK(refused(true, h.handle, 'U', 'N', 4, 6, 1.0, 4, 4, 4, nullptr) == FG_STATUS_INVALID_VALUE);
+  CHECK(fastgemm_blas_dgemm_syrk_host(h.handle, 'U', 'N', 4, 6, 1.0, a.data(), 4, 0.5, c.data(), 4, nullptr) ==
+        FG_STATUS_INVALID_VALUE);
+}
+
 TEST_CASE("dtrmm and dsymm on the device: every option against long double, lines' bits independent of the others",
           "[dgemm]") {
   std::mt19937_64 random(43);
