@@ -72,12 +72,8 @@ namespace {
 // written stop the process, as a product that failed after writing part of C does (gpu_handles.hpp).
 bool device_routine_done(const DoubleLibrary &gpu, const char *caller, const char *entry, int64_t m, int64_t n,
                          int64_t k, fg_status_t status, int partial) {
-  const bool success = status == FG_STATUS_SUCCESS;
-  if (settings().log)
-    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s%s%s\n", caller,
-                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), entry,
-                 gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
-  if (success) return true;
+  log_gpu_call(gpu, caller, m, n, k, entry, status);
+  if (status == FG_STATUS_SUCCESS) return true;
   if (partial == 0) return false;
   std::fprintf(stderr, "fastgemm_blas: %s failed on the GPU after writing part of its output (%s: %s); stopping\n",
                caller, gpu.handles.status_name(status), gpu.handles.last_error_message());

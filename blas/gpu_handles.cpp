@@ -249,14 +249,20 @@ Handle ThreadHandle<Handle>::get() {
 }
 
 template <typename Handle>
+void log_gpu_call(const GpuLibrary<Handle> &gpu, const char *caller, int64_t m, int64_t n, int64_t k, const char *entry,
+                  fg_status_t status) {
+  if (!settings().log) return;
+  const bool success = status == FG_STATUS_SUCCESS;
+  std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s%s%s\n", caller,
+               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), entry,
+               gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
+}
+
+template <typename Handle>
 bool gpu_product_done(const GpuLibrary<Handle> &gpu, const char *caller, int64_t m, int64_t n, int64_t k,
                       const char *entry, fg_status_t status, bool beta_zero) {
-  const bool success = status == FG_STATUS_SUCCESS;
-  if (settings().log)
-    std::fprintf(stderr, "fastgemm_blas: %s m=%lld n=%lld k=%lld on the GPU (%s) -> %s%s%s\n", caller,
-                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), entry,
-                 gpu.handles.status_name(status), success ? "" : ": ", success ? "" : gpu.handles.last_error_message());
-  if (success) return true;
+  log_gpu_call(gpu, caller, m, n, k, entry, status);
+  if (status == FG_STATUS_SUCCESS) return true;
   const bool untouched = status == FG_STATUS_NO_DEVICE || status == FG_STATUS_ALLOC_FAILED ||
                          status == FG_STATUS_NOT_SUPPORTED || status == FG_STATUS_INVALID_VALUE;
   if (untouched || beta_zero) return false;
@@ -268,6 +274,8 @@ bool gpu_product_done(const GpuLibrary<Handle> &gpu, const char *caller, int64_t
 #define FASTGEMM_BLAS_GPU_HANDLES(Handle)                                                                     \
   template void bind_library<Handle>(void *, const char *, GpuLibrary<Handle> *, std::string *);              \
   template class ThreadHandle<Handle>;                                                                        \
+  template void log_gpu_call<Handle>(const GpuLibrary<Handle> &, const char *, int64_t, int64_t, int64_t,     \
+                                     const char *, fg_status_t);                                              \
   template bool gpu_product_done<Handle>(const GpuLibrary<Handle> &, const char *, int64_t, int64_t, int64_t, \
                                          const char *, fg_status_t, bool);
 FASTGEMM_BLAS_GPU_HANDLES(fg_handle_t)

@@ -101,6 +101,12 @@ class ThreadHandle {
   bool tried_ = false;
 };
 
+// Under FASTGEMM_LOG=1, the line of a call sent to the GPU (`entry`, which returned `status`): "fastgemm_blas: caller
+// m=... n=... k=... on the GPU (entry) -> STATUS", with the failure's message.
+template <typename Handle>
+void log_gpu_call(const GpuLibrary<Handle> &gpu, const char *caller, int64_t m, int64_t n, int64_t k, const char *entry,
+                  fg_status_t status);
+
 // Whether a product sent to the GPU (by `entry`, which returned `status`) computed C, logged under FASTGEMM_LOG=1.
 // A failure found before any tile ran leaves C untouched, and with beta == 0 C is never read: the CPU then computes
 // C (false). After any other failure C may be partly written and no result would be right: the library says so and

@@ -216,7 +216,8 @@ struct Joined {
 // Panels 0 .. panels - 1 through the two slots: start(p) packs panel p and enqueues its uploads and work, finish(p)
 // brings it back. The next panel is started on a thread of its own while this one comes back on this thread, the
 // device working on this one (then the next) meanwhile: the uploads and the work are enqueued only there, the
-// downloads only here, and the next panel's slot was this thread's two panels ago, done before.
+// downloads only here, and the next panel's slot was this thread's two panels ago, done before. Returns once the
+// context's stream is done.
 template <typename Start, typename Finish>
 Status run_panels(detail::Context &context, int64_t panels, const Start &start, const Finish &finish) {
   FG_RETURN_IF_ERROR(start(0));
@@ -246,6 +247,7 @@ Status run_panels(detail::Context &context, int64_t panels, const Start &start, 
     if (next_threw) return Status::failure(StatusCode::alloc_failed, "host memory could not be allocated");
     FG_RETURN_IF_ERROR(next);
   }
+  FG_CUDA_CHECK(cudaStreamSynchronize(context.stream()));
   return Status::success();
 }
 
@@ -684,7 +686,6 @@ Status device_rank_k(detail::Context &context, Level3Resources &resources, const
     return Status::success();
   };
   FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
-  FG_CUDA_CHECK(cudaStreamSynchronize(compute));
   succeeded = true;
   *partial = false;  // a failure's mark only
   return Status::success();
@@ -814,7 +815,6 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     return Status::success();
   };
   FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
-  FG_CUDA_CHECK(cudaStreamSynchronize(compute));
   succeeded = true;
   return Status::success();
 }
