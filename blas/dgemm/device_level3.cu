@@ -295,10 +295,32 @@ struct Level3Resources::State {
     for (cudaEvent_t &event : events)
       if (event == nullptr) FG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     if (a_bytes >= a_need && panel_bytes >= panel_need && panel_count >= count) return Status::success();
+    // Small buffers grow to a power of two (1 MiB at least) and never below what is held, so that calls of
+    // sizes that come and go (LAPACK's millions of small ones) reallocate a few times in all, not each call.
+    const auto grown = [](size_t need, size_t held) {
+      size_t size = need;
+      if (need <= kKeptDeviceBytes / 4) {
+        size = size_t(1) << 20;
+        while (size < need) size *= 2;
+      }
+      return std::max(size, held);
+    };
+    size_t a_size = grown(a_need, a_bytes), panel_size = grown(panel_need, panel_bytes);
+    int panel_total = std::max(count, panel_count);
+    if (a_size + static_cast<size_t>(panel_total) * panel_size > kKeptDeviceBytes) {
+      a_size = a_need;
+      panel_size = panel_need;
+      panel_total = count;
+    }
     free_buffers({up_stream, down_stream});
     size_t free_bytes = 0, total_bytes = 0;
     FG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (a_need + static_cast<size_t>(count) * panel_need + kDeviceMargin > free_bytes)
+    if (a_size + static_cast<size_t>(panel_total) * panel_size + kDeviceMargin > free_bytes) {
+      a_size = a_need;
+      panel_size = panel_need;
+      panel_total = count;
+    }
+    if (a_size + static_cast<size_t>(panel_total) * panel_size + kDeviceMargin > free_bytes)
       return Status::failure(StatusCode::not_supported, "the device has no room for A and two panels of B");
     // Memory another user of the device took since the count above declines the call the same way.
     const auto allocate = [](void **buffer, size_t bytes) -> Status {
@@ -310,13 +332,13 @@ struct Level3Resources::State {
       }
       return detail::cuda_status(allocated, "cudaMalloc");
     };
-    Status status = allocate(&a, a_need);
-    if (status.ok()) a_bytes = a_need;
-    for (int index = 0; status.ok() && index < count; ++index) {
-      static_cast<void>(status = allocate(&panels[index], panel_need));
+    Status status = allocate(&a, a_size);
+    if (status.ok()) a_bytes = a_size;
+    for (int index = 0; status.ok() && index < panel_total; ++index) {
+      static_cast<void>(status = allocate(&panels[index], panel_size));
       if (status.ok()) {
         panel_count = index + 1;
-        panel_bytes = panel_need;
+        panel_bytes = panel_size;
       }
     }
     if (!status.ok()) free_buffers({});
