@@ -2,12 +2,18 @@
 #include "blas/dgemm/device_level3.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -464,6 +470,117 @@ Level3Resources::~Level3Resources() = default;
 
 namespace {
 
+// Where a call's time goes, when FASTGEMM_LEVEL3_PROFILE names a file (tuning, not for production): spans of the
+// streams' work (A's upload, each panel's upload, work and download) and of every kernel and product of the panels'
+// work, each between two timing events, appended to the file as the call ends. The events cost a microsecond or two
+// of the device's time each, so the sums of many small spans read a little high.
+const char *routine_name(Level3Routine routine) {
+  switch (routine) {
+    case Level3Routine::trsm: return "trsm";
+    case Level3Routine::trmm: return "trmm";
+    case Level3Routine::symm: return "symm";
+    case Level3Routine::syrk: return "syrk";
+    case Level3Routine::syr2k: return "syr2k";
+  }
+  return "?";
+}
+
+class Timeline {
+ public:
+  Timeline() {
+    static const char *const path = [] {
+      const char *text = std::getenv("FASTGEMM_LEVEL3_PROFILE");
+      return text != nullptr && *text != '\0' ? text : nullptr;
+    }();
+    path_ = path;
+    started_ = std::chrono::steady_clock::now();
+  }
+  Timeline(const Timeline &) = delete;
+  Timeline &operator=(const Timeline &) = delete;
+  ~Timeline() {
+    for (const Span &span : spans_)
+      for (cudaEvent_t event : {span.begin, span.end})
+        if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+
+  // A span of `stream`'s work from now: its name (a literal), panel (-1: none) and size; -1 when off. Any thread.
+  int begin(cudaStream_t stream, const char *name, int64_t panel, int64_t size) {
+    if (path_ == nullptr) return -1;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Span span{name, panel, size, nullptr, nullptr};
+    if (cudaEventCreate(&span.begin) != cudaSuccess || cudaEventRecord(span.begin, stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (span.begin != nullptr) (void)cudaEventDestroy(span.begin);
+      return -1;
+    }
+    spans_.push_back(span);
+    return static_cast<int>(spans_.size()) - 1;
+  }
+  void end(cudaStream_t stream, int id) {
+    if (id < 0) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Span &span = spans_[static_cast<size_t>(id)];
+    if (cudaEventCreate(&span.end) != cudaSuccess || cudaEventRecord(span.end, stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (span.end != nullptr) (void)cudaEventDestroy(span.end);
+      span.end = nullptr;
+    }
+  }
+
+  // Appends the call's spans to the file: the streams' spans one a line, in ms from the first span's start; the
+  // kernels' and products' summed by name and size. Nothing when off or when the events cannot be read.
+  void write(const char *routine, int64_t m, int64_t n, size_t element_bytes) {
+    if (path_ == nullptr || spans_.empty()) return;
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
+    const cudaEvent_t zero = spans_.front().begin;
+    std::string text = std::string(element_bytes == sizeof(double) ? "d" : "s") + routine + " m=" + std::to_string(m) +
+                       " n=" + std::to_string(n) + ": " + std::to_string(wall) + " ms on the host\n";
+    std::map<std::pair<std::string, int64_t>, std::pair<int64_t, double>> sums;
+    for (const Span &span : spans_) {
+      float from = 0.0f, to = 0.0f;
+      if (span.end == nullptr || cudaEventSynchronize(span.end) != cudaSuccess ||
+          cudaEventElapsedTime(&from, zero, span.begin) != cudaSuccess ||
+          cudaEventElapsedTime(&to, zero, span.end) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+      }
+      if (std::strcmp(span.name, "leaf") == 0 || std::strcmp(span.name, "product") == 0) {
+        auto &sum = sums[{span.name, span.size}];
+        sum.first += 1;
+        sum.second += to - from;
+      } else {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %-8s panel %3lld (%lld lines): %9.3f .. %9.3f ms\n", span.name,
+                      static_cast<long long>(span.panel), static_cast<long long>(span.size), from, to);
+        text += line;
+      }
+    }
+    for (const auto &[key, sum] : sums) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-8s size %6lld: %6lld spans, %9.3f ms in all\n", key.first.c_str(),
+                    static_cast<long long>(key.second), static_cast<long long>(sum.first), sum.second);
+      text += line;
+    }
+    static std::mutex file_mutex;
+    const std::lock_guard<std::mutex> lock(file_mutex);
+    if (FILE *file = std::fopen(path_, "a")) {
+      std::fputs(text.c_str(), file);
+      std::fclose(file);
+    }
+  }
+
+ private:
+  struct Span {
+    const char *name;
+    int64_t panel, size;
+    cudaEvent_t begin, end;
+  };
+  const char *path_ = nullptr;
+  std::chrono::steady_clock::time_point started_;
+  std::mutex mutex_;
+  std::vector<Span> spans_;
+};
+
 // Column-major C (m x n) := alpha op(A) op(B) + beta C through `product`, as the row-major product
 // C^T = op(B)^T op(A)^T.
 template <typename T>
@@ -489,8 +606,8 @@ template <typename T>
 class PanelTriangle {
  public:
   PanelTriangle(const Level3Call<T> &call, const T *a, int64_t order, const DeviceProduct<T> &product,
-                cudaStream_t stream)
-      : call_(call), a_(a), order_(order), product_(product), stream_(stream) {
+                cudaStream_t stream, Timeline &timeline)
+      : call_(call), a_(a), order_(order), product_(product), stream_(stream), timeline_(timeline) {
     left_ = call.side == 'L';
     const bool lower = (call.uplo == 'L') != (call.transa == 'T');
     forward_ = left_ ? lower : !lower;
@@ -498,6 +615,9 @@ class PanelTriangle {
     // where op and the side's transpose cancel, else A(l, i).
     direct_ = left_ == (call.transa == 'N');
   }
+
+  // The panel the next calls work on, for the timeline.
+  void set_panel(int64_t panel) { panel_index_ = panel; }
 
   // trsm in place.
   Status solve(T *panel, int64_t lines) {
@@ -534,11 +654,13 @@ class PanelTriangle {
   // The panel's lines `target` scaled by beta, plus alpha times op(A)'s block times the lines `source` of `from`.
   Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T alpha, T beta) const {
     const bool trans = call_.transa == 'T';
-    if (left_)
-      return product(trans, false, target_size, lines_, source_size, alpha, op_block(target, source), order_,
-                     from(source), ld_, beta, at(target), ld_);
-    return product(false, trans, lines_, target_size, source_size, alpha, from(source), ld_, op_block(source, target),
-                   order_, beta, at(target), ld_);
+    const int span = timeline_.begin(stream_, "product", panel_index_, source_size);
+    const Status status = left_ ? product(trans, false, target_size, lines_, source_size, alpha,
+                                          op_block(target, source), order_, from(source), ld_, beta, at(target), ld_)
+                                : product(false, trans, lines_, target_size, source_size, alpha, from(source), ld_,
+                                          op_block(source, target), order_, beta, at(target), ld_);
+    timeline_.end(stream_, span);
+    return status;
   }
 
   template <typename Kernel>
@@ -557,7 +679,10 @@ class PanelTriangle {
     leaf.lines = lines_;
     leaf.scale = scale;
     const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
-    return detail::launch(kernel, grid, dim3(kLeafThreads), 0, stream_, leaf);
+    const int span = timeline_.begin(stream_, "leaf", panel_index_, size);
+    const Status status = detail::launch(kernel, grid, dim3(kLeafThreads), 0, stream_, leaf);
+    timeline_.end(stream_, span);
+    return status;
   }
 
   // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
@@ -594,6 +719,8 @@ class PanelTriangle {
   int64_t order_;
   const DeviceProduct<T> &product_;
   cudaStream_t stream_;
+  Timeline &timeline_;
+  int64_t panel_index_ = -1;
   bool left_ = true, forward_ = true, direct_ = true;
   T *panel_ = nullptr;
   const T *from_ = nullptr;
@@ -649,6 +776,7 @@ Status device_rank_k(detail::Context &context, Level3Resources &resources, const
   T *const c[2] = {static_cast<T *>(state.panels[0]), static_cast<T *>(state.panels[1])};
   const std::vector<int64_t> starts = panel_starts(order, true);
   const auto panels = static_cast<int64_t>(starts.size()) - 1;
+  Timeline timeline;
   // The panel computed `index`-th: columns [c0, c1), rows [r0, r0 + rows) of C.
   struct Panel {
     int64_t c0, c1, r0, rows;
@@ -675,15 +803,19 @@ Status device_rank_k(detail::Context &context, Level3Resources &resources, const
     const Panel q = panel_at(index);
     const int64_t w = q.c1 - q.c0;
     if (index >= 2) FG_CUDA_CHECK(cudaStreamWaitEvent(up_stream, events[kDownloaded + slot], 0));
+    const int up_span = timeline.begin(up_stream, "up", index, w);
     FG_RETURN_IF_ERROR(send_lines(call.A, call.lda, x, q.c0, w));
     if (two) FG_RETURN_IF_ERROR(send_lines(call.B, call.ldb, y, q.c0, w));
     if (call.beta != T(0))
       FG_RETURN_IF_ERROR(
           state.upload(up_stream, c[slot], q.rows, call.C + q.r0 + q.c0 * call.ldc, call.ldc, w, q.rows));
+    timeline.end(up_stream, up_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
     FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
+    const int work_span = timeline.begin(compute, "work", index, w);
     FG_RETURN_IF_ERROR(term(x, y, q, call.beta, c[slot]));
     if (two) FG_RETURN_IF_ERROR(term(y, x, q, T(1), c[slot]));
+    timeline.end(compute, work_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();
   };
@@ -692,6 +824,7 @@ Status device_rank_k(detail::Context &context, Level3Resources &resources, const
     const Panel q = panel_at(index);
     const int64_t w = q.c1 - q.c0;
     FG_CUDA_CHECK(cudaStreamWaitEvent(down_stream, events[kComputed + slot], 0));
+    const int down_span = timeline.begin(down_stream, "down", index, w);
     // The rows off the diagonal block: below it for a lower C, above it for an upper one.
     const int64_t off_first = lower ? q.c1 : 0, off_rows = lower ? order - q.c1 : q.c0;
     const int64_t diagonal = q.c0 - q.r0;  // the diagonal block's first row in the panel
@@ -707,11 +840,13 @@ Status device_rank_k(detail::Context &context, Level3Resources &resources, const
                                                      c[slot] + diagonal, q.rows, w, !lower, &unpacked));
     *partial = *partial || unpacked > 0;
     FG_RETURN_IF_ERROR(back);
+    timeline.end(down_stream, down_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kDownloaded + slot], down_stream));
     return Status::success();
   };
   FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
   succeeded = true;
+  timeline.write(routine_name(call.routine), call.m, call.n, sizeof(T));
   *partial = false;  // a failure's mark only
   return Status::success();
 }
@@ -748,8 +883,10 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   T *const out[2] = {solve ? nullptr : static_cast<T *>(state.panels[2]),
                      solve ? nullptr : static_cast<T *>(state.panels[3])};
 
+  Timeline timeline;
   // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
   // elements of the other triangle that this takes are never read by trsm and trmm, and symm's mirror overwrites them).
+  const int a_span = timeline.begin(up_stream, "A up", -1, order);
   for (int64_t first = 0; first < order; first += kTriangleColumns) {
     const int64_t columns = std::min(kTriangleColumns, order - first);
     const int64_t row = call.uplo == 'L' ? first : 0;
@@ -757,16 +894,19 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     FG_RETURN_IF_ERROR(state.upload(up_stream, a + row + first * order, order, call.A + row + first * call.lda,
                                     call.lda, columns, rows));
   }
+  timeline.end(up_stream, a_span);
   FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
   FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
   if (call.routine == Level3Routine::symm) {
     const int64_t tiles = (order + kFillTile - 1) / kFillTile;
+    const int span = timeline.begin(compute, "mirror", -1, order);
     FG_RETURN_IF_ERROR(detail::launch(mirror_triangle<T>,
                                       dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)),
                                       dim3(kFillTile, kFillRows), 0, compute, a, order, call.uplo == 'U'));
+    timeline.end(compute, span);
   }
 
-  PanelTriangle<T> triangle(call, a, order, product, compute);
+  PanelTriangle<T> triangle(call, a, order, product, compute, timeline);
   // symm: one panel of `count` lines of B at `from` (ld `ld`) into `to`, one product.
   const auto symmetric = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
     detail::BasicGemmProblem<T> p;
@@ -803,16 +943,21 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       return left ? state.upload(up_stream, device, ld, host + first * host_ld, host_ld, count, call.m)
                   : state.upload(up_stream, device, ld, host + first, host_ld, call.n, count);
     };
+    const int up_span = timeline.begin(up_stream, "up", panel, count);
     FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot]));
     if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot]));
+    timeline.end(up_stream, up_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
     FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
+    const int work_span = timeline.begin(compute, "work", panel, count);
+    triangle.set_panel(panel);
     if (solve)
       FG_RETURN_IF_ERROR(triangle.solve(in[slot], count));
     else if (call.routine == Level3Routine::trmm)
       FG_RETURN_IF_ERROR(triangle.multiply(in[slot], out[slot], count));
     else
       FG_RETURN_IF_ERROR(symmetric(in[slot], out[slot], count, ld));
+    timeline.end(compute, work_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();
   };
@@ -823,9 +968,12 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     int64_t unpacked = 0;
     const Status back = [&]() -> Status {
       FG_CUDA_CHECK(cudaStreamWaitEvent(down_stream, events[kComputed + slot], 0));
-      return left ? state.download(down_stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m,
-                                   &unpacked)
-                  : state.download(down_stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
+      const int span = timeline.begin(down_stream, "down", panel, count);
+      const Status status =
+          left ? state.download(down_stream, call.C + first * call.ldc, call.ldc, result, ld, count, call.m, &unpacked)
+               : state.download(down_stream, call.C + first, call.ldc, result, ld, call.n, count, &unpacked);
+      timeline.end(down_stream, span);
+      return status;
     }();
     if (!back.ok()) {
       // Side L's chunks hold whole columns of the output, each final; side R's hold every row of the panel in part.
@@ -841,6 +989,7 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   };
   FG_RETURN_IF_ERROR(run_panels(context, panels, start, finish));
   succeeded = true;
+  timeline.write(routine_name(call.routine), call.m, call.n, sizeof(T));
   return Status::success();
 }
 
