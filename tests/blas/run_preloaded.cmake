@@ -9,6 +9,7 @@
 # then "SKIPPED: no CUDA device" is printed (the test's SKIP_REGULAR_EXPRESSION) in place of the checks of the
 # GPU's part; with a device, a call that could not use it fails the test.
 # LOG_SOME_ON_GPU is LOG_SOME for lines only a run with a GPU prints; it does not replace the check of SGEMM calls.
+# PROFILE_SOME: with a GPU, regexes that the file PROFILE_FILE (in WORK_DIR; the program writes it) must hold.
 # GPU_ENTRY is the function whose successful calls GPU_ALSO looks for in the log: fg_sgemm_host unless given
 # (fastgemm_blas_dgemm_host for the double-precision routines).
 # Optional: DECK_SIZES (separated by spaces) replaces the input deck's values of N (a larger deck, so that
@@ -109,6 +110,18 @@ foreach(expected IN LISTS LOG_SOME_ON_GPU)
     list(APPEND problems "the log has no '${expected}'")
   endif()
 endforeach()
+if(PROFILE_SOME)
+  if(EXISTS "${WORK_DIR}/${PROFILE_FILE}")
+    file(READ "${WORK_DIR}/${PROFILE_FILE}" profile)
+    foreach(expected IN LISTS PROFILE_SOME)
+      if(NOT profile MATCHES "${expected}")
+        list(APPEND problems "${PROFILE_FILE} has no '${expected}'")
+      endif()
+    endforeach()
+  else()
+    list(APPEND problems "no ${PROFILE_FILE} written")
+  endif()
+endif()
 if(GPU_ALSO)
   if(errors MATCHES "no GPU for this (thread|process)")
     if(errors MATCHES "on the GPU")
