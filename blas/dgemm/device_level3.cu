@@ -46,6 +46,13 @@ constexpr int64_t kChunkBytes = int64_t(16) << 20;
 constexpr int kChunks = 4;
 // A's columns per staged copy.
 constexpr int64_t kTriangleColumns = 256;
+// trsm and trmm of this order or more send A and their first panel in pieces as the first panel's work first reads
+// them (PanelTriangle::Feed), the diagonal pieces a sixteenth of the order; smaller ones send all of A first.
+constexpr int64_t kFeedOrder = 2048;
+constexpr int64_t kFeedPieces = 16;
+#ifndef FASTGEMM_LEVEL3_FEED
+#define FASTGEMM_LEVEL3_FEED 1
+#endif
 // Device memory left free beside A and the two panels: the products' and the runtime's own.
 constexpr size_t kDeviceMargin = size_t(256) << 20;
 // A's and the panels' buffers are kept for the next call while they total at most this (the orders and widths of
@@ -544,7 +551,8 @@ class Timeline {
         (void)cudaGetLastError();
         return;
       }
-      if (std::strcmp(span.name, "leaf") == 0 || std::strcmp(span.name, "product") == 0) {
+      if (std::strcmp(span.name, "leaf") == 0 || std::strcmp(span.name, "product") == 0 ||
+          std::strcmp(span.name, "A part") == 0 || std::strcmp(span.name, "B part") == 0) {
         auto &sum = sums[{span.name, span.size}];
         sum.first += 1;
         sum.second += to - from;
@@ -619,6 +627,26 @@ class PanelTriangle {
   // The panel the next calls work on, for the timeline.
   void set_panel(int64_t panel) { panel_index_ = panel; }
 
+  // Where the next call's A and panel are still on the host (a call's first panel): the recursion brings each block
+  // of A and each run of the panel's lines to the device as it first reads them, so that the work starts with the
+  // first blocks instead of after all of A. The blocks: each diagonal block where the recursion enters one of at most
+  // `piece` lines, whole (its stored triangle), and each block between two halves above that size.
+  struct Feed {
+    int64_t piece;
+    // A's stored block at (row, col), rows x cols, or (triangle) the stored triangle of the diagonal block of `rows`
+    // lines from `row` (col == row, cols == rows).
+    std::function<Status(int64_t row, int64_t rows, int64_t col, int64_t cols, bool triangle)> block;
+    // The panel's lines [first, first + count): rows of B's columns for side L, columns of B's rows for side R.
+    std::function<Status(int64_t first, int64_t count)> lines;
+    // What was sent, made ready for the work that follows on the compute stream.
+    std::function<Status()> ready;
+  };
+  void set_feed(const Feed *feed) {
+    feed_ = feed;
+    fed_.assign(feed != nullptr ? static_cast<size_t>(order_) : 0, 0);
+    inside_ = false;
+  }
+
   // trsm in place.
   Status solve(T *panel, int64_t lines) {
     panel_ = panel;
@@ -651,8 +679,50 @@ class PanelTriangle {
     return column_major(product_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 
+  // With a feed, the panel's lines [first, first + count) not yet on the device, sent.
+  Status feed_lines(int64_t first, int64_t count) {
+    for (int64_t line = first; line < first + count;) {
+      if (fed_[static_cast<size_t>(line)] != 0) {
+        ++line;
+        continue;
+      }
+      int64_t end = line;
+      while (end < first + count && fed_[static_cast<size_t>(end)] == 0) fed_[static_cast<size_t>(end++)] = 1;
+      FG_RETURN_IF_ERROR(feed_->lines(line, end - line));
+      line = end;
+    }
+    return Status::success();
+  }
+
+  // With a feed, and outside the diagonal blocks it sends whole: M's block (target, source) and the panel's lines that
+  // the update reads (its source, and its target where it is the solve's own), sent before the update.
+  Status feed_update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, bool reads_target) {
+    if (feed_ == nullptr || inside_) return Status::success();
+    FG_RETURN_IF_ERROR(feed_lines(source, source_size));
+    if (reads_target) FG_RETURN_IF_ERROR(feed_lines(target, target_size));
+    // A's storage holds M's block (target, source) as it is (direct) or transposed.
+    FG_RETURN_IF_ERROR(direct_ ? feed_->block(target, target_size, source, source_size, false)
+                               : feed_->block(source, source_size, target, target_size, false));
+    return feed_->ready();
+  }
+
+  // `body` over the lines [first, first + size): with a feed, where they are a diagonal block that it sends whole, that
+  // block and those lines sent first.
+  template <typename Body>
+  Status entered(int64_t first, int64_t size, const Body &body) {
+    if (feed_ == nullptr || inside_ || size > feed_->piece) return body();
+    FG_RETURN_IF_ERROR(feed_->block(first, size, first, size, true));
+    FG_RETURN_IF_ERROR(feed_lines(first, size));
+    FG_RETURN_IF_ERROR(feed_->ready());
+    inside_ = true;
+    const Status status = body();
+    inside_ = false;
+    return status;
+  }
+
   // The panel's lines `target` scaled by beta, plus alpha times op(A)'s block times the lines `source` of `from`.
-  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T alpha, T beta) const {
+  Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T alpha, T beta) {
+    FG_RETURN_IF_ERROR(feed_update(target, target_size, source, source_size, from_ == panel_));
     const bool trans = call_.transa == 'T';
     const int span = timeline_.begin(stream_, "product", panel_index_, source_size);
     const Status status = left_ ? product(trans, false, target_size, lines_, source_size, alpha,
@@ -686,7 +756,10 @@ class PanelTriangle {
   }
 
   // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
-  Status solve_lines(int64_t first, int64_t size, bool scaled) const {
+  Status solve_lines(int64_t first, int64_t size, bool scaled) {
+    return entered(first, size, [&] { return solve_body(first, size, scaled); });
+  }
+  Status solve_body(int64_t first, int64_t size, bool scaled) {
     const T scale = scaled ? T(1) : call_.alpha;
     if (size <= kLeaf) return leaf(leaf_solve<T>, first, size, scale);
     const int64_t cut = halving_cut(kLeaf, size);
@@ -704,7 +777,10 @@ class PanelTriangle {
   // The lines [first, first + size) of the product, halved at the same cuts: each half's own triangle, then the
   // block between them (below the diagonal for a lower M, above it for an upper) added to the later half (lower) or
   // the earlier (upper). Half the work of one product with A written out whole, and no term of the other triangle.
-  Status multiply_lines(int64_t first, int64_t size) const {
+  Status multiply_lines(int64_t first, int64_t size) {
+    return entered(first, size, [&] { return multiply_body(first, size); });
+  }
+  Status multiply_body(int64_t first, int64_t size) {
     if (size <= kLeaf) return leaf(leaf_multiply<T>, first, size, call_.alpha);
     const int64_t cut = halving_cut(kLeaf, size);
     const int64_t head = first, tail = first + cut, tail_size = size - cut;
@@ -725,6 +801,9 @@ class PanelTriangle {
   T *panel_ = nullptr;
   const T *from_ = nullptr;
   int64_t lines_ = 0, ld_ = 0;
+  const Feed *feed_ = nullptr;
+  std::vector<char> fed_;  // per line of the panel, with a feed: on the device
+  bool inside_ = false;    // within a diagonal block the feed sent whole
 };
 
 }  // namespace
@@ -884,19 +963,28 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
                      solve ? nullptr : static_cast<T *>(state.panels[3])};
 
   Timeline timeline;
-  // A's stored triangle, by blocks of columns: rows [first, order) of each for uplo L, [0, last) for U (the few
-  // elements of the other triangle that this takes are never read by trsm and trmm, and symm's mirror overwrites them).
-  const int a_span = timeline.begin(up_stream, "A up", -1, order);
-  for (int64_t first = 0; first < order; first += kTriangleColumns) {
-    const int64_t columns = std::min(kTriangleColumns, order - first);
-    const int64_t row = call.uplo == 'L' ? first : 0;
-    const int64_t rows = call.uplo == 'L' ? order - first : first + columns;
-    FG_RETURN_IF_ERROR(state.upload(up_stream, a + row + first * order, order, call.A + row + first * call.lda,
-                                    call.lda, columns, rows));
+  // The stored triangle of A's diagonal block of `size` lines from `first`, by blocks of columns: for uplo L rows
+  // [column, first + size) of each, for U rows [first, column + 1) (the few elements of the other triangle that this
+  // takes are never read by trsm and trmm, and symm's mirror overwrites them).
+  const auto send_triangle = [&](int64_t first, int64_t size) -> Status {
+    for (int64_t column = first; column < first + size; column += kTriangleColumns) {
+      const int64_t columns = std::min(kTriangleColumns, first + size - column);
+      const int64_t row = call.uplo == 'L' ? column : first;
+      const int64_t rows = call.uplo == 'L' ? first + size - column : column + columns - first;
+      FG_RETURN_IF_ERROR(state.upload(up_stream, a + row + column * order, order, call.A + row + column * call.lda,
+                                      call.lda, columns, rows));
+    }
+    return Status::success();
+  };
+  // Large trsm and trmm send A and their first panel as its work reads them (fed); the others all of A first.
+  const bool fed = FASTGEMM_LEVEL3_FEED != 0 && call.routine != Level3Routine::symm && order >= kFeedOrder;
+  if (!fed) {
+    const int a_span = timeline.begin(up_stream, "A up", -1, order);
+    FG_RETURN_IF_ERROR(send_triangle(0, order));
+    timeline.end(up_stream, a_span);
+    FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
+    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
   }
-  timeline.end(up_stream, a_span);
-  FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
-  FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
   if (call.routine == Level3Routine::symm) {
     const int64_t tiles = (order + kFillTile - 1) / kFillTile;
     const int span = timeline.begin(compute, "mirror", -1, order);
@@ -907,6 +995,37 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
   }
 
   PanelTriangle<T> triangle(call, a, order, product, compute, timeline);
+  const std::vector<int64_t> starts = panel_starts(lines, false);
+  const auto panels = static_cast<int64_t>(starts.size()) - 1;
+  // The first panel's feed (panel 0's buffer; its lines, and A's blocks, each sent on the upload stream and waited for
+  // by the compute stream before the work that reads them).
+  const int64_t first_count = panels > 0 ? starts[1] - starts[0] : 0;
+  typename PanelTriangle<T>::Feed feed;
+  feed.piece = order / kFeedPieces;
+  feed.block = [&](int64_t row, int64_t rows, int64_t col, int64_t cols, bool diagonal) -> Status {
+    const int span = timeline.begin(up_stream, "A part", -1, rows);
+    const Status status = diagonal ? send_triangle(row, rows)
+                                   : state.upload(up_stream, a + row + col * order, order,
+                                                  call.A + row + col * call.lda, call.lda, cols, rows);
+    timeline.end(up_stream, span);
+    return status;
+  };
+  feed.lines = [&](int64_t first, int64_t count) -> Status {
+    // The first panel's lines [first, first + count): side L rows of B's first columns, side R columns of its first
+    // rows (laid out as start's load lays them).
+    const int span = timeline.begin(up_stream, "B part", -1, count);
+    const Status status =
+        left ? state.upload(up_stream, in[0] + first, call.m, call.B + first, call.ldb, first_count, count)
+             : state.upload(up_stream, in[0] + first * first_count, first_count, call.B + first * call.ldb,
+                            call.ldb, count, first_count);
+    timeline.end(up_stream, span);
+    return status;
+  };
+  feed.ready = [&]() -> Status {
+    FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
+    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
+    return Status::success();
+  };
   // symm: one panel of `count` lines of B at `from` (ld `ld`) into `to`, one product.
   const auto symmetric = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
     detail::BasicGemmProblem<T> p;
@@ -931,8 +1050,6 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     return product(p);
   };
-  const std::vector<int64_t> starts = panel_starts(lines, false);
-  const auto panels = static_cast<int64_t>(starts.size()) - 1;
   const auto panel_lines = [&](int64_t panel) { return starts[panel + 1] - starts[panel]; };
   // Panel p: side L columns [starts[p], ...), lines of m; side R rows [starts[p], ...), n lines of the panel's width.
   const auto start = [&](int64_t panel) -> Status {
@@ -943,20 +1060,25 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
       return left ? state.upload(up_stream, device, ld, host + first * host_ld, host_ld, count, call.m)
                   : state.upload(up_stream, device, ld, host + first, host_ld, call.n, count);
     };
-    const int up_span = timeline.begin(up_stream, "up", panel, count);
-    FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot]));
-    if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot]));
-    timeline.end(up_stream, up_span);
-    FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
-    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
+    const bool feeding = fed && panel == 0;  // the panel's lines sent by the feed
+    if (!feeding) {
+      const int up_span = timeline.begin(up_stream, "up", panel, count);
+      FG_RETURN_IF_ERROR(load(call.B, call.ldb, in[slot]));
+      if (reads_c) FG_RETURN_IF_ERROR(load(call.C, call.ldc, out[slot]));
+      timeline.end(up_stream, up_span);
+      FG_CUDA_CHECK(cudaEventRecord(events[kUploaded + slot], up_stream));
+      FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kUploaded + slot], 0));
+    }
     const int work_span = timeline.begin(compute, "work", panel, count);
     triangle.set_panel(panel);
+    triangle.set_feed(feeding ? &feed : nullptr);
     if (solve)
       FG_RETURN_IF_ERROR(triangle.solve(in[slot], count));
     else if (call.routine == Level3Routine::trmm)
       FG_RETURN_IF_ERROR(triangle.multiply(in[slot], out[slot], count));
     else
       FG_RETURN_IF_ERROR(symmetric(in[slot], out[slot], count, ld));
+    triangle.set_feed(nullptr);
     timeline.end(compute, work_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ?trsm_, ?trmm_, ?symm_, ?syrk_ and ?syr2k_ (s and d) as a BLAS user calls them, on orders and line counts that cross
-   the device solve's blocks of 32 lines and the panels of B (4096 lines, smaller at the ends of more than 8192), for
+   the device solve's blocks of 32 lines, the panels of B (4096 lines, smaller at the ends of more than 8192) and the
+   order (2048) from which trsm and trmm send A and B's first panel in pieces as the work reads them, for
    every side, triangle, transpose (N, T and C, upper and lower case) and diagonal: trsm's X is checked by its residual,
    trmm's and symm's results against the program's own sums, all in long double; the other triangle of A (and a unit
    diagonal) holds NaN that must not be read, symm's C holds NaN where beta is 0, and the rows past m of the output

@@ -219,8 +219,10 @@ static void NAME(run_rank_k)(unsigned long long *state, int small_only, int *cal
 
 /* Every case of the three routines in this precision; counts into *calls, *failed, *differ and *compared. */
 static void NAME(run)(int *calls_out, int *failed_out, long *differ_out, long *compared_out) {
-  /* order, lines: the last two across the panels of B, the last across the smaller first and last ones */
-  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}, {36, 8300}};
+  /* order, lines: {40, 4100} and {36, 8300} across the panels of B, the latter across the smaller first and last
+     ones; {2100, 5} past the order from which A and the first panel go to the device in pieces as the work reads them
+     (pieces of 131 lines, cut at 2048, 1024, ... 128) */
+  static const int kShapes[][2] = {{1, 3}, {32, 7}, {33, 5}, {100, 9}, {257, 4}, {40, 4100}, {36, 8300}, {2100, 5}};
   static const char kTrans[] = {'N', 'T', 'C', 't'};
   static const char *const kNames[] = {PREFIX "trsm", PREFIX "trmm", PREFIX "symm"};
   unsigned long long state = SEED;
