@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -281,6 +282,7 @@ struct Level3Resources::State {
   int next_up = 0;
   cudaStream_t up_stream = nullptr, down_stream = nullptr;
   cudaEvent_t events[kEvents] = {};
+  std::vector<cudaEvent_t> feed_events;  // one per group of a fed panel's sends
   void *a = nullptr;
   void *panels[4] = {};
   size_t a_bytes = 0, panel_bytes = 0;
@@ -361,10 +363,22 @@ struct Level3Resources::State {
     return status;
   }
 
+  // At least `count` feed events.
+  Status feed_events_for(size_t count) {
+    feed_events.reserve(count);
+    while (feed_events.size() < count) {
+      cudaEvent_t event = nullptr;
+      FG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+      feed_events.push_back(event);
+    }
+    return Status::success();
+  }
+
   ~State() {
     free_buffers({up_stream, down_stream});
     for (cudaEvent_t event : events)
       if (event != nullptr) (void)cudaEventDestroy(event);
+    for (cudaEvent_t event : feed_events) (void)cudaEventDestroy(event);
     for (cudaStream_t stream : {up_stream, down_stream})
       if (stream != nullptr) (void)cudaStreamDestroy(stream);
     for (std::vector<Chunk> *ring : {&up, &down})
@@ -646,6 +660,8 @@ class PanelTriangle {
     fed_.assign(feed != nullptr ? static_cast<size_t>(order_) : 0, 0);
     inside_ = false;
   }
+  // Dry: the next calls walk the recursion, feed included, and launch nothing.
+  void set_dry(bool dry) { dry_ = dry; }
 
   // trsm in place.
   Status solve(T *panel, int64_t lines) {
@@ -723,6 +739,7 @@ class PanelTriangle {
   // The panel's lines `target` scaled by beta, plus alpha times op(A)'s block times the lines `source` of `from`.
   Status update(int64_t target, int64_t target_size, int64_t source, int64_t source_size, T alpha, T beta) {
     FG_RETURN_IF_ERROR(feed_update(target, target_size, source, source_size, from_ == panel_));
+    if (dry_) return Status::success();
     const bool trans = call_.transa == 'T';
     const int span = timeline_.begin(stream_, "product", panel_index_, source_size);
     const Status status = left_ ? product(trans, false, target_size, lines_, source_size, alpha,
@@ -735,6 +752,7 @@ class PanelTriangle {
 
   template <typename Kernel>
   Status leaf(Kernel kernel, int64_t first, int64_t size, T scale) const {
+    if (dry_) return Status::success();
     Leaf<T> leaf{};
     leaf.a = a_ + first + first * order_;
     leaf.lda = order_;
@@ -804,6 +822,7 @@ class PanelTriangle {
   const Feed *feed_ = nullptr;
   std::vector<char> fed_;  // per line of the panel, with a feed: on the device
   bool inside_ = false;    // within a diagonal block the feed sent whole
+  bool dry_ = false;
 };
 
 }  // namespace
@@ -1016,15 +1035,118 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     const int span = timeline.begin(up_stream, "B part", -1, count);
     const Status status =
         left ? state.upload(up_stream, in[0] + first, call.m, call.B + first, call.ldb, first_count, count)
-             : state.upload(up_stream, in[0] + first * first_count, first_count, call.B + first * call.ldb,
-                            call.ldb, count, first_count);
+             : state.upload(up_stream, in[0] + first * first_count, first_count, call.B + first * call.ldb, call.ldb,
+                            count, first_count);
     timeline.end(up_stream, span);
     return status;
   };
-  feed.ready = [&]() -> Status {
-    FG_CUDA_CHECK(cudaEventRecord(events[kAReady], up_stream));
-    FG_CUDA_CHECK(cudaStreamWaitEvent(compute, events[kAReady], 0));
-    return Status::success();
+  // The first panel's work (`work`, fed): the recursion first walks it dry to list its sends in the order its work
+  // reads them, grouped by the points where the work waits for them. A thread of its own then packs and enqueues the
+  // groups one after another, each closed by an event, while this thread enqueues the work, which waits at each point
+  // until the group is enqueued (on the host) and done (on the device): the packing of A and of the panel and the
+  // enqueueing of the work's kernels and products, each milliseconds of the host's time, overlap. With no thread to
+  // be had, every group is enqueued first.
+  struct Send {
+    bool lines, diagonal;
+    int64_t row, rows, col, cols;
+  };
+  const auto fed_work = [&](const std::function<Status()> &work) -> Status {
+    std::vector<std::vector<Send>> groups(1);
+    typename PanelTriangle<T>::Feed plan;
+    plan.piece = feed.piece;
+    plan.block = [&](int64_t row, int64_t rows, int64_t col, int64_t cols, bool diagonal) {
+      groups.back().push_back({false, diagonal, row, rows, col, cols});
+      return Status::success();
+    };
+    plan.lines = [&](int64_t first, int64_t count) {
+      groups.back().push_back({true, false, first, count, 0, 0});
+      return Status::success();
+    };
+    plan.ready = [&] {
+      groups.emplace_back();
+      return Status::success();
+    };
+    triangle.set_feed(&plan);
+    triangle.set_dry(true);
+    const Status planned = work();
+    triangle.set_dry(false);
+    triangle.set_feed(nullptr);
+    FG_RETURN_IF_ERROR(planned);
+    groups.pop_back();  // past the last point: empty
+    FG_RETURN_IF_ERROR(state.feed_events_for(groups.size()));
+    std::mutex mutex;
+    std::condition_variable changed;
+    size_t enqueued = 0;  // groups enqueued, each with its event recorded
+    bool stop = false;    // the work failed: send no more
+    Status sent = Status::success();
+    const auto send_groups = [&] {
+      Status status = Status::success();
+      try {
+        for (size_t group = 0; group < groups.size() && status.ok(); ++group) {
+          {
+            const std::lock_guard<std::mutex> lock(mutex);
+            if (stop) break;
+          }
+          for (const Send &one : groups[group]) {
+            static_cast<void>(status = one.lines ? feed.lines(one.row, one.rows)
+                                                 : feed.block(one.row, one.rows, one.col, one.cols, one.diagonal));
+            if (!status.ok()) break;
+          }
+          if (status.ok())
+            static_cast<void>(
+                status = detail::cuda_status(cudaEventRecord(state.feed_events[group], up_stream), "cudaEventRecord"));
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (status.ok())
+            enqueued = group + 1;
+          else
+            static_cast<void>(sent = status);
+          changed.notify_all();
+        }
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        static_cast<void>(sent = Status::failure(StatusCode::alloc_failed, "host memory could not be allocated"));
+        changed.notify_all();
+      }
+    };
+    std::thread sender;
+    const Joined joined{sender};
+    try {
+      sender = std::thread([&] {
+        detail::DeviceGuard guard;  // a new thread: the handle's device made current there too
+        const Status entered = guard.enter(context.device());
+        if (entered.ok()) return send_groups();
+        const std::lock_guard<std::mutex> lock(mutex);
+        static_cast<void>(sent = entered);
+        changed.notify_all();
+      });
+    } catch (...) {
+      send_groups();  // no thread to be had: every group first, in turn
+    }
+    size_t next = 0;
+    typename PanelTriangle<T>::Feed wait;
+    wait.piece = feed.piece;
+    wait.block = [](int64_t, int64_t, int64_t, int64_t, bool) { return Status::success(); };
+    wait.lines = [](int64_t, int64_t) { return Status::success(); };
+    wait.ready = [&]() -> Status {
+      if (next >= groups.size()) return Status::failure(StatusCode::internal_error, "the feed's plan ran out");
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return enqueued > next || !sent.ok(); });
+        if (enqueued <= next) return sent;
+      }
+      FG_CUDA_CHECK(cudaStreamWaitEvent(compute, state.feed_events[next++], 0));
+      return Status::success();
+    };
+    triangle.set_feed(&wait);
+    const Status done = work();
+    triangle.set_feed(nullptr);
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    if (sender.joinable()) sender.join();
+    FG_RETURN_IF_ERROR(done);
+    return sent;
   };
   // symm: one panel of `count` lines of B at `from` (ld `ld`) into `to`, one product.
   const auto symmetric = [&](const T *from, T *to, int64_t count, int64_t ld) -> Status {
@@ -1071,14 +1193,12 @@ Status device_level3(detail::Context &context, Level3Resources &resources, const
     }
     const int work_span = timeline.begin(compute, "work", panel, count);
     triangle.set_panel(panel);
-    triangle.set_feed(feeding ? &feed : nullptr);
-    if (solve)
-      FG_RETURN_IF_ERROR(triangle.solve(in[slot], count));
-    else if (call.routine == Level3Routine::trmm)
-      FG_RETURN_IF_ERROR(triangle.multiply(in[slot], out[slot], count));
-    else
-      FG_RETURN_IF_ERROR(symmetric(in[slot], out[slot], count, ld));
-    triangle.set_feed(nullptr);
+    const auto work = [&]() -> Status {
+      if (solve) return triangle.solve(in[slot], count);
+      if (call.routine == Level3Routine::trmm) return triangle.multiply(in[slot], out[slot], count);
+      return symmetric(in[slot], out[slot], count, ld);
+    };
+    FG_RETURN_IF_ERROR(feeding ? fed_work(work) : work());
     timeline.end(compute, work_span);
     FG_CUDA_CHECK(cudaEventRecord(events[kComputed + slot], compute));
     return Status::success();
