@@ -139,13 +139,13 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_solve(Leaf<T> leaf) {
     if (i < size) b[i * leaf.along] = x[i];
 }
 
-// b := scale M x, each element's terms summed in the order of l: the same steps for every line.
+// b := scale M x for `line` (of the thread block's lines), each element's terms summed in the order of l: the same
+// steps for every line.
 template <typename T>
-__global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
+__device__ void multiply_leaf(const Leaf<T> &leaf, int64_t line) {
   __shared__ T m[kLeaf][kLeaf + 1];
   load_triangle(leaf, m);
   const int size = leaf.size;
-  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (line >= leaf.lines) return;
   const T *x_line = leaf.x + line * leaf.across;
   T x[kLeaf];
@@ -161,6 +161,24 @@ __global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
       if (l < size && (leaf.forward ? l <= i : l >= i)) value = fused(m[i][l], x[l], value);
     if (i < size) b[i * leaf.along] = leaf.scale * value;
   }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
+  multiply_leaf(leaf, static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
+}
+
+// Every block of kLeaf lines of `leaf` (leaf.size lines from its first: the last block may be shorter), each
+// multiplied as leaf_multiply multiplies it: blockIdx.x the block, blockIdx.y the panel's lines.
+template <typename T>
+__global__ void __launch_bounds__(kLeafThreads) leaf_multiply_blocks(Leaf<T> leaf) {
+  const int first = static_cast<int>(blockIdx.x) * kLeaf;
+  Leaf<T> block = leaf;
+  block.size = leaf.size - first < kLeaf ? leaf.size - first : kLeaf;
+  block.a = leaf.a + first + first * leaf.lda;
+  block.b = leaf.b + first * leaf.along;
+  block.x = leaf.x + first * leaf.along;
+  multiply_leaf(block, static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x);
 }
 
 // symm's A: the other triangle written out as the stored one's transpose (the stored one, `upper` or lower, is already
@@ -565,8 +583,9 @@ class Timeline {
         (void)cudaGetLastError();
         return;
       }
-      if (std::strcmp(span.name, "leaf") == 0 || std::strcmp(span.name, "product") == 0 ||
-          std::strcmp(span.name, "A part") == 0 || std::strcmp(span.name, "B part") == 0) {
+      if (std::strcmp(span.name, "leaf") == 0 || std::strcmp(span.name, "leaves") == 0 ||
+          std::strcmp(span.name, "product") == 0 || std::strcmp(span.name, "A part") == 0 ||
+          std::strcmp(span.name, "B part") == 0) {
         auto &sum = sums[{span.name, span.size}];
         sum.first += 1;
         sum.second += to - from;
@@ -753,6 +772,16 @@ class PanelTriangle {
   template <typename Kernel>
   Status leaf(Kernel kernel, int64_t first, int64_t size, T scale) const {
     if (dry_) return Status::success();
+    const Leaf<T> leaf = leaf_at(first, size, scale);
+    const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
+    const int span = timeline_.begin(stream_, "leaf", panel_index_, size);
+    const Status status = detail::launch(kernel, grid, dim3(kLeafThreads), 0, stream_, leaf);
+    timeline_.end(stream_, span);
+    return status;
+  }
+
+  // A leaf's description: M's block and the panel's lines from line `first`, `size` long.
+  Leaf<T> leaf_at(int64_t first, int64_t size, T scale) const {
     Leaf<T> leaf{};
     leaf.a = a_ + first + first * order_;
     leaf.lda = order_;
@@ -766,11 +795,7 @@ class PanelTriangle {
     leaf.across = left_ ? ld_ : 1;
     leaf.lines = lines_;
     leaf.scale = scale;
-    const dim3 grid(static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
-    const int span = timeline_.begin(stream_, "leaf", panel_index_, size);
-    const Status status = detail::launch(kernel, grid, dim3(kLeafThreads), 0, stream_, leaf);
-    timeline_.end(stream_, span);
-    return status;
+    return leaf;
   }
 
   // As composed_trsm's: the lines [first, first + size), alpha not yet applied where `scaled` is false.
@@ -795,11 +820,31 @@ class PanelTriangle {
   // The lines [first, first + size) of the product, halved at the same cuts: each half's own triangle, then the
   // block between them (below the diagonal for a lower M, above it for an upper) added to the later half (lower) or
   // the earlier (upper). Half the work of one product with A written out whole, and no term of the other triangle.
+  // trmm's leaves write their lines before any product adds to them and read only A and the panel's input, so the
+  // leaves of a node (a piece the feed sends whole, else the whole order) go in one launch before its products: every
+  // element's steps, and their order, as with a launch per leaf.
   Status multiply_lines(int64_t first, int64_t size) {
-    return entered(first, size, [&] { return multiply_body(first, size); });
+    return entered(first, size, [&]() -> Status {
+      if (batched_ || size > (feed_ != nullptr ? feed_->piece : order_)) return multiply_body(first, size);
+      FG_RETURN_IF_ERROR(all_leaves(first, size));
+      batched_ = true;
+      const Status status = multiply_body(first, size);
+      batched_ = false;
+      return status;
+    });
+  }
+  Status all_leaves(int64_t first, int64_t size) const {
+    if (dry_) return Status::success();
+    const Leaf<T> all = leaf_at(first, size, call_.alpha);
+    const dim3 grid(static_cast<unsigned>((size + kLeaf - 1) / kLeaf),
+                    static_cast<unsigned>((lines_ + kLeafThreads - 1) / kLeafThreads));
+    const int span = timeline_.begin(stream_, "leaves", panel_index_, size);
+    const Status status = detail::launch(leaf_multiply_blocks<T>, grid, dim3(kLeafThreads), 0, stream_, all);
+    timeline_.end(stream_, span);
+    return status;
   }
   Status multiply_body(int64_t first, int64_t size) {
-    if (size <= kLeaf) return leaf(leaf_multiply<T>, first, size, call_.alpha);
+    if (size <= kLeaf) return batched_ ? Status::success() : leaf(leaf_multiply<T>, first, size, call_.alpha);
     const int64_t cut = halving_cut(kLeaf, size);
     const int64_t head = first, tail = first + cut, tail_size = size - cut;
     FG_RETURN_IF_ERROR(multiply_lines(head, cut));
@@ -823,6 +868,7 @@ class PanelTriangle {
   std::vector<char> fed_;  // per line of the panel, with a feed: on the device
   bool inside_ = false;    // within a diagonal block the feed sent whole
   bool dry_ = false;
+  bool batched_ = false;  // trmm: within a node whose leaves were launched at once
 };
 
 }  // namespace
