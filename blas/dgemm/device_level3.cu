@@ -163,13 +163,8 @@ __device__ void multiply_leaf(const Leaf<T> &leaf, int64_t line) {
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kLeafThreads) leaf_multiply(Leaf<T> leaf) {
-  multiply_leaf(leaf, static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
-}
-
 // Every block of kLeaf lines of `leaf` (leaf.size lines from its first: the last block may be shorter), each
-// multiplied as leaf_multiply multiplies it: blockIdx.x the block, blockIdx.y the panel's lines.
+// multiplied by multiply_leaf: blockIdx.x the block, blockIdx.y the panel's lines.
 template <typename T>
 __global__ void __launch_bounds__(kLeafThreads) leaf_multiply_blocks(Leaf<T> leaf) {
   const int first = static_cast<int>(blockIdx.x) * kLeaf;
@@ -509,10 +504,6 @@ Level3Resources::~Level3Resources() = default;
 
 namespace {
 
-// Where a call's time goes, when FASTGEMM_LEVEL3_PROFILE names a file (tuning, not for production): spans of the
-// streams' work (A's upload, each panel's upload, work and download) and of every kernel and product of the panels'
-// work, each between two timing events, appended to the file as the call ends. The events cost a microsecond or two
-// of the device's time each, so the sums of many small spans read a little high.
 const char *routine_name(Level3Routine routine) {
   switch (routine) {
     case Level3Routine::trsm: return "trsm";
@@ -524,6 +515,10 @@ const char *routine_name(Level3Routine routine) {
   return "?";
 }
 
+// Where a call's time goes, when FASTGEMM_LEVEL3_PROFILE names a file (tuning, not for production): spans of the
+// streams' work (A's upload, each panel's upload, work and download) and of every kernel and product of the panels'
+// work, each between two timing events, appended to the file as the call ends. The events cost a microsecond or two
+// of the device's time each, so the sums of many small spans read a little high.
 class Timeline {
  public:
   Timeline() {
@@ -844,7 +839,7 @@ class PanelTriangle {
     return status;
   }
   Status multiply_body(int64_t first, int64_t size) {
-    if (size <= kLeaf) return batched_ ? Status::success() : leaf(leaf_multiply<T>, first, size, call_.alpha);
+    if (size <= kLeaf) return Status::success();  // multiplied with its node's leaves (all_leaves)
     const int64_t cut = halving_cut(kLeaf, size);
     const int64_t head = first, tail = first + cut, tail_size = size - cut;
     FG_RETURN_IF_ERROR(multiply_lines(head, cut));
