@@ -2,7 +2,8 @@
 /* Times sgemm_ on pageable host arrays through whatever BLAS the process has: the system BLAS, or one
    preloaded before it (libfastgemm_blas.so, NVBLAS), so that drop-in libraries are compared on the same
    unchanged program. Square products, alpha 1, beta 0, inputs uniform in (-1, 1); the best of REPEATS
-   calls after one warm-up, and a check of a few elements of C against a double dot product.
+   calls after one warm-up (3, or the value of TIMING_REPEATS, 1 to 1000), and a check of a few elements of C
+   against a double dot product.
 
    cc -O2 sgemm_timing.c -o sgemm_timing -lblas
    LD_PRELOAD=/opt/fastgemm/lib/libfastgemm_blas.so ./sgemm_timing 4096 8192 16384
@@ -30,7 +31,7 @@ typedef float real;
 void GEMM(const char *transa, const char *transb, const int *m, const int *n, const int *k, const real *alpha,
           const real *a, const int *lda, const real *b, const int *ldb, const real *beta, real *c, const int *ldc);
 
-enum { REPEATS = 3, CHECKED = 64 };
+enum { CHECKED = 64 };
 
 static double now(void) {
   struct timespec t;
@@ -39,7 +40,15 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  int status = 0;
+  int status = 0, repeats = 3;
+  const char *repeats_text = getenv("TIMING_REPEATS");
+  if (repeats_text != NULL) {
+    repeats = atoi(repeats_text);
+    if (repeats < 1 || repeats > 1000) {
+      fprintf(stderr, NAME ": TIMING_REPEATS must be 1 to 1000, not %s\n", repeats_text);
+      return 2;
+    }
+  }
   for (int argument = 1; argument < argc; ++argument) {
     const int n = atoi(argv[argument]);
     const size_t count = (size_t)n * (size_t)n;
@@ -57,7 +66,7 @@ int main(int argc, char **argv) {
     }
     const real alpha = 1, beta = 0;
     double best = INFINITY;
-    for (int repeat = 0; repeat <= REPEATS; ++repeat) {
+    for (int repeat = 0; repeat <= repeats; ++repeat) {
       const double start = now();
       GEMM("N", "N", &n, &n, &n, &alpha, a, &n, b, &n, &beta, c, &n);
       const double seconds = now() - start;
