@@ -41,9 +41,8 @@ for tool in ${FASTGEMM_SANITIZER_TOOLS-memcheck initcheck racecheck synccheck}; 
   # racecheck and synccheck look at shared memory and barriers: the kernels that have them are the tiled
   # ones, and small shapes exercise every edge path of theirs.
   filter="[sgemm]~[large],[rowmean]~[grid]~[classes]"
-  # memcheck and initcheck cover everything but the tests that fill device memory on purpose and the emulated
-  # host product (slow under the tools; its kernels are the device path's, which these runs cover).
-  case "$tool" in memcheck | initcheck) filter="~[huge]~[pressure]~[fault]~[tall]~[host_emulated]" ;; esac
+  # memcheck and initcheck cover everything but the tests that fill device memory on purpose.
+  case "$tool" in memcheck | initcheck) filter="~[huge]~[pressure]~[fault]~[tall]" ;; esac
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
     "$build_dir/tests/test_gpu" $filter
   # The internal kernels' own test (the emulated mode's INT8 product on Hopper).

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Times sgemm_ on pageable host arrays through whatever BLAS the process has: the system BLAS, or one
    preloaded before it (libfastgemm_blas.so, NVBLAS), so that drop-in libraries are compared on the same
-   unchanged program. Square products, alpha 1, beta 0, inputs uniform in (-1, 1); the best of REPEATS
-   calls after one warm-up (3, or the value of TIMING_REPEATS, 1 to 1000), and a check of a few elements of C
-   against a double dot product.
+   unchanged program. Square products, alpha 1, beta 0, inputs uniform in (-1, 1); the best of 3 calls (or of
+   TIMING_REPEATS, 1 to 1000) after one warm-up, and a check of a few elements of C against a double dot product.
 
    cc -O2 sgemm_timing.c -o sgemm_timing -lblas
    LD_PRELOAD=/opt/fastgemm/lib/libfastgemm_blas.so ./sgemm_timing 4096 8192 16384
@@ -42,9 +41,11 @@ static double now(void) {
 int main(int argc, char **argv) {
   int status = 0, repeats = 3;
   const char *repeats_text = getenv("TIMING_REPEATS");
-  if (repeats_text != NULL) {
-    repeats = atoi(repeats_text);
-    if (repeats < 1 || repeats > 1000) {
+  if (repeats_text != NULL && *repeats_text != '\0') {
+    char *end = NULL;
+    const long value = strtol(repeats_text, &end, 10);
+    repeats = *end == '\0' && value >= 1 && value <= 1000 ? (int)value : 0;
+    if (repeats == 0) {
       fprintf(stderr, NAME ": TIMING_REPEATS must be 1 to 1000, not %s\n", repeats_text);
       return 2;
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fg_sgemm_host in the emulated mode: its tiles run the emulation (steps of 4096 on every side, lib/host/plan.hpp),
 // every element within the per-element guarantee against a double reference on whole rows and columns that cross the
-// tiles' edges, C poisoned before the call. A large product: left out of the sanitizers' runs (scripts/gpu-check.sh).
+// tiles' edges, C poisoned before the call.
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
