@@ -66,7 +66,9 @@ TEST_CASE("host: the emulated mode's tiles keep every element within the guarant
   int64_t unwritten = 0;
   for (float x : c) unwritten += std::isnan(x) ? 1 : 0;
   CHECK(unwritten == 0);
-  // Rows and columns on both sides of the tiles' edges, and the last ones, against their double references.
+  // Rows and columns on both sides of the tiles' edges, and the last ones, against their double references, held to
+  // the guarantee of one call over all of k (for k in two chunks what is proven is twice the guarantee at the chunks'
+  // depth, docs/math-mode.md; these inputs' elements meet the tighter one).
   const std::vector<int64_t> rows = {0, 4095, 4096, m - 1}, cols = {0, 4095, 4096, 8191, 8192, n - 1};
   std::vector<float> c_rows, c_cols;
   for (int64_t i : rows) c_rows.insert(c_rows.end(), c.begin() + i * n, c.begin() + (i + 1) * n);
