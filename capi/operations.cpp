@@ -90,7 +90,11 @@ Status run_on_device(const SgemmPlan &plan, fg_context &handle, fg_sgemm_algo_t 
 // `column_major` is the caller's layout, which names the operands in its errors.
 Status run_on_host(const SgemmPlan &plan, fg_context &handle, bool column_major, fg_sgemm_algo_t *ran) {
   if (plan.work == GemmWork::nothing) return Status::success();
-  const detail::HostTileOps<float> ops{detail::run_sgemm, detail::scale_c};
+  const auto step_workspace = [](const detail::GemmProblem &step, const Context &context, fg_sgemm_algo_t algo,
+                                 size_t *bytes) {
+    return detail::sgemm_workspace_bytes(step, context.device(), algo, bytes);
+  };
+  const detail::HostTileOps<float> ops{detail::run_sgemm, detail::scale_c, step_workspace};
   const bool product = plan.work == GemmWork::product;
   fg_sgemm_algo_t scaled = FG_SGEMM_AUTO;
   return using_workspace(*handle.context, [&] {

@@ -300,13 +300,31 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     }
   }
 
-  // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
-  // what the products need, shared evenly by the device's workers.
-  size_t smallest_memory = SIZE_MAX, smallest_room = SIZE_MAX;
+  size_t smallest_memory = SIZE_MAX;
   for (int ordinal : devices_) {
     size_t total_memory = 0;
     FG_RETURN_IF_ERROR(device_total_memory(ordinal, &total_memory));
     smallest_memory = std::min(smallest_memory, total_memory);
+  }
+  job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
+                                  host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
+  // What a step's product may take of the device beside the reserve (the emulation's workspace for a tile over all
+  // of k is up to a few GiB).
+  size_t reserved = reserved_device_bytes;
+  if (product && ops.workspace) {
+    const HostTiling &t = job.tiling;
+    BasicGemmProblem<T> step = step_problem(problem, t.tile_m, t.tile_n, problem.c, t.tile_n);
+    step.k = t.tile_k;
+    step.a = staged_operand(problem.a.data, a_region(problem.a, 0, t.tile_m, 0, t.tile_k), problem.a.transposed);
+    step.b = staged_operand(problem.b.data, b_region(problem.b, 0, t.tile_k, 0, t.tile_n), problem.b.transposed);
+    size_t step_bytes = 0;
+    FG_RETURN_IF_ERROR(ops.workspace(step, primary_, algo, &step_bytes));
+    reserved += step_bytes;
+  }
+  // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
+  // what the products need, shared evenly by the device's workers.
+  size_t smallest_room = SIZE_MAX;
+  for (int ordinal : devices_) {
     DeviceGuard guard;
     FG_RETURN_IF_ERROR(guard.enter(ordinal));
     size_t free_bytes = 0, total_bytes = 0;
@@ -314,13 +332,11 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     size_t room = free_bytes;
     for (const auto &worker : workers_)
       if (worker->device() == ordinal) room += worker->held_bytes();
-    room = room > reserved_device_bytes ? (room - reserved_device_bytes) / static_cast<size_t>(workers_per_device_) : 0;
+    room = room > reserved ? (room - reserved) / static_cast<size_t>(workers_per_device_) : 0;
     smallest_room = std::min(smallest_room, room);
   }
   const size_t staging_limit = host_staging_limit_from_environment();
   if (staging_limit > 0) smallest_room = std::min(smallest_room, staging_limit);
-  job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
   job.tiles_m = (problem.m + job.tiling.tile_m - 1) / job.tiling.tile_m;
   job.tiles_n = (problem.n + job.tiling.tile_n - 1) / job.tiling.tile_n;
   job.chunks = product ? (problem.k + job.tiling.tile_k - 1) / job.tiling.tile_k : 0;

@@ -62,13 +62,15 @@ struct EmulationReport;
 // canonical problem with `algo` (the SGEMM path's; other callers ignore it) on the context's stream and stores what
 // ran (the tiles report no emulation: `report` is nullptr); `scale` enqueues C := beta * C. AUTO's choices wait for
 // nothing (the emulated mode chooses on the device); a forced FG_SGEMM_OZAKI_INT8 waits once per tile step for
-// its look at the operands.
+// its look at the operands. `workspace` (may be empty: none) gives the device memory a step's product may take
+// beside the engine's reserve, which the staging buffers then leave free.
 template <typename T>
 struct HostTileOps {
   std::function<Status(const BasicGemmProblem<T> &, Context &, fg_sgemm_algo_t algo, EmulationReport *report,
                        fg_sgemm_algo_t *ran)>
       product;
   std::function<Status(const BasicGemmProblem<T> &, cudaStream_t)> scale;
+  std::function<Status(const BasicGemmProblem<T> &, const Context &, fg_sgemm_algo_t algo, size_t *bytes)> workspace;
 };
 
 template <typename T>

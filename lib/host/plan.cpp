@@ -38,17 +38,23 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
   tiling.tile_n = std::min(n, edge);
   if (k == 0) return tiling;
   const size_t budget = std::min(device_bytes / 4, max_staging_bytes);
-  const auto bytes = [&](int64_t depth) {
-    return static_cast<size_t>(2 * (tiling.tile_m + tiling.tile_n) * depth + 2 * tiling.tile_m * tiling.tile_n) *
-           element_bytes;
+  const auto bytes = [&](const HostTiling &t, int64_t depth) {
+    return static_cast<size_t>(2 * (t.tile_m + t.tile_n) * depth + 2 * t.tile_m * t.tile_n) * element_bytes;
   };
-  if (whole_k) {
-    tiling.tile_k = k;
-    while ((tiling.tile_m > min_whole_k_edge || tiling.tile_n > min_whole_k_edge) && bytes(k) > budget) {
-      tiling.tile_m = std::max(std::min(tiling.tile_m, min_whole_k_edge), (tiling.tile_m + 1) / 2);
-      tiling.tile_n = std::max(std::min(tiling.tile_n, min_whole_k_edge), (tiling.tile_n + 1) / 2);
+  // k in one chunk, the tiles narrower where the panels of all of k would not fit.
+  const auto all_of_k = [&] {
+    HostTiling t = tiling;
+    t.tile_k = k;
+    while ((t.tile_m > min_whole_k_edge || t.tile_n > min_whole_k_edge) && bytes(t, k) > budget) {
+      t.tile_m = std::max(std::min(t.tile_m, min_whole_k_edge), (t.tile_m + 1) / 2);
+      t.tile_n = std::max(std::min(t.tile_n, min_whole_k_edge), (t.tile_n + 1) / 2);
     }
-    return tiling;
+    return t;
+  };
+  if (whole_k) return all_of_k();
+  if (emulated && limit == 0 && k <= emulated_whole_k_limit) {
+    const HostTiling t = all_of_k();
+    if (tuning::emulation_size(t.tile_m, t.tile_n, k, 1) == tuning::EmulationSize::pays) return t;
   }
   if (limit > 0) {
     tiling.tile_k = std::min(k, limit);
@@ -58,7 +64,7 @@ HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_byt
     const int64_t balanced = (k + chunks - 1) / chunks;
     tiling.tile_k = std::min(k, (balanced + chunk_k_multiple - 1) / chunk_k_multiple * chunk_k_multiple);
   }
-  while (tiling.tile_k > min_tile_k && bytes(tiling.tile_k) > budget) tiling.tile_k = (tiling.tile_k + 1) / 2;
+  while (tiling.tile_k > min_tile_k && bytes(tiling, tiling.tile_k) > budget) tiling.tile_k = (tiling.tile_k + 1) / 2;
   return tiling;
 }
 

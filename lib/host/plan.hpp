@@ -22,12 +22,17 @@ namespace fastgemm::detail {
 // 4096 at 46 TFLOPS, 2.7 ms at 4096 square) still dwarfs the launch and event overheads.
 constexpr int64_t largest_tile_edge = 4096;
 constexpr int64_t smallest_tile_edge = 1024;
-// In the emulated mode, products of 4096 and more on every side take tiles 4096 wide, and so chunks of k 4096
-// deep: each step's product then reaches AUTO's emulation threshold (m n k >= 2^34), where the quartered grid's
-// 2048 x 2048 x 2048 steps of 8192^3 ran FP32. On the H100 from pageable memory (bench/NOTES-emulated-calls.md), 8192^3
-// took 22.7-23.9 ms against 28.5-29.5 ms with those steps, and 4096^3 (one step) 7.0-7.8 ms against 7.7-8.7 ms;
-// operands the emulation declines took FP32's time with either grid, and so did the FP32 mode.
+// In the emulated mode, products of 4096 and more on every side take tiles 4096 wide: each step's product then
+// reaches AUTO's emulation threshold (m n k >= 2^34), where the quartered grid's 2048 x 2048 x 2048 steps of 8192^3
+// ran FP32. On the H100 from pageable memory (bench/NOTES-emulated-calls.md), 8192^3 took 22.7-23.9 ms against
+// 28.5-29.5 ms with those steps, and 4096^3 (one step) 7.0-7.8 ms against 7.7-8.7 ms; operands the emulation
+// declines took FP32's time with either grid, and so did the FP32 mode.
+// And where a step over all of k (k up to emulated_whole_k_limit, the tiles narrowed as FG_REPRODUCIBLE_SHAPE's are)
+// reaches that threshold, k is one chunk: each element of C is then one emulated call's, held to the header's
+// per-element guarantee with the call's own k (a sum of c chunks is proven to within c times the guarantee at the
+// chunks' depth only, docs/math-mode.md).
 constexpr int64_t emulated_tile_edge = tuning::kHostEmulatedTileEdge;
+constexpr int64_t emulated_whole_k_limit = tuning::kEmulationMaxDepth;
 // k is cut in chunks about as deep as the tile is wide, and at least min_chunk_k deep (balanced, a multiple
 // of 128): the first product waits for a quarter of the first panels at most, and each chunk's product
 // still runs at the device's full rate. The floor halves the steps of the 1024-wide tiles: on the H100,

@@ -55,6 +55,10 @@ constexpr int64_t kEmulationMinEdge = 1024;
 constexpr int64_t kEmulationMinBatchedEdge = 2048;
 constexpr double kEmulationMinWork = 17179869184.0;  // 2^34
 
+// The deepest product the emulation takes: its INT32 sums of int8 products stay exact while k 128^2 < 2^31
+// (lib/sgemm/ozaki_int8/plan.hpp's kMaxDepth, which checks that it is this).
+constexpr int64_t kEmulationMaxDepth = 131071;
+
 enum class EmulationSize {
   pays,
   small_edge,  // an edge below kEmulationMinEdge
@@ -80,7 +84,7 @@ constexpr double kFp32FlopsPerSecond = 50e12;      // FP32 products throughout
 
 // --- The host engine --------------------------------------------------------------------------------------------
 
-// In the emulated mode, products of 4096 and more on every side take tiles 4096 wide and chunks of k 4096 deep: each
+// In the emulated mode, products of 4096 and more on every side take tiles 4096 wide, and steps over all of k: each
 // step's product then reaches the emulation's size rule (lib/host/plan.hpp has what 2048-wide steps cost).
 constexpr int64_t kHostEmulatedTileEdge = 4096;
 static_assert(emulation_size(kHostEmulatedTileEdge, kHostEmulatedTileEdge, kHostEmulatedTileEdge, 1) ==

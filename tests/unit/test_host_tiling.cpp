@@ -55,28 +55,59 @@ TEST_CASE(
   CHECK(choose_host_tiling(4096, 4096, 4096, 80 * kGiB, 0).tile_k == 2048);
 }
 
-TEST_CASE("host tiling: the emulated mode's steps of 4096 on every side reach the emulation's threshold",
-          "[host_tiling]") {
+TEST_CASE("host tiling: the emulated mode's steps over all of k reach the emulation's threshold", "[host_tiling]") {
   const auto emulated = [](int64_t m, int64_t n, int64_t k) {
     return choose_host_tiling(m, n, k, 80 * kGiB, 0, false, true);
   };
-  for (const HostTiling &t : {emulated(8192, 8192, 8192), emulated(4096, 4096, 4096), emulated(16384, 16384, 16384),
-                              emulated(8192, 6000, 4096)}) {
+  const auto pays = [](const HostTiling &t) {
+    return fastgemm::tuning::emulation_size(t.tile_m, t.tile_n, t.tile_k, 1) == fastgemm::tuning::EmulationSize::pays;
+  };
+  // 4096 and more on every side: tiles of 4096, each one step over all of k.
+  for (const auto &shape : {std::array<int64_t, 3>{8192, 8192, 8192}, std::array<int64_t, 3>{4096, 4096, 4096},
+                            std::array<int64_t, 3>{16384, 16384, 16384}, std::array<int64_t, 3>{8192, 6000, 4096},
+                            std::array<int64_t, 3>{12288, 16384, 6000}}) {
+    const HostTiling t = emulated(shape[0], shape[1], shape[2]);
     CHECK(t.tile_m == 4096);
     CHECK(t.tile_n == 4096);
-    CHECK(t.tile_k == 4096);
-    CHECK(fastgemm::tuning::emulation_size(t.tile_m, t.tile_n, t.tile_k, 1) == fastgemm::tuning::EmulationSize::pays);
+    CHECK(t.tile_k == shape[2]);
+    CHECK(pays(t));
   }
-  // Smaller on any side, FG_REPRODUCIBLE_SHAPE's whole k, or the knob: the FP32 mode's grid.
-  for (const auto &shape : {std::array<int64_t, 3>{8192, 3000, 8192}, std::array<int64_t, 3>{8192, 8192, 2048}}) {
+  // Narrower products whose steps over all of k still pay: the FP32 mode's tiles, k whole.
+  for (const auto &shape : {std::array<int64_t, 3>{8192, 3000, 8192}, std::array<int64_t, 3>{3000, 3000, 65536}}) {
+    const HostTiling t = emulated(shape[0], shape[1], shape[2]);
+    const HostTiling fp32 = choose_host_tiling(shape[0], shape[1], shape[2], 80 * kGiB, 0);
+    CHECK(t.tile_m == fp32.tile_m);
+    CHECK(t.tile_n == fp32.tile_n);
+    CHECK(fp32.tile_k < shape[2]);
+    CHECK(t.tile_k == shape[2]);
+    CHECK(pays(t));
+  }
+  // The deepest k the emulation takes: tiles narrow until the panels of all of k fit the staging budget (6 GiB).
+  const int64_t deepest = fastgemm::tuning::kEmulationMaxDepth;
+  const HostTiling deep = emulated(16384, 16384, deepest);
+  CHECK(deep.tile_k == deepest);
+  CHECK(deep.tile_m == 2048);
+  CHECK(deep.tile_n == 2048);
+  CHECK(static_cast<size_t>(2 * (deep.tile_m + deep.tile_n) * deepest + 2 * deep.tile_m * deep.tile_n) * 4 <=
+        size_t(6) << 30);
+  CHECK(pays(deep));
+  // Steps that would not pay over all of k, k deeper than the emulation takes, FG_REPRODUCIBLE_SHAPE (whose
+  // emulated mode runs FP32) or the knob: the FP32 mode's grid (with tiles of 4096 where every side has 4096).
+  for (const auto &shape : {std::array<int64_t, 3>{8192, 8192, 2048}, std::array<int64_t, 3>{2048, 2048, 8192},
+                            std::array<int64_t, 3>{2048, 2048, deepest + 1}}) {
     const HostTiling t = emulated(shape[0], shape[1], shape[2]);
     const HostTiling fp32 = choose_host_tiling(shape[0], shape[1], shape[2], 80 * kGiB, 0);
     CHECK(t.tile_m == fp32.tile_m);
     CHECK(t.tile_n == fp32.tile_n);
     CHECK(t.tile_k == fp32.tile_k);
   }
+  const HostTiling beyond = emulated(8192, 8192, deepest + 1);
+  CHECK(beyond.tile_m == 4096);
+  CHECK(beyond.tile_k <= 4096);
   CHECK(choose_host_tiling(8192, 8192, 8192, 80 * kGiB, 0, true, true).tile_m == 2048);
-  CHECK(choose_host_tiling(8192, 8192, 8192, 80 * kGiB, 1024, false, true).tile_m == 1024);
+  const HostTiling knob = choose_host_tiling(8192, 8192, 8192, 80 * kGiB, 1024, false, true);
+  CHECK(knob.tile_m == 1024);
+  CHECK(knob.tile_k == 1024);
 }
 
 TEST_CASE("host tiling: k is chunked to fit a quarter of the device, at most 6 GiB", "[host_tiling]") {

@@ -3,8 +3,13 @@
 
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "tuning/tuning.hpp"
 
 namespace fastgemm::detail::ozaki {
+
+static_assert(kMaxDepth == tuning::kEmulationMaxDepth,
+              "the host engine's emulated steps over all of k stop at kMaxDepth");
+
 namespace {
 
 using Wide = unsigned __int128;  // P < 2^103 for 13 moduli: products by a modulus stay below 2^128
