@@ -248,6 +248,14 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
   *ran = FG_SGEMM_AUTO;
   const bool whole_k = problem.reproducibility == FG_REPRODUCIBLE_SHAPE;
   const bool emulated = product && problem.math == FG_MATH_FP32_EMULATED;
+  // A forced emulation: what fg_sgemm refuses before looking at the operands (k, the scalars, the reproducibility
+  // level) is refused here, before any tile runs; its steps are each one call over all of k, and a step whose operands
+  // it declines runs FP32 (run_step).
+  const bool forced_emulation = product && algo == FG_SGEMM_OZAKI_INT8;
+  if (forced_emulation && ops.workspace) {
+    size_t unused = 0;
+    FG_RETURN_IF_ERROR(ops.workspace(problem, primary_, algo, &unused));
+  }
   if (whole_k && product && problem.k > host_whole_k_limit())
     return Status::failure(StatusCode::not_supported,
                            "k = " + std::to_string(problem.k) + " is deeper than the " +
@@ -284,8 +292,9 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     size_t total_memory = 0;
     FG_RETURN_IF_ERROR(device_total_memory(devices_[0], &total_memory));
     const int64_t k = product ? problem.k : 0;
-    const HostTiling tiling = choose_host_tiling(problem.m, problem.n, k, total_memory,
-                                                 host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
+    const HostTiling tiling =
+        choose_host_tiling(problem.m, problem.n, k, total_memory, host_tile_limit_from_environment(),
+                           whole_k || forced_emulation, emulated, sizeof(T));
     const SmallProductLayout layout =
         small_product_layout(problem.m, problem.n, k, product, small_product_bytes, sizeof(T));
     if (layout.fits && single_step(tiling, problem.m, problem.n, k, product)) {
@@ -307,19 +316,25 @@ Status HostGemm<T>::run(const BasicGemmProblem<T> &problem, bool product, fg_sge
     smallest_memory = std::min(smallest_memory, total_memory);
   }
   job.tiling = choose_host_tiling(problem.m, problem.n, product ? problem.k : 0, smallest_memory,
-                                  host_tile_limit_from_environment(), whole_k, emulated, sizeof(T));
+                                  host_tile_limit_from_environment(), whole_k || forced_emulation, emulated, sizeof(T));
+  // AUTO's emulation runs on steps over all of k only, each element one emulated call held to the per-element
+  // guarantee with the call's k (a sum of chunks is proven to a looser bound only, docs/math-mode.md): where the grid
+  // cuts k (k past the emulation's depth, or steps over all of k too small to pay), the steps run FP32, as fg_sgemm
+  // does past that depth.
+  if (emulated && !forced_emulation && job.tiling.tile_k < problem.k) job.problem.math = FG_MATH_FP32;
   // What a step's product may take of the device beside the reserve (the emulation's workspace for a tile over all
-  // of k is up to a few GiB).
+  // of k is up to a few GiB). An estimate: a step the query refuses (its staged operands' addresses are not known
+  // yet) reports that itself when it runs.
   size_t reserved = reserved_device_bytes;
   if (product && ops.workspace) {
+    const BasicGemmProblem<T> &p = job.problem;
     const HostTiling &t = job.tiling;
-    BasicGemmProblem<T> step = step_problem(problem, t.tile_m, t.tile_n, problem.c, t.tile_n);
+    BasicGemmProblem<T> step = step_problem(p, t.tile_m, t.tile_n, p.c, t.tile_n);
     step.k = t.tile_k;
-    step.a = staged_operand(problem.a.data, a_region(problem.a, 0, t.tile_m, 0, t.tile_k), problem.a.transposed);
-    step.b = staged_operand(problem.b.data, b_region(problem.b, 0, t.tile_k, 0, t.tile_n), problem.b.transposed);
+    step.a = staged_operand(p.a.data, a_region(p.a, 0, t.tile_m, 0, t.tile_k), p.a.transposed);
+    step.b = staged_operand(p.b.data, b_region(p.b, 0, t.tile_k, 0, t.tile_n), p.b.transposed);
     size_t step_bytes = 0;
-    FG_RETURN_IF_ERROR(ops.workspace(step, primary_, algo, &step_bytes));
-    reserved += step_bytes;
+    if (ops.workspace(step, primary_, algo, &step_bytes).ok()) reserved += step_bytes;
   }
   // The staging buffers may use a device's free memory and what its workers' buffers hold already, less
   // what the products need, shared evenly by the device's workers.

@@ -73,6 +73,20 @@ struct HostTileOps {
   std::function<Status(const BasicGemmProblem<T> &, const Context &, fg_sgemm_algo_t algo, size_t *bytes)> workspace;
 };
 
+// One step's product through `ops`. A forced FG_SGEMM_OZAKI_INT8 that declines the step's operands (having written
+// nothing) computes the step in FP32 instead, as a captured call's replay does: of a forced emulation the engine
+// refuses only what fg_sgemm refuses before looking at the operands (HostGemm::run checks it before any tile runs),
+// since the tiles written before a later tile's refusal could not be taken back.
+template <typename T>
+Status run_step(const HostTileOps<T> &ops, const BasicGemmProblem<T> &part, Context &context, fg_sgemm_algo_t algo,
+                fg_sgemm_algo_t *ran) {
+  const Status status = ops.product(part, context, algo, nullptr, ran);
+  if (status.code != StatusCode::not_supported || algo != FG_SGEMM_OZAKI_INT8) return status;
+  BasicGemmProblem<T> fp32 = part;
+  fp32.math = FG_MATH_FP32;
+  return ops.product(fp32, context, FG_SGEMM_AUTO, nullptr, ran);
+}
+
 template <typename T>
 class HostWorker;
 class CopyPool;

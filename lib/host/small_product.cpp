@@ -108,7 +108,7 @@ Status SmallProduct::run(const BasicGemmProblem<T> &p, bool product, const Small
     part.k = p.k;
     part.a = staged_operand(reinterpret_cast<const T *>(device_ + layout.a), a, p.a.transposed);
     part.b = staged_operand(reinterpret_cast<const T *>(device_ + layout.b), b, p.b.transposed);
-    FG_RETURN_IF_ERROR(ops.product(part, context, algo, nullptr, ran));
+    FG_RETURN_IF_ERROR(run_step(ops, part, context, algo, ran));
   } else {
     FG_RETURN_IF_ERROR(ops.scale(part, stream));
   }

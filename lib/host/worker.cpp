@@ -312,7 +312,7 @@ Status HostWorker<T>::enqueue(HostJob<T> &job, const Planned &planned, int64_t s
     // The chunks of k are summed in order into C, which holds beta * C after the first.
     part.beta = step.chunk == 0 ? p.beta : T(1);
     const int64_t mark = device_begin(job, HostActivity::product, 2 * rows * cols * depth, compute);
-    FG_RETURN_IF_ERROR(job.ops->product(part, *context_, job.algo, nullptr, ran));
+    FG_RETURN_IF_ERROR(run_step(*job.ops, part, *context_, job.algo, ran));
     device_end(job, mark, compute);
     if (planned.a != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.a->released, compute));
     if (planned.b != nullptr) FG_CUDA_CHECK(cudaEventRecord(planned.b->released, compute));
