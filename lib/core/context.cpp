@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/context.hpp"
 
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -46,6 +47,7 @@ Context::~Context() {
   // Destruction reports nothing: these calls only fail when the device is already lost. The stream may
   // be gone by now, so nothing here is enqueued on it. Memory is freed on the legacy stream, after any
   // use there even where no event could be recorded.
+  const std::lock_guard<std::recursive_mutex> lock(teardown_mutex());
   (void)mark_legacy_uses();
   if (recorded_) (void)cudaEventSynchronize(last_use_);
   for (auto &state : states_)
@@ -193,6 +195,7 @@ Status Context::allocate(size_t bytes, void **out) {
 
 Status Context::create_cublas() {
   if (cublas_ != nullptr) return Status::success();
+  const std::lock_guard<std::recursive_mutex> lock(teardown_mutex());
   cublasHandle_t handle = nullptr;
   FG_CUBLAS_CHECK(cublasCreate(&handle));
   // FP32 products stay FP32: no TF32 or other reduced-precision tensor-core path.

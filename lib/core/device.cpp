@@ -92,6 +92,11 @@ Status query_current_device(DeviceInfo *info) {
   return Status::success();
 }
 
+std::recursive_mutex &teardown_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
 void release_device(const DeviceInfo &info) {
   // Fails only for a device the driver no longer knows; the handle is gone either way.
   if (info.primary_context != nullptr) (void)driver().primary_ctx_release(info.ordinal);

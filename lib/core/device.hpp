@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include <cuda_runtime_api.h>
 
@@ -28,6 +29,13 @@ struct DeviceInfo {
 // release_device() gives back. A machine without a usable device or driver is StatusCode::no_device.
 Status query_current_device(DeviceInfo *info);
 void release_device(const DeviceInfo &info);
+
+// Held while a cuBLAS handle is made or destroyed and while a context's or a host worker's CUDA objects are torn
+// down, so that no two of these run at once in the process: cublasDestroy synchronizes the device, and that
+// synchronization faulted inside the driver (CUDA 13, an H200) while other threads tore their handles down at the
+// same moment (four threads each destroying a handle of two host workers as they ended together). Recursive: a
+// worker's teardown ends with its own context's.
+std::recursive_mutex &teardown_mutex();
 
 // Makes the handle's device current for the guard's lifetime by pushing its primary context, and pops it
 // after, so that the thread's own context (or its having none) is exactly as it was: nothing is switched

@@ -45,8 +45,9 @@ int64_t host_tile_limit_from_environment();
 // memory is `device_bytes`. Pure: the same arguments give the same grid. `whole_k` (FG_REPRODUCIBLE_SHAPE):
 // k in one chunk, since summing chunks into C breaks each element's single chain of FMAs; the tile edges
 // shrink instead where the panels of all of k would not fit. `emulated` (FG_MATH_FP32_EMULATED): products of
-// emulated_tile_edge and more on every side take tiles and chunks of that size (plan.hpp). `element_bytes`: the
-// size of the product's elements, which the staging budget counts.
+// emulated_tile_edge and more on every side take tiles of that size, and k is one chunk wherever a step over all of
+// k reaches the emulation's size rule (plan.hpp). `element_bytes`: the size of the product's elements, which the
+// staging budget counts.
 HostTiling choose_host_tiling(int64_t m, int64_t n, int64_t k, size_t device_bytes, int64_t tile_limit,
                               bool whole_k = false, bool emulated = false, size_t element_bytes = sizeof(float));
 

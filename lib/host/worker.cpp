@@ -4,6 +4,7 @@
 #include "host/worker.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "core/check.hpp"
@@ -102,6 +103,7 @@ Status HostWorker<T>::create(int device, Context &primary, bool in_primary, std:
 template <typename T>
 HostWorker<T>::~HostWorker() {
   // Nothing is in flight between calls; failures here mean a lost device and have no one to go to.
+  const std::lock_guard<std::recursive_mutex> lock(teardown_mutex());
   DeviceGuard guard;
   (void)guard.enter(device_);
   for (std::vector<DeviceSlot<T>> *slots : {&a_slots_, &b_slots_, &c_slots_})
