@@ -93,8 +93,9 @@ Status query_current_device(DeviceInfo *info) {
 }
 
 std::recursive_mutex &teardown_mutex() {
-  static std::recursive_mutex mutex;
-  return mutex;
+  // Never destroyed: handles that live in other libraries' statics may be torn down after this library's are.
+  static std::recursive_mutex *const mutex = new std::recursive_mutex;
+  return *mutex;
 }
 
 void release_device(const DeviceInfo &info) {
