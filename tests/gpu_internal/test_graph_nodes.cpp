@@ -113,6 +113,7 @@ TEST_CASE("emulation's graphs: captured FP32 products compared by their kernels"
       for (float &x : *host) x = uniform(random);
     fgtest::upload(a, host_a);
     fgtest::upload(b, host_b);
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());  // uploaded on the legacy stream, which the graphs' stream does not wait for
 
     // One call captured twice, for two outputs: the same kernels. Another shape: not.
     cudaGraph_t first = products.plain(shape.m, shape.n, shape.k, a.as<float>(), b.as<float>(), c.as<float>());
@@ -132,6 +133,7 @@ TEST_CASE("emulation's graphs: captured FP32 products compared by their kernels"
       REQUIRE_CUDA_OK(cudaMemset(other_c.as<float>(), 0xff, size_c * 4));
       const Published given{b.as<float>(), a.as<float>(), other_c.as<float>(), 1.0f, 0.0f};
       REQUIRE_CUDA_OK(cudaMemcpy(published, &given, sizeof given, cudaMemcpyHostToDevice));
+      REQUIRE_CUDA_OK(cudaDeviceSynchronize());  // the legacy stream's poison and copy, before the graph's stream
       products.run(batched);
       const std::vector<float> got = fgtest::download<float>(other_c, size_c);
       CHECK(std::memcmp(got.data(), expected.data(), size_c * 4) == 0);

@@ -121,6 +121,8 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
     REQUIRE_CUDA(cudaMemcpy(da.data, a.data(), a.size(), cudaMemcpyHostToDevice));
     REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
     REQUIRE_CUDA(cudaMemset(own.data, 0x7f, kPairs * c_size * 4));  // poison: 0x7f7f7f7f is no possible sum
+    // The uploads and the poison ran on the legacy stream, which the products' non-blocking stream does not wait for.
+    REQUIRE_CUDA(cudaDeviceSynchronize());
     const int32_t one = 1, zero = 0;
     REQUIRE(cublasGemmStridedBatchedEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols),
                                        static_cast<int>(s.rows), static_cast<int>(s.depth), &one, db.data, CUDA_R_8I,
@@ -155,6 +157,7 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
       const int64_t pitch = residue_pitch(s.cols) + 16;  // 16 bytes a row that nothing may write
       Device<int8_t> bytes(kPairs * s.rows * pitch);
       REQUIRE_CUDA(cudaMemset(bytes.data, 0x7f, kPairs * s.rows * pitch));
+      REQUIRE_CUDA(cudaDeviceSynchronize());  // the poison is done before the product on the other stream writes
       REQUIRE(own_int8_residues(da.data, db.data, bytes.data, s.rows, s.cols, pitch, s.depth, kPairs, moduli,
                                 moduli_count, stream)
                   .ok());
@@ -221,6 +224,7 @@ TEST_CASE("own INT8 product: two sets of lines a pair, the half-depth set taken 
       REQUIRE_CUDA(cudaMemcpy(da.data, a.data(), a.size(), cudaMemcpyHostToDevice));
       REQUIRE_CUDA(cudaMemcpy(db.data, b.data(), b.size(), cudaMemcpyHostToDevice));
       REQUIRE_CUDA(cudaMemset(own.data, 0x7f, kPairs * c_size * 4));
+      REQUIRE_CUDA(cudaDeviceSynchronize());  // the uploads and the poison are done before the products' stream runs
       const int32_t one = 1, zero = 0;
       const int64_t depth_read = set == 1 ? half_read : s.depth;  // the half-depth set over its steps only
       REQUIRE(cublasGemmStridedBatchedEx(

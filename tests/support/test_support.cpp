@@ -187,6 +187,9 @@ DeviceMemory::~DeviceMemory() { (void)cudaFree(pointer_); }
 template <typename T>
 void upload(DeviceMemory &memory, const std::vector<T> &values) {
   REQUIRE_CUDA_OK(cudaMemcpy(memory.get(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
+  // From pageable memory the copy may return before its DMA lands, and a non-blocking stream does not wait for the
+  // legacy stream's work: the values are in place before any stream reads them.
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
 }
 template <typename T>
 std::vector<T> download(const DeviceMemory &memory, size_t count) {
