@@ -18,8 +18,14 @@
 namespace fastgemm::detail::ozaki {
 namespace {
 
-// Rows of the tile each block of the plan walks.
+// Rows of the tile each block of the plan walks at most, and the blocks of it a multiprocessor holds. Where chunks of
+// kPlanRows would give fewer than kPlanFill blocks a multiprocessor (C of 2048 x 2048: one), they are cut to 64 or 32
+// rows (multiples of 8, the rows that descend, and of kPlanLoads). On the H200, 2048 x 2048 x 4096's plan took 38 us
+// with 32 rows against 64 us with 128; 4096^3's 106 us with 128 against 116 us with 64 (more blocks each load their
+// rows' facts and thresholds), where 128 rows already give 512 blocks.
 constexpr int kPlanRows = 128;
+constexpr int kPlanBlocksPerSm = 4;
+constexpr int kPlanFill = 2;
 
 // The largest of the code bounds of a warp's lanes (math.hpp's CodeBounds; the fewest nonzeros and least root), in
 // every lane.
@@ -46,16 +52,17 @@ __device__ CodeBounds warp_largest(CodeBounds bounds) {
 // Rows whose codes' products a thread loads at once, before it works on them: loads in flight, not one at a time.
 constexpr int kPlanLoads = 4;
 
-// One thread per column of the tile, walking kPlanRows rows: its column's facts are copied once into the thread's
-// own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines of the facts'
-// array apart), and the rows' facts, the same for the whole block, into shared memory first, all at once (read
-// row by row from global memory, each row's load stalled the search); the codes' products are read kPlanLoads rows
-// at a time, and they and the needs along rows, coalesced. Most elements take the shortcut (math.hpp's
+// One thread per column of the tile, walking kChunkRows rows (plan_needs's choice): its column's facts are copied once
+// into the thread's own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines
+// of the facts' array apart), and the rows' facts, the same for the whole block, into shared memory first, all at once
+// (read row by row from global memory, each row's load stalled the search); the codes' products are read kPlanLoads
+// rows at a time, and they and the needs along rows, coalesced. Most elements take the shortcut (math.hpp's
 // code_thresholds): from the largest bounds of the block's rows and its column's own, each thread has the least code
 // product that certifies each count, whatever the row, and an element whose code product reaches the threshold of
 // its neighbour's need takes the fewest count whose threshold it reaches. The others, and one row in 8
 // (whose search descends to the element's fewest, so that the needs follow the operands), take element_need's.
-__global__ void __launch_bounds__(kThreads, 4)
+template <int kChunkRows>
+__global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
                 const LineFacts *__restrict__ a_facts, const LineFacts *__restrict__ b_facts,
                 CertificateConstants certificate, uint8_t *__restrict__ needs, ScanSummary *summary) {
@@ -64,10 +71,10 @@ __global__ void __launch_bounds__(kThreads, 4)
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
   static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
   constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
-  __shared__ LineFacts row_facts[kPlanRows];
+  __shared__ LineFacts row_facts[kChunkRows];
   __shared__ CodeBounds row_bounds;  // the largest of the chunk's rows'
-  static_assert(kPlanRows % 32 == 0 && kPlanRows <= kThreads && kPlanRows % kPlanLoads == 0, "a warp per 32 rows");
-  __shared__ CodeBounds warp_bounds[kPlanRows / 32];
+  static_assert(kChunkRows % 32 == 0 && kChunkRows <= kThreads && kChunkRows % kPlanLoads == 0, "a warp per 32 rows");
+  __shared__ CodeBounds warp_bounds[kChunkRows / 32];
   p = live_problem(p);
   const double alpha_abs = fabs(static_cast<double>(p.alpha));
   // Codes at half depth (math.hpp's half_code): each product counts twice (shifted left by code_shift), and a
@@ -78,14 +85,14 @@ __global__ void __launch_bounds__(kThreads, 4)
   if (threadIdx.x == 0) code_shift = tile.half_codes && codes_at_half_depth(summary->code_chunks) ? 1 : 0;
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
   __syncthreads();
-  const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kPlanRows);
+  const int64_t column_blocks = divide_up(tile.cols, blockDim.x), row_chunks = divide_up(tile.rows, kChunkRows);
   int guess = 7;            // neighbours tend to need the same count: each search starts at the last one's need
   bool after_fp32 = false;  // the last element needed FP32: this one starts at the largest count
   for (int64_t block = blockIdx.x; block < tile.batches * column_blocks * row_chunks; block += gridDim.x) {
     const int64_t local_col = block % column_blocks * blockDim.x + threadIdx.x;
     const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
-    const int64_t first_row = row_chunk * kPlanRows;
-    const int chunk_rows = static_cast<int>(min(static_cast<int64_t>(kPlanRows), tile.rows - first_row));
+    const int64_t first_row = row_chunk * kChunkRows;
+    const int chunk_rows = static_cast<int>(min(static_cast<int64_t>(kChunkRows), tile.rows - first_row));
     {
       const auto *from = reinterpret_cast<const uint32_t *>(a_facts + (tile.first_batch + local_batch) * p.m +
                                                             tile.first_row + first_row);
@@ -95,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       __syncthreads();
       // At half depth no row is faithful: only lines of zeros take the zero test (element_need's).
       if (code_shift != 0 && threadIdx.x < chunk_rows) row_facts[threadIdx.x].flags &= ~kLineFaithful;
-      if (threadIdx.x < kPlanRows) {
+      if (threadIdx.x < kChunkRows) {
         const CodeBounds largest =
             warp_largest(threadIdx.x < chunk_rows ? code_bounds(row_facts[threadIdx.x]) : CodeBounds{});
         if (threadIdx.x % 32 == 0) warp_bounds[threadIdx.x / 32] = largest;
@@ -103,7 +110,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       __syncthreads();
       if (threadIdx.x == 0) {
         CodeBounds largest = warp_bounds[0];
-        for (int w = 1; w < kPlanRows / 32; ++w) take_largest(largest, warp_bounds[w]);
+        for (int w = 1; w < kChunkRows / 32; ++w) take_largest(largest, warp_bounds[w]);
         row_bounds = largest;
       }
       __syncthreads();
@@ -163,16 +170,6 @@ __global__ void __launch_bounds__(kThreads, 4)
     if (histogram[bin] != 0) atomicAdd(&summary->needs[bin], static_cast<unsigned long long>(histogram[bin]));
 }
 
-// The 4 sums (or residues) of consecutive columns at `at`, INT32 or one byte each (kBytes).
-template <bool kBytes>
-__device__ __forceinline__ int4 load_words(const void *at) {
-  if (kBytes) {
-    const char4 w = __ldg(static_cast<const char4 *>(at));
-    return make_int4(w.x, w.y, w.z, w.w);
-  }
-  return __ldg(static_cast<const int4 *>(at));
-}
-
 // Rows of the tile each block of the reconstruction walks, and its columns: 4 consecutive ones per thread, whose
 // scale inverses it reads once for all its rows.
 constexpr int kRebuildRows = 8;
@@ -186,14 +183,36 @@ __device__ __noinline__ bool certified_late(const LineFacts *x, const LineFacts 
   return certified_by_value(*x, *y, value, all_zero, alpha, beta, c0, count, *certificate);
 }
 
+// What the reconstruction reads for one row of a thread's 4 columns: the row's sums (or residues) for each modulus,
+// INT32 each or packed one byte each (kBytes), their needs, C0 where beta reads it, and the row's scale inverse.
+template <int kCount, bool kBytes>
+struct RebuildRow {
+  using Packed = typename std::conditional<kBytes, uint32_t, int4>::type;
+  Packed words[kCount];
+  uchar4 need;
+  float c0[4];
+  double x_inverse;
+};
+
+// Sum (or residue) t of the 4 a word holds.
+__device__ __forceinline__ int word_at(uint32_t packed, int t) {
+  return static_cast<int>(static_cast<int8_t>(static_cast<uint8_t>(packed >> (8 * t))));
+}
+
+__device__ __forceinline__ int word_at(const int4 &words, int t) {
+  return t == 0 ? words.x : t == 1 ? words.y : t == 2 ? words.z : words.w;
+}
+
 // C's elements of a tile from the products over kCount moduli. Elements are written only where certified: a need of
 // at most kCount, or certified from the value; the others keep C0 for recompute_uncertified (overflows are counted in
-// the summary for it), and a need of 0 (NaN or Inf reaches the element) is fix_flagged's.
+// the summary for it), and a need of 0 (NaN or Inf reaches the element) is fix_flagged's. With residues in bytes, each
+// thread loads its next row before it works on the one loaded: two rows' loads in flight, not one row's at a time.
 template <int kCount, bool kBytes>
 __global__ void __launch_bounds__(kThreads)
     reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
                        const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
                        uint8_t *needs, ScanSummary *summary) {
+  using Row = RebuildRow<kCount, kBytes>;
   using Word = typename std::conditional<kBytes, int8_t, int32_t>::type;
   p = live_problem(p);
   // In elements of the products (INT32 sums, or bytes).
@@ -214,53 +233,65 @@ __global__ void __launch_bounds__(kThreads)
     const bool vector_needs = width == 4 && p.n % 4 == 0 && col % 4 == 0;
     const bool vector_row = vector_needs && vector_c;
     const int64_t row_end = (row_block + 1) * kRebuildRows < tile.rows ? (row_block + 1) * kRebuildRows : tile.rows;
-    for (int64_t local_row = row_block * kRebuildRows; local_row < row_end; ++local_row) {
-      const int64_t row = tile.first_row + local_row;
+    const auto load = [&](int64_t local_row, Row &row) {
+      const int64_t at_row = tile.first_row + local_row;
       // A row holding NaN or Inf has needs of 0 (fix_flagged's): no test of its flags here, which would hold back
       // the row's loads until the flags arrive.
-      const LineFacts *x = a_facts + batch * p.m + row;
-      const double x_inverse = x->inverse_scale[kCount];
+      row.x_inverse = a_facts[batch * p.m + at_row].inverse_scale[kCount];
       const Word *in = reinterpret_cast<const Word *>(products) + local_batch * kCount * modulus_stride +
                        local_row * pitch + local_col;
-      int4 words[kCount];
 #pragma unroll
-      for (int l = 0; l < kCount; ++l) words[l] = load_words<kBytes>(in + l * modulus_stride);
-      const int64_t at = (batch * p.m + row) * p.n + col;
-      uchar4 need4;
+      for (int l = 0; l < kCount; ++l)
+        row.words[l] = __ldg(reinterpret_cast<const typename Row::Packed *>(in + l * modulus_stride));
+      const int64_t at = (batch * p.m + at_row) * p.n + col;
       if (vector_needs) {
-        need4 = *reinterpret_cast<const uchar4 *>(needs + at);
+        row.need = *reinterpret_cast<const uchar4 *>(needs + at);
       } else {
-        need4.x = needs[at];
-        need4.y = width > 1 ? needs[at + 1] : 0;
-        need4.z = width > 2 ? needs[at + 2] : 0;
-        need4.w = width > 3 ? needs[at + 3] : 0;
+        row.need.x = needs[at];
+        row.need.y = width > 1 ? needs[at + 1] : 0;
+        row.need.z = width > 2 ? needs[at + 2] : 0;
+        row.need.w = width > 3 ? needs[at + 3] : 0;
       }
-      const int need[4] = {need4.x, need4.y, need4.z, need4.w};
-      float *c = p.c + batch * p.stride_c + row * p.ldc + col;
-      float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int t = 0; t < 4; ++t) row.c0[t] = 0.0f;
       if (p.beta != 0.0f) {
+        const float *c = p.c + batch * p.stride_c + at_row * p.ldc + col;
         if (vector_row) {
           const float4 v = *reinterpret_cast<const float4 *>(c);
-          c0[0] = v.x, c0[1] = v.y, c0[2] = v.z, c0[3] = v.w;
+          row.c0[0] = v.x, row.c0[1] = v.y, row.c0[2] = v.z, row.c0[3] = v.w;
         } else {
 #pragma unroll
-          for (int t = 0; t < 4; ++t) c0[t] = t < width ? c[t] : 0.0f;
+          for (int t = 0; t < 4; ++t) row.c0[t] = t < width ? c[t] : 0.0f;
         }
       }
+    };
+    // INT32 sums (shallow products) are read a row at a time: two rows of them would hold too many registers.
+    Row current, next;
+    int64_t local_row = row_block * kRebuildRows;
+    if (kBytes && local_row < row_end) load(local_row, next);
+    for (; local_row < row_end; ++local_row) {
+      if (kBytes) {
+        current = next;
+        if (local_row + 1 < row_end) load(local_row + 1, next);
+      } else {
+        load(local_row, current);
+      }
+      const int64_t row = tile.first_row + local_row;
+      const LineFacts *x = a_facts + batch * p.m + row;
+      const int64_t at = (batch * p.m + row) * p.n + col;
+      const int need[4] = {current.need.x, current.need.y, current.need.z, current.need.w};
+      float *c = p.c + batch * p.stride_c + row * p.ldc + col;
       // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp).
-      const auto add = [&](CrtSums &sums, int word, int l) {
-        if (kBytes)
-          sums.add_reduced(word, constants, l);
-        else
-          sums.add(exact_double(word), constants, l);
-      };
       CrtSums sums[4];
 #pragma unroll
       for (int l = 0; l < kCount; ++l) {
-        add(sums[0], words[l].x, l);
-        add(sums[1], words[l].y, l);
-        add(sums[2], words[l].z, l);
-        add(sums[3], words[l].w, l);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          if (kBytes)
+            sums[t].add_reduced(word_at(current.words[l], t), constants, l);
+          else
+            sums[t].add(exact_double(word_at(current.words[l], t)), constants, l);
+        }
       }
       float out[4];
       bool written[4];
@@ -270,14 +301,14 @@ __global__ void __launch_bounds__(kThreads)
         out[t] = 0.0f;
         if (t >= width || need[t] == 0) continue;  // past the tile, or NaN or Inf in the column
         // Exact where the scales are powers of two.
-        const double value = sums[t].value(constants) * x_inverse * y_inverse[t];
+        const double value = sums[t].value(constants) * current.x_inverse * y_inverse[t];
         if (need[t] > kCount) {
-          if (!certified_late(x, y + t, value, sums[t].all_zero, p.alpha, p.beta, c0[t], kCount, &certificate))
+          if (!certified_late(x, y + t, value, sums[t].all_zero, p.alpha, p.beta, current.c0[t], kCount, &certificate))
             continue;  // recompute_uncertified's
           needs[at + t] = static_cast<uint8_t>(kMinModuli);
         }
         double result = static_cast<double>(p.alpha) * value;
-        if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(c0[t]), result);
+        if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(current.c0[t]), result);
         const float rounded = static_cast<float>(result);
         if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
           needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
@@ -425,9 +456,17 @@ Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
                   const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
                   ScanSummary *summary, cudaStream_t stream) {
-  const int64_t blocks = tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, kPlanRows);
-  return launch(plan_kernel, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, p, tile, code_products,
-                a_facts, b_facts, certificate, needs, summary);
+  int device = 0, processors = 0;
+  FG_CUDA_CHECK(cudaGetDevice(&device));
+  FG_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
+  const auto blocks_for = [&](int height) {
+    return tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, height);
+  };
+  int height = kPlanRows;
+  while (height > 32 && blocks_for(height) < static_cast<int64_t>(kPlanFill) * processors) height /= 2;
+  const auto kernel = height == kPlanRows ? plan_kernel<kPlanRows> : height == 64 ? plan_kernel<64> : plan_kernel<32>;
+  return launch(kernel, dim3(capped_grid(blocks_for(height), kMaxBlocks)), dim3(kThreads), 0, stream, p, tile,
+                code_products, a_facts, b_facts, certificate, needs, summary);
 }
 
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
