@@ -113,7 +113,6 @@ TEST_CASE("emulation's graphs: captured FP32 products compared by their kernels"
       for (float &x : *host) x = uniform(random);
     fgtest::upload(a, host_a);
     fgtest::upload(b, host_b);
-    REQUIRE_CUDA_OK(cudaDeviceSynchronize());  // uploaded on the legacy stream, which the graphs' stream does not wait for
 
     // One call captured twice, for two outputs: the same kernels. Another shape: not.
     cudaGraph_t first = products.plain(shape.m, shape.n, shape.k, a.as<float>(), b.as<float>(), c.as<float>());
