@@ -159,8 +159,8 @@ StageTimes trace_stages(const std::function<void()> &call) {
   for (const Kernel &kernel : kernels) {
     const std::string &name = kernel.name;
     int stage = kStageProducts;
-    if (contains(name, "publish_kernel") || contains(name, "preview") || contains(name, "scan_contiguous_kernel") ||
-        contains(name, "scan_strided_kernel")) {
+    if (contains(name, "publish_kernel") || contains(name, "preview") || contains(name, "scan_kernel") ||
+        contains(name, "scan_contiguous_kernel") || contains(name, "scan_strided_kernel")) {
       stage = kStageScan;
     } else if (contains(name, "residues_contiguous_kernel") || contains(name, "residues_strided_kernel")) {
       stage = seen_plan ? kStageResidues : kStageCodes;

@@ -41,10 +41,11 @@ struct ScanSummary {
   CodeChunks code_chunks;  // of the plan's codes, where they are made with their half-depth set
 };
 
-// For each line of every product (ids b * count + i): its LineFacts; the ids of lines holding NaN or Inf are
-// appended to `flagged`.
-Status scan_lines(const Lines &lines, int64_t batch, int operand, const CertificateConstants &constants,
-                  LineFacts *facts, int64_t *flagged, ScanSummary *summary, cudaStream_t stream);
+// For each line of every product (ids b * count + i) of op(A) (its rows, operand 0) and op(B) (its columns, operand
+// 1), in one launch: its LineFacts; the ids of lines holding NaN or Inf are appended to the operand's `flagged`.
+Status scan_operands(const Lines &a, const Lines &b, int64_t batch, const CertificateConstants &constants,
+                     LineFacts *a_facts, int64_t *a_flagged, LineFacts *b_facts, int64_t *b_flagged,
+                     ScanSummary *summary, cudaStream_t stream);
 
 // Lines first_line .. first_line + line_count - 1 of products first_batch .. first_batch + batches - 1 as int8 in
 // out[batch][modulus][line][depth], padded_lines lines (zeros past line_count) of depth (zeros past k): with

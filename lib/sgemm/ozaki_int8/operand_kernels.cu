@@ -61,13 +61,23 @@ __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineF
   }
 }
 
-// Lines whose elements are contiguous: one warp per line, lanes across it.
-__global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts,
-                                       int64_t *flagged, ScanSummary *summary, CertificateConstants constants) {
+// One operand's part of a scan's launch: its lines, where their facts go, and the launch's blocks it takes.
+struct ScanPart {
+  Lines lines;
+  int64_t total_lines = 0;
+  int operand = 0;
+  LineFacts *facts = nullptr;
+  int64_t *flagged = nullptr;
+  int64_t blocks = 0;
+};
+
+// Lines whose elements are contiguous: one warp per line, lanes across it; the part's blocks, `block` this one.
+__device__ void scan_contiguous(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
+                                ScanSummary *summary, const CertificateConstants &constants, int64_t block,
+                                int64_t blocks) {
   lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
-  for (int64_t id = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; id < total_lines;
-       id += static_cast<int64_t>(gridDim.x) * kWarps) {
+  for (int64_t id = block * kWarps + threadIdx.x / 32; id < total_lines; id += blocks * kWarps) {
     const int64_t batch = id / lines.count, line = id % lines.count;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     LineSums sums;
@@ -103,14 +113,15 @@ __global__ void scan_contiguous_kernel(Lines lines, int64_t total_lines, int ope
 // fixed order. Few lines a block, so that a product of 4096 columns fills the device.
 constexpr int kScanLines = 8;
 constexpr int kScanRows = kThreads / kScanLines;
-__global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
-                                    ScanSummary *summary, CertificateConstants constants) {
+__device__ void scan_strided(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
+                             ScanSummary *summary, const CertificateConstants &constants, int64_t block,
+                             int64_t blocks) {
   lines = live_lines(lines);
   __shared__ LineSums partial[kScanRows][kScanLines];
   const int column = threadIdx.x % kScanLines, row = threadIdx.x / kScanLines;
   const int64_t tiles_per_batch = divide_up(lines.count, kScanLines);
   const int64_t batches = total_lines / lines.count;
-  for (int64_t tile = blockIdx.x; tile < batches * tiles_per_batch; tile += gridDim.x) {
+  for (int64_t tile = block; tile < batches * tiles_per_batch; tile += blocks) {
     const int64_t batch = tile / tiles_per_batch;
     const int64_t line = tile % tiles_per_batch * kScanLines + column;
     LineSums sums;
@@ -134,6 +145,20 @@ __global__ void scan_strided_kernel(Lines lines, int64_t total_lines, int operan
     }
     __syncthreads();
   }
+}
+
+// Both operands' scans in one launch, the first part's blocks first: each operand alone leaves the device idle where
+// it has few lines (one warp a contiguous line: 256 blocks for 2048 of them).
+__global__ void scan_kernel(ScanPart first, ScanPart second, ScanSummary *summary, CertificateConstants constants) {
+  const bool in_first = blockIdx.x < first.blocks;
+  const ScanPart &part = in_first ? first : second;
+  const int64_t block = in_first ? blockIdx.x : blockIdx.x - first.blocks;
+  if (part.lines.element_stride == 1)
+    scan_contiguous(part.lines, part.total_lines, part.operand, part.facts, part.flagged, summary, constants, block,
+                    part.blocks);
+  else
+    scan_strided(part.lines, part.total_lines, part.operand, part.facts, part.flagged, summary, constants, block,
+                 part.blocks);
 }
 
 // What the encoding kernels write: the codes, or the residues of scaled integers below 2^28 in magnitude (the
@@ -377,14 +402,24 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
 
 }  // namespace
 
-Status scan_lines(const Lines &lines, int64_t batch, int operand, const CertificateConstants &constants,
-                  LineFacts *facts, int64_t *flagged, ScanSummary *summary, cudaStream_t stream) {
-  const int64_t total = batch * lines.count;
-  if (lines.element_stride == 1)
-    return launch(scan_contiguous_kernel, dim3(capped_grid(divide_up(total, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, total, operand, facts, flagged, summary, constants);
-  return launch(scan_strided_kernel, dim3(capped_grid(batch * divide_up(lines.count, kScanLines), kMaxBlocks)),
-                dim3(kThreads), 0, stream, lines, total, operand, facts, flagged, summary, constants);
+Status scan_operands(const Lines &a, const Lines &b, int64_t batch, const CertificateConstants &constants,
+                     LineFacts *a_facts, int64_t *a_flagged, LineFacts *b_facts, int64_t *b_flagged,
+                     ScanSummary *summary, cudaStream_t stream) {
+  const auto part = [&](const Lines &lines, int operand, LineFacts *facts, int64_t *flagged) {
+    ScanPart made;
+    made.lines = lines;
+    made.total_lines = batch * lines.count;
+    made.operand = operand;
+    made.facts = facts;
+    made.flagged = flagged;
+    made.blocks = capped_grid(
+        lines.element_stride == 1 ? divide_up(made.total_lines, kWarps) : batch * divide_up(lines.count, kScanLines),
+        kMaxBlocks);
+    return made;
+  };
+  const ScanPart first = part(a, 0, a_facts, a_flagged), second = part(b, 1, b_facts, b_flagged);
+  return launch(scan_kernel, dim3(static_cast<unsigned int>(first.blocks + second.blocks)), dim3(kThreads), 0, stream,
+                first, second, summary, constants);
 }
 
 template <ResidueKind kKind>

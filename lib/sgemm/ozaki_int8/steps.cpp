@@ -253,10 +253,8 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   plan->b_flagged = reinterpret_cast<int64_t *>(plan->workspace + plan_layout.b_flagged);
   plan->needs = reinterpret_cast<uint8_t *>(plan->workspace + plan_layout.needs);
   FG_CUDA_CHECK(cudaMemsetAsync(plan->summary, 0, sizeof(ScanSummary), stream));
-  FG_RETURN_IF_ERROR(
-      scan_lines(rows_of_a(p), p.batch, 0, certificate, plan->a_facts, plan->a_flagged, plan->summary, stream));
-  FG_RETURN_IF_ERROR(
-      scan_lines(columns_of_b(p), p.batch, 1, certificate, plan->b_facts, plan->b_flagged, plan->summary, stream));
+  FG_RETURN_IF_ERROR(scan_operands(rows_of_a(p), columns_of_b(p), p.batch, certificate, plan->a_facts, plan->a_flagged,
+                                   plan->b_facts, plan->b_flagged, plan->summary, stream));
   TileSteps steps;
   steps.certificate = &certificate;
   steps.needs = plan->needs;
