@@ -312,6 +312,7 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
       const auto run_in = [&](fg_math_mode_t mode) {
         REQUIRE_FG_OK(fg_set_math_mode(handle.get(), mode));
         REQUIRE_CUDA_OK(cudaMemcpy(inner_product.c(), c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
+        REQUIRE_CUDA_OK(cudaDeviceSynchronize());  // C0 in place before the handle's non-blocking stream reads it
         REQUIRE_FG_OK(inner_product.run(handle.get(), -3.0f, beta));
         REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
         return inner_product.result();

@@ -202,6 +202,7 @@ TEST_CASE("calls captured into a CUDA graph and replayed give the direct calls' 
   }
   REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
   for (auto &output : outputs) REQUIRE_CUDA_OK(cudaMemset(output->get(), 0xff, 16));
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());  // the poison (legacy stream) lands before the graph's stream writes
   // Global capture mode: an allocation or synchronization inside a call would end the capture in error.
   REQUIRE_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   for (size_t i = 0; i < workloads.size(); ++i) {
