@@ -679,6 +679,33 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
   CHECK(big.rows == 4096);
 }
 
+TEST_CASE("ozaki: the plan's chunks of rows give each multiprocessor blocks where C allows, and are cut no further",
+          "[ozaki]") {
+  // On 132 multiprocessors: 2048 x 2048 gives 128 blocks of 128 rows and 256 of 64, both fewer than two a
+  // multiprocessor: 32. 4096 x 4096 gives 512 blocks of 128: kept. A C too small for any fill takes the fewest rows.
+  CHECK(plan_chunk_rows(2048, 2048, 1, 132) == 32);
+  CHECK(plan_chunk_rows(4096, 4096, 1, 132) == 128);
+  CHECK(plan_chunk_rows(4096, 2048, 1, 132) == 64);  // 256 blocks of 128 rows, 512 of 64
+  CHECK(plan_chunk_rows(2048, 2048, 4, 132) == 128);
+  CHECK(plan_chunk_rows(1, 1, 1, 132) == 32);
+  std::mt19937_64 random(47);
+  const auto blocks = [](int64_t rows, int64_t cols, int64_t batches, int height) {
+    return batches * ((cols + kPlanColumns - 1) / kPlanColumns) * ((rows + height - 1) / height);
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t rows = 1 + static_cast<int64_t>(random() % 20000), cols = 1 + static_cast<int64_t>(random() % 20000);
+    const int64_t batches = 1 + static_cast<int64_t>(random() % 3);
+    const int processors = 1 + static_cast<int>(random() % 200);
+    INFO(rows << " x " << cols << " x " << batches << " on " << processors);
+    const int height = plan_chunk_rows(rows, cols, batches, processors);
+    CHECK((height == 32 || height == 64 || height == 128));
+    const int64_t fill = static_cast<int64_t>(kPlanFill) * processors;
+    // Cut only where the taller chunks fall short, and no further than the fill asks.
+    if (height < kPlanMostRows) CHECK(blocks(rows, cols, batches, 2 * height) < fill);
+    if (height > kPlanFewestRows) CHECK(blocks(rows, cols, batches, height) >= fill);
+  }
+}
+
 TEST_CASE("ozaki: powers of two from their bits", "[ozaki]") {
   for (int exponent = -1022; exponent <= 1023; ++exponent) CHECK(power_of_two(exponent) == std::ldexp(1.0, exponent));
 }

@@ -128,6 +128,15 @@ CertificateConstants certificate_constants(int64_t k) {
   return constants;
 }
 
+int plan_chunk_rows(int64_t rows, int64_t cols, int64_t batches, int processors) {
+  const auto blocks = [&](int height) {
+    return batches * ((cols + kPlanColumns - 1) / kPlanColumns) * ((rows + height - 1) / height);
+  };
+  int height = kPlanMostRows;
+  while (height > kPlanFewestRows && blocks(height) < static_cast<int64_t>(kPlanFill) * processors) height /= 2;
+  return height;
+}
+
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
   Tiling tiling;
   tiling.depth = round_up(k, kDepthAlignment);

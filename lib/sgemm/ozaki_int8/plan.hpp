@@ -124,6 +124,17 @@ struct Tiling {
 };
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 
+// The rows of C's tile that each block of the plan's kernel (kernels.hpp's plan_needs, kPlanColumns columns a block)
+// walks: kPlanMostRows, or half or a quarter of it (multiples of 8, the rows whose search descends) where chunks of
+// kPlanMostRows would give fewer than kPlanFill blocks a multiprocessor. On the H200, 2048 x 2048 x 4096's plan took
+// 38 us with 32 rows against 64 us with 128 (128 blocks: one a multiprocessor); 4096^3's 106 us with 128 against
+// 116 us with 64 (each block loads its rows' facts and thresholds), where 128 rows already give 512 blocks.
+constexpr int kPlanColumns = 256;
+constexpr int kPlanMostRows = 128;
+constexpr int kPlanFewestRows = 32;
+constexpr int kPlanFill = 2;
+int plan_chunk_rows(int64_t rows, int64_t cols, int64_t batches, int processors);
+
 // The preview (kernels.hpp's preview_choice) looks at kPreviewLines lines of each operand, spread evenly over it
 // (lines s * count / kPreviewLines), in each of up to kPreviewBatches products spread over the batch.
 constexpr int kPreviewLines = 32;

@@ -18,14 +18,9 @@
 namespace fastgemm::detail::ozaki {
 namespace {
 
-// Rows of the tile each block of the plan walks at most, and the blocks of it a multiprocessor holds. Where chunks of
-// kPlanRows would give fewer than kPlanFill blocks a multiprocessor (C of 2048 x 2048: one), they are cut to 64 or 32
-// rows (multiples of 8, the rows that descend, and of kPlanLoads). On the H200, 2048 x 2048 x 4096's plan took 38 us
-// with 32 rows against 64 us with 128; 4096^3's 106 us with 128 against 116 us with 64 (more blocks each load their
-// rows' facts and thresholds), where 128 rows already give 512 blocks.
-constexpr int kPlanRows = 128;
+// Blocks of the plan's kernel a multiprocessor holds; each walks plan_chunk_rows rows (plan.hpp), kPlanColumns wide.
 constexpr int kPlanBlocksPerSm = 4;
-constexpr int kPlanFill = 2;
+static_assert(kPlanColumns == kThreads, "a thread per column");
 
 // The largest of the code bounds of a warp's lanes (math.hpp's CodeBounds; the fewest nonzeros and least root), in
 // every lane.
@@ -459,14 +454,12 @@ Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *
   int device = 0, processors = 0;
   FG_CUDA_CHECK(cudaGetDevice(&device));
   FG_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
-  const auto blocks_for = [&](int height) {
-    return tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, height);
-  };
-  int height = kPlanRows;
-  while (height > 32 && blocks_for(height) < static_cast<int64_t>(kPlanFill) * processors) height /= 2;
-  const auto kernel = height == kPlanRows ? plan_kernel<kPlanRows> : height == 64 ? plan_kernel<64> : plan_kernel<32>;
-  return launch(kernel, dim3(capped_grid(blocks_for(height), kMaxBlocks)), dim3(kThreads), 0, stream, p, tile,
-                code_products, a_facts, b_facts, certificate, needs, summary);
+  const int height = plan_chunk_rows(tile.rows, tile.cols, tile.batches, processors);
+  const int64_t blocks = tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, height);
+  static_assert(kPlanMostRows == 128 && kPlanFewestRows == 32, "the kernels instantiated below");
+  const auto kernel = height == 128 ? plan_kernel<128> : height == 64 ? plan_kernel<64> : plan_kernel<32>;
+  return launch(kernel, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, p, tile, code_products,
+                a_facts, b_facts, certificate, needs, summary);
 }
 
 Status reconstruct(const GemmProblem &p, const ProductTile &tile, const int32_t *products, const LineFacts *a_facts,
