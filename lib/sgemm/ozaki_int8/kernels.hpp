@@ -76,10 +76,11 @@ struct ProductTile {
 };
 
 // From the product of the codes (one "modulus"), every element's need into needs[batch][row][n] (0 for elements
-// that NaN or Inf reach), counted into the summary's histogram.
+// that NaN or Inf reach), counted into the summary's histogram. `processors`: the device's multiprocessors, which
+// the rows each block walks follow (plan.hpp's plan_chunk_rows).
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
                   const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
-                  ScanSummary *summary, cudaStream_t stream);
+                  ScanSummary *summary, int processors, cudaStream_t stream);
 
 // C's elements of the tile whose need is at most constants.count, and those certified from their value:
 // alpha V 2^-(e+f) + beta C, V rebuilt by the Chinese remainder theorem, rounded to float once. An element

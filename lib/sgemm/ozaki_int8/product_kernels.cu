@@ -450,10 +450,7 @@ Status decide(const ScanSummary *summary, int64_t m, int64_t n, int64_t k, int64
 
 Status plan_needs(const GemmProblem &p, const ProductTile &tile, const int32_t *code_products, const LineFacts *a_facts,
                   const LineFacts *b_facts, const CertificateConstants &certificate, uint8_t *needs,
-                  ScanSummary *summary, cudaStream_t stream) {
-  int device = 0, processors = 0;
-  FG_CUDA_CHECK(cudaGetDevice(&device));
-  FG_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
+                  ScanSummary *summary, int processors, cudaStream_t stream) {
   const int height = plan_chunk_rows(tile.rows, tile.cols, tile.batches, processors);
   const int64_t blocks = tile.batches * divide_up(tile.cols, kThreads) * divide_up(tile.rows, height);
   static_assert(kPlanMostRows == 128 && kPlanFewestRows == 32, "the kernels instantiated below");

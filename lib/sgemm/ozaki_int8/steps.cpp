@@ -90,6 +90,7 @@ struct TileSteps {
   const CertificateConstants *certificate = nullptr;
   uint8_t *needs = nullptr;
   ScanSummary *summary = nullptr;
+  int processors = 0;  // the device's multiprocessors (the plan's blocks follow them)
 };
 
 // The steps over every tile of the problem.
@@ -134,8 +135,8 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
         tile.residue_pitch = residue_bytes;
         tile.half_codes = took_half;
         if (steps.constants == nullptr)
-          FG_RETURN_IF_ERROR(
-              plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs, steps.summary, stream));
+          FG_RETURN_IF_ERROR(plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs,
+                                        steps.summary, steps.processors, stream));
         else
           FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_facts, b_facts, *steps.constants, *steps.certificate,
                                          steps.needs, steps.summary, stream));
@@ -259,6 +260,7 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   steps.certificate = &certificate;
   steps.needs = plan->needs;
   steps.summary = plan->summary;
+  steps.processors = args.device->sm_count;
   return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
 }
 
