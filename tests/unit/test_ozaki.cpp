@@ -38,7 +38,7 @@ std::vector<double> scaled_line(int64_t length, double scale_target, std::mt1993
 
 }  // namespace
 
-TEST_CASE("ozaki: residues in integer arithmetic are the representatives in [-p / 2, p / 2)", "[ozaki]") {
+TEST_CASE("ozaki: residues in integer and in FP32 arithmetic are the representatives in [-p / 2, p / 2)", "[ozaki]") {
   const CrtConstants constants = crt_constants(kMaxModuli, 64);
   std::mt19937_64 random(11);
   const auto expected = [](int64_t x, int64_t p) {
@@ -55,6 +55,14 @@ TEST_CASE("ozaki: residues in integer arithmetic are the representatives in [-p 
                                                       constants.power24_residue[l]);
       INFO("x = " << x << ", p = " << p << (narrow ? " (narrow)" : " (wide)"));
       REQUIRE(got == expected(x, p));
+      if (narrow) {
+        // The FP32 arithmetic of the narrow residues (the first modulus, 256, takes the low byte): the same bytes.
+        const auto v = static_cast<int32_t>(x);
+        const uint32_t bits = l == 0 ? static_cast<uint32_t>(v)
+                                     : float_residue_bits(split_integer(v), constants.float_modulus[l],
+                                                          constants.float_inverse[l], constants.split_residue[l]);
+        REQUIRE(static_cast<int>(static_cast<int8_t>(bits & 0xffu)) == expected(x, p));
+      }
     };
     const int64_t narrow_edge = (int64_t{1} << 28) - 1, wide_edge = (int64_t{1} << 52) - 1;
     for (int64_t edge : {int64_t{0}, int64_t{1}, p / 2, p / 2 + 1, p - 1, p, narrow_edge, narrow_edge - p / 2}) {
@@ -62,6 +70,10 @@ TEST_CASE("ozaki: residues in integer arithmetic are the representatives in [-p 
     }
     for (int64_t edge : {wide_edge, wide_edge - p / 2, (int64_t{1} << 51) + p / 2, (int64_t{1} << 24) * p - 1})
       check(edge, false), check(-edge, false);
+    // Every narrow value whose split part h c + l reaches the most in magnitude (h = +-2^16 - 1, c = 2^12 mod p).
+    for (int64_t low = 0; low < 4096; ++low) {
+      check((int64_t{1} << 28) - 4096 + low, true), check(-(int64_t{1} << 28) + low, true);
+    }
     for (int trial = 0; trial < 20000; ++trial) {
       const int64_t narrow = static_cast<int64_t>(random() >> (36 + trial % 28));  // below 2^28
       const int64_t wide = static_cast<int64_t>(random() >> (12 + trial % 52));    // below 2^52

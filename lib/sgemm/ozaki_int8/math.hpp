@@ -63,6 +63,38 @@ FG_OZAKI_INLINE int integer_residue(int64_t v, uint32_t p, uint32_t reciprocal, 
   return r >= (p + 1) / 2 ? static_cast<int>(r) - static_cast<int>(p) : static_cast<int>(r);
 }
 
+// The narrow residues (|v| < 2^28) in FP32 arithmetic, which the GPU issues at twice the rate of integer
+// multiplies. v = 2^12 h + l with h = v >> 12 (|h| <= 2^16) and l = v & 0xfff, both exact in floats (made from their
+// bits, no conversion). For an odd modulus p, w = h c + l, with c = 2^12 mod p taken in (-p / 2, p / 2) (|c| <= 127),
+// is congruent to v, and |w| <= 2^16 127 + 4095 < 2^23: the fma is exact. q = fma(w, 1/p rounded, 1.5 2^23) -
+// 1.5 2^23 is w times the rounded inverse rounded to an integer; that product lies within |w| 2^-24 / p < 1 / (2p) of
+// w / p, while w / p, a multiple of 1 / p with p odd, lies at least 1 / (2p) from every half-integer: q is w / p
+// rounded to the nearest, and r = w - q p (exact) is integer_residue's representative, in [-(p - 1) / 2, (p - 1) / 2].
+// The modulus 256 needs no arithmetic: its representative is the low byte of v.
+struct SplitInteger {
+  float high = 0, low = 0;
+};
+FG_OZAKI_INLINE float float_from_bits(uint32_t bits) {
+  float value = 0;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+FG_OZAKI_INLINE SplitInteger split_integer(int32_t v) {
+  SplitInteger split;
+  split.high = float_from_bits(0x4B400000u + static_cast<uint32_t>(v >> 12)) - 0x1.8p23f;    // 1.5 2^23 + h
+  split.low = float_from_bits(0x4B000000u | (static_cast<uint32_t>(v) & 0xfffu)) - 0x1p23f;  // 2^23 + l
+  return split;
+}
+// The bits of 1.5 2^23 + r: their low byte is r as an int8.
+FG_OZAKI_INLINE uint32_t float_residue_bits(const SplitInteger &v, float p, float inverse, float split) {
+  const float w = fmaf(v.high, split, v.low);
+  const float q = fmaf(w, inverse, 0x1.8p23f) - 0x1.8p23f;
+  const float shifted = fmaf(-q, p, w) + 0x1.8p23f;
+  uint32_t bits = 0;
+  memcpy(&bits, &shifted, sizeof bits);
+  return bits;
+}
+
 // The sums of CrtConstants over the moduli, from the INT32 product modulo each.
 struct CrtSums {
   double fraction = 0, high = 0, low = 0;

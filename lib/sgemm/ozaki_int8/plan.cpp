@@ -97,6 +97,10 @@ CrtConstants crt_constants(int count, int64_t k) {
     constants.integer_modulus[l] = static_cast<uint32_t>(p);
     constants.reciprocal[l] = static_cast<uint32_t>((uint64_t{1} << 39) / static_cast<uint64_t>(p) + 1);
     constants.power24_residue[l] = static_cast<uint32_t>((uint32_t{1} << 24) % static_cast<uint32_t>(p));
+    constants.float_modulus[l] = static_cast<float>(p);
+    constants.float_inverse[l] = 1.0f / static_cast<float>(p);
+    const int split_residue = (1 << 12) % p;
+    constants.split_residue[l] = static_cast<float>(2 * split_residue > p ? split_residue - p : split_residue);
     constants.weight_fraction[l] = static_cast<double>(weight) / static_cast<double>(product);
     split(weight, &constants.weight_high[l], &constants.weight_low[l]);
   }

@@ -63,6 +63,11 @@ struct CrtConstants {
   uint32_t integer_modulus[kMaxModuli] = {};
   uint32_t reciprocal[kMaxModuli] = {};
   uint32_t power24_residue[kMaxModuli] = {};
+  // For the residues in FP32 arithmetic (math.hpp's float_residue): p_l, 1 / p_l rounded to a float, and 2^12 mod
+  // p_l in (-p_l / 2, p_l / 2).
+  float float_modulus[kMaxModuli] = {};
+  float float_inverse[kMaxModuli] = {};
+  float split_residue[kMaxModuli] = {};
   // S: every line is scaled to a 2-norm of at most S (line_scale), so that, rounded to integers, it is below
   // S + sqrt(k) / 2 <= sqrt((P / 2)(1 - 2^-19)). 0 where no scaling keeps the count exact at this depth.
   double scale_target = 0;
