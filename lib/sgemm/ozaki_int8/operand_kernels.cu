@@ -305,8 +305,9 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
 // Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
 // With half_chunks (codes only), each line's half-depth set too, the line counted whole (depth / 64 pieces).
 template <ResidueKind kKind>
-__global__ void residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile,
-                                           CrtConstants constants, int8_t *residues, CodeChunks *half_chunks) {
+__global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
+    residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
+                               int8_t *residues, CodeChunks *half_chunks) {
   lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;

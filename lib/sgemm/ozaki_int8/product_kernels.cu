@@ -54,8 +54,10 @@ constexpr int kPlanLoads = 4;
 // rows at a time, and they and the needs along rows, coalesced. Most elements take the shortcut (math.hpp's
 // code_thresholds): from the largest bounds of the block's rows and its column's own, each thread has the least code
 // product that certifies each count, whatever the row, and an element whose code product reaches the threshold of
-// its neighbour's need takes the fewest count whose threshold it reaches. The others, and one row in 8
+// its neighbour's need takes the fewest count whose threshold it reaches. The others, and one row in kDescendRows
 // (whose search descends to the element's fewest, so that the needs follow the operands), take element_need's.
+// One row in 32 rather than 8: the plan 4096^3 0.114 -> 0.105 ms, 16384 x 16384 x 4096 1.55 -> 1.40 ms on the H200.
+constexpr int kDescendRows = 32;
 template <int kChunkRows>
 __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
@@ -139,7 +141,7 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
 #pragma unroll
             for (int count = kMinModuli; count < kMaxModuli; ++count) shortcut += code_product < threshold[count];
           }
-          const bool descend = (group + r) % 8 == 0;
+          const bool descend = (group + r) % kDescendRows == 0;
           if (!descend && shortcut <= guess) {
             need = shortcut;
           } else {

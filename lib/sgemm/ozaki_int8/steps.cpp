@@ -18,21 +18,29 @@
 namespace fastgemm::detail::ozaki {
 namespace {
 
-// Products of at least this many multiply-adds run one launch (or one cuBLAS call) per pair, not a strided batch.
+// Products of at least this many multiply-adds run one cuBLAS call per pair, not a strided batch.
 constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
+// Products of at least this many multiply-adds run the own product (all pairs in one launch) where it can, and where
+// its tiles fill the device's multiprocessors at least once: measured on the H200 against cuBLAS's strided batch,
+// 2048 x 2048 x 4096 0.531 -> 0.467 ms a call, 1024 x 4096 x 4096 0.635 -> 0.524; the codes' product of 1024 x 1024
+// x 16384 (64 tiles) grew from 0.099 to 0.120 ms (bench/NOTES-emulated-runs.md).
+constexpr double kOwnProductWork = 2048.0 * 2048.0 * 4096.0;
 
-// Whether int8_products runs the own product for `pairs` products of these sizes.
-bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs) {
-  return static_cast<double>(padded_rows) * padded_cols * depth >= kOneCallWork &&
-         own_products_take(padded_rows, padded_cols, depth, pairs) && own_products_ready();
+// Whether int8_products runs the own product for `pairs` products of these sizes on a device of `processors`
+// multiprocessors.
+bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs, int processors) {
+  return static_cast<double>(padded_rows) * padded_cols * depth >= kOwnProductWork &&
+         own_products_take(padded_rows, padded_cols, depth, pairs) &&
+         own_products_tiles(padded_rows, padded_cols, pairs) >= processors && own_products_ready();
 }
 
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
-// ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes them, all pairs
-// in one launch (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096
+// ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes products from
+// kOwnProductWork that fill the device's `processors` (own_products_run), all pairs in one launch
+// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096
 // deep or more, writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols)
 // bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With half_chunks, each pair's lines hold the
 // codes' kCodeSets sets (make_residues'): the own product takes the half-depth set where *half_chunks chose it, and
@@ -40,14 +48,14 @@ bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, i
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
                      int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
                      int64_t count, const CrtConstants *constants, int64_t *residue_bytes, CodeChunks *half_chunks,
-                     bool *took_half) {
+                     bool *took_half, int processors) {
   const int32_t one = 1, zero = 0;
   const int64_t sets = half_chunks != nullptr ? kCodeSets : 1;
   const int64_t a_stride = sets * padded_rows * depth, b_stride = sets * padded_cols * depth;
   const int64_t product_stride = padded_rows * pitch;
   *residue_bytes = 0;
   if (took_half != nullptr) *took_half = false;
-  if (own_products_run(padded_rows, padded_cols, depth, count * sets)) {
+  if (own_products_run(padded_rows, padded_cols, depth, count * sets, processors)) {
     // All pairs in one launch. Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the
     // reduction in the product's epilogue, once per sum, costs less than the reconstruction's reads of INT32
     // sums); shallower products keep their INT32 sums (not measured).
@@ -106,8 +114,8 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   const bool a_whole = tiling.rows == p.m;
   // The plan's codes carry their half-depth set where the own product takes the tiling's tiles.
   CodeChunks *const half_chunks =
-      steps.constants == nullptr &&
-              own_products_run(tiling.padded_rows, tiling.padded_cols, tiling.depth, tiling.batches * kCodeSets)
+      steps.constants == nullptr && own_products_run(tiling.padded_rows, tiling.padded_cols, tiling.depth,
+                                                     tiling.batches * kCodeSets, steps.processors)
           ? &steps.summary->code_chunks
           : nullptr;
   for (int64_t first_batch = 0; first_batch < p.batch; first_batch += tiling.batches) {
@@ -129,7 +137,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
         bool took_half = false;
         FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
                                          b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count,
-                                         steps.constants, &residue_bytes, half_chunks, &took_half));
+                                         steps.constants, &residue_bytes, half_chunks, &took_half, steps.processors));
         ProductTile tile{first_batch,         batches,   first_row, rows,
                          a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
         tile.residue_pitch = residue_bytes;
@@ -160,6 +168,7 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   steps.certificate = &certificate;
   steps.needs = plan.needs;
   steps.summary = plan.summary;
+  steps.processors = args.device->sm_count;
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
   FG_RETURN_IF_ERROR(recompute_uncertified(p, plan.needs, count, plan.summary, args.stream));
   if (counted) return fix_flagged_counted(p, plan.a_flagged, plan.b_flagged, plan.summary, plan.a_facts, args.stream);

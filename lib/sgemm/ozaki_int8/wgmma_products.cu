@@ -297,6 +297,10 @@ bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth, 
          pairs * ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols) < (1 << 28);
 }
 
+int64_t own_products_tiles(int64_t padded_rows, int64_t padded_cols, int64_t pairs) {
+  return pairs * ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
+}
+
 namespace {
 
 Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *output, bool residues, int64_t padded_rows,
@@ -308,8 +312,7 @@ Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *out
   FG_RETURN_IF_ERROR(tensor_map(residues_b, pairs * sets * padded_cols, depth, kTileCols, &b));
   int device = 0;
   FG_CUDA_CHECK(cudaGetDevice(&device));
-  const int64_t tiles =
-      pairs * ((padded_rows + kTileRows - 1) / kTileRows) * ((padded_cols + kTileCols - 1) / kTileCols);
+  const int64_t tiles = own_products_tiles(padded_rows, padded_cols, pairs);
   const int64_t blocks = tiles < processors[device].load() ? tiles : processors[device].load();
   Shape shape{static_cast<int>(padded_rows),
               static_cast<int>(padded_cols),

@@ -24,6 +24,9 @@ bool own_products_ready();
 // of 16, padded_cols of 4, the pairs' lines and tiles countable in an int).
 bool own_products_take(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs);
 
+// The own product's tiles (its blocks' units of work) for `pairs` products of these padded sizes.
+int64_t own_products_tiles(int64_t padded_rows, int64_t padded_cols, int64_t pairs);
+
 // For each pair p < pairs, in one launch whose blocks take the tiles of all pairs:
 // products_p[row][col] (row < padded_rows, col < padded_cols, pitch elements apart) = sum over l < depth of
 // residues_a_p[row][l] residues_b_p[col][l], both int8 and depth-contiguous, where residues_a_p = residues_a +
