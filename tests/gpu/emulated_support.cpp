@@ -92,7 +92,12 @@ DeviceProduct::DeviceProduct(const Operands &o)
   upload(b_, o.b);
 }
 
-void DeviceProduct::poison() { REQUIRE_CUDA_OK(cudaMemset(c_.get(), 0xff, o_.m * o_.n * 4)); }
+// Waited for: cudaMemset runs on the legacy stream, which the calls' non-blocking streams do not wait for, so that a
+// poison not yet landed could overwrite the product that follows it.
+void DeviceProduct::poison() {
+  REQUIRE_CUDA_OK(cudaMemset(c_.get(), 0xff, o_.m * o_.n * 4));
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+}
 
 fg_status_t DeviceProduct::run(fg_handle_t handle, float alpha, float beta) {
   return fg_sgemm(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, o_.m, o_.n, o_.k, alpha, a_.as<float>(), o_.k, b_.as<float>(),
