@@ -63,7 +63,7 @@ struct CrtConstants {
   uint32_t integer_modulus[kMaxModuli] = {};
   uint32_t reciprocal[kMaxModuli] = {};
   uint32_t power24_residue[kMaxModuli] = {};
-  // For the residues in FP32 arithmetic (math.hpp's float_residue): p_l, 1 / p_l rounded to a float, and 2^12 mod
+  // For the residues in FP32 arithmetic (math.hpp's float_residue_bits): p_l, 1 / p_l rounded to a float, and 2^12 mod
   // p_l in (-p_l / 2, p_l / 2).
   float float_modulus[kMaxModuli] = {};
   float float_inverse[kMaxModuli] = {};
