@@ -81,14 +81,17 @@ __device__ void scan_contiguous(Lines lines, int64_t total_lines, int operand, L
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     LineSums sums;
     int64_t l = lane;
-    if (reinterpret_cast<uintptr_t>(x) % 16 == 0) {  // 128-bit loads, two in flight, then the last few singly
+    if (reinterpret_cast<uintptr_t>(x) % 16 == 0) {  // 128-bit loads, four in flight, then the last few singly
+      // Each lane adds its groups in ascending order whatever the loads in flight: the same sums, bit for bit.
       const auto *groups = reinterpret_cast<const float4 *>(x);
       const int64_t group_count = lines.length / 4;
       int64_t g = lane;
-      for (; g + 32 < group_count; g += 64) {
-        const float4 v = __ldg(groups + g), w = __ldg(groups + g + 32);
-        sums.add(v.x), sums.add(v.y), sums.add(v.z), sums.add(v.w);
-        sums.add(w.x), sums.add(w.y), sums.add(w.z), sums.add(w.w);
+      for (; g + 3 * 32 < group_count; g += 4 * 32) {
+        float4 v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = __ldg(groups + g + 32 * i);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sums.add(v[i].x), sums.add(v[i].y), sums.add(v[i].z), sums.add(v[i].w);
       }
       for (; g < group_count; g += 32) {
         const float4 v = __ldg(groups + g);
@@ -128,7 +131,16 @@ __device__ void scan_strided(Lines lines, int64_t total_lines, int operand, Line
       const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
       const int64_t step = kScanRows * lines.element_stride;
       int64_t l = row;
-      for (; l + 3 * kScanRows < lines.length; l += 4 * kScanRows) {  // four loads in flight
+      // Eight loads in flight, then four, then singly; each thread's elements in ascending order either way.
+      for (; l + 7 * kScanRows < lines.length; l += 8 * kScanRows) {
+        const float *at = x + l * lines.element_stride;
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = __ldg(at + i * step);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sums.add(v[i]);
+      }
+      for (; l + 3 * kScanRows < lines.length; l += 4 * kScanRows) {
         const float *at = x + l * lines.element_stride;
         const float x0 = __ldg(at), x1 = __ldg(at + step), x2 = __ldg(at + 2 * step), x3 = __ldg(at + 3 * step);
         sums.add(x0), sums.add(x1), sums.add(x2), sums.add(x3);
