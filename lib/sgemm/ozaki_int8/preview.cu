@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kLineThreads)
   const int64_t id = blockIdx.x;
   const int operand = static_cast<int>(id / kPreviewLines % 2);
   const int64_t t = id / kPreviewLines / 2;
-  const Lines &lines = operand == 0 ? a : b;
+  const Lines lines = operand == 0 ? a : b;  // by value: a reference to one of the two would put both in local memory
   const int64_t line = sample_line(static_cast<int>(id % kPreviewLines), lines.count);
   if (id == 0)
     for (int64_t e = threadIdx.x; e < sample_batches(batch) * kPreviewLines * kPreviewLines; e += blockDim.x)
@@ -66,13 +66,15 @@ __global__ void __launch_bounds__(kLineThreads)
   const LineSums warp = sums.warp_total();
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = warp;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    LineSums total = partial[0];
-    for (int w = 1; w < kLineThreads / 32; ++w) total.merge(partial[w]);
-    const LineFacts found = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
-                                       total.integral, total.finite, certificate);
-    facts[id] = found;
-    scale = line >= 0 && (found.flags & kLineNonFinite) == 0 ? ldexp(1.0, found.code_exponent) : 0.0;
+  static_assert(kLineThreads == 32 * 32, "the first warp sums the warps' partial sums, one a lane");
+  if (threadIdx.x < 32) {
+    const LineSums total = partial[threadIdx.x].warp_total();
+    if (threadIdx.x == 0) {
+      const LineFacts found = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
+                                         total.integral, total.finite, certificate);
+      facts[id] = found;
+      scale = line >= 0 && (found.flags & kLineNonFinite) == 0 ? ldexp(1.0, found.code_exponent) : 0.0;
+    }
   }
   __syncthreads();
   int8_t *out = codes + id * depth;
