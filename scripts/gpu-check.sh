@@ -43,11 +43,13 @@ for tool in ${FASTGEMM_SANITIZER_TOOLS-memcheck initcheck racecheck synccheck}; 
   filter="[sgemm]~[large],[rowmean]~[grid]~[classes]"
   # memcheck and initcheck cover everything but the tests that fill device memory on purpose.
   case "$tool" in memcheck | initcheck) filter="~[huge]~[pressure]~[fault]~[tall]" ;; esac
-  step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
+  # Some tests provoke CUDA errors on purpose (a failed cudaMalloc left pending, which the library must leave
+  # as it was) and check them themselves: the sanitizers judge memory accesses and barriers, not API errors.
+  step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 --report-api-errors no \
     "$build_dir/tests/test_gpu" $filter
   # The internal kernels' own test (the emulated mode's INT8 product on Hopper).
   step "sanitizer-$tool-internal" compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
-    "$build_dir/tests/test_gpu_internal"
+    --report-api-errors no "$build_dir/tests/test_gpu_internal"
 done
 if [ "${FASTGEMM_SKIP_BENCH:-0}" != 1 ] && [ -x "$build_dir/bench/fastgemm-bench" ]; then
   step bench-sgemm "$build_dir/bench/fastgemm-bench" sgemm ${FASTGEMM_BENCH_ARGS:-} --csv "$log_dir/sgemm.csv" --json "$log_dir/sgemm.json"
