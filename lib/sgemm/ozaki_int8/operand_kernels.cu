@@ -366,11 +366,15 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
 // Lines side by side: a tile of kLineTile lines x kDepthTile elements read across the lines (coalesced) into
 // shared memory, then written along each line, kRun elements a thread: a warp takes 8 lines (so that each 8
 // threads' 16-byte reads of shared memory fall in distinct banks) and 4 runs of each (64 bytes of each output).
+// A block takes `steps` consecutive tiles of the same lines, so that where the lines lie, their facts and scales are
+// found once for all of them, and the tile's reads advance by a constant step (no index arithmetic per element).
 // With half_chunks (codes only), the half-depth set too, each line's 64 elements a warp takes counted as a piece.
 template <ResidueKind kKind>
-__global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
-                                        int8_t *residues, CodeChunks *half_chunks) {
+__global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
+    residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
+                            int8_t *residues, CodeChunks *half_chunks, int64_t steps) {
   static_assert(kLineTile == 32 && kDepthTile == 8 * kRun && kWarps == 8, "a warp takes 8 lines x 4 runs");
+  constexpr int kReads = kDepthTile / kRows;  // elements of its column each thread reads per tile
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   lines = live_lines(lines);
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
@@ -378,56 +382,67 @@ __global__ void residues_strided_kernel(Lines lines, const LineFacts *facts, Res
   const int64_t outputs = kKind == kCodes ? (half_chunks != nullptr ? kCodeSets : 1) : constants.count;
   CodeChunks counts;
   const int64_t line_tiles = divide_up(tile.padded_lines, kLineTile), depth_tiles = divide_up(tile.depth, kDepthTile);
-  const int64_t total = tile.batches * line_tiles * depth_tiles;
+  const int64_t groups = divide_up(depth_tiles, steps);
+  const int64_t total = tile.batches * line_tiles * groups;
   const int column = threadIdx.x % kLineTile, row = threadIdx.x / kLineTile;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int my_line = warp % 4 * 8 + lane % 8, my_run = warp / 4 * 4 + lane / 8;
   for (int64_t index = blockIdx.x; index < total; index += gridDim.x) {
-    const int64_t local_batch = index / (line_tiles * depth_tiles);
-    const int64_t line0 = index / depth_tiles % line_tiles * kLineTile;
-    const int64_t l0 = index % depth_tiles * kDepthTile;
-    const int64_t batch = tile.first_batch + local_batch;
-    {
-      const int64_t local_line = line0 + column;
-      const bool readable = local_line < tile.line_count &&
-                            (facts[batch * lines.count + tile.first_line + local_line].flags & kLineNonFinite) == 0;
-      const float *x = lines.data + batch * lines.batch_stride + (tile.first_line + local_line) * lines.line_stride;
-      for (int e = row; e < kDepthTile; e += kRows) {
-        const int64_t l = l0 + e;
-        values[column][e] = readable && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
-      }
-    }
-    __syncthreads();
-    const int64_t local_line = line0 + my_line, l = l0 + my_run * kRun;
-    HalfRun half;
-    if (local_line < tile.padded_lines && l < tile.depth) {
-      const double scale =
-          local_line < tile.line_count
-              ? encoding_scale<kKind>(facts[batch * lines.count + tile.first_line + local_line], constants)
-              : 0.0;
-      float v[kRun];
+    const int64_t group = index % groups, line_tile = index / groups % line_tiles;
+    const int64_t local_batch = index / groups / line_tiles;
+    const int64_t batch = tile.first_batch + local_batch, line0 = line_tile * kLineTile;
+    // The line this thread reads (its column of the tile) and the line it encodes, for every tile of the group.
+    const int64_t read_line = line0 + column;
+    const bool readable = read_line < tile.line_count &&
+                          (facts[batch * lines.count + tile.first_line + read_line].flags & kLineNonFinite) == 0;
+    const float *const x = lines.data + batch * lines.batch_stride + (tile.first_line + read_line) * lines.line_stride;
+    const int64_t local_line = line0 + my_line;
+    const double scale =
+        local_line < tile.line_count
+            ? encoding_scale<kKind>(facts[batch * lines.count + tile.first_line + local_line], constants)
+            : 0.0;
+    int8_t *const line_out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
+    const int64_t read_step = kRows * lines.element_stride;
+    const int64_t last_tile = (group + 1) * steps < depth_tiles ? (group + 1) * steps : depth_tiles;
+    for (int64_t depth_tile = group * steps; depth_tile < last_tile; ++depth_tile) {
+      const int64_t l0 = depth_tile * kDepthTile;
+      if (readable && l0 + kDepthTile <= lines.length) {  // the whole tile lies within the line
+        const float *at = x + (l0 + row) * lines.element_stride;
 #pragma unroll
-      for (int q = 0; q < kRun / 4; ++q) {
-        const float4 group = *reinterpret_cast<const float4 *>(&values[my_line][my_run * kRun + 4 * q]);
-        v[4 * q] = group.x, v[4 * q + 1] = group.y, v[4 * q + 2] = group.z, v[4 * q + 3] = group.w;
+        for (int e = 0; e < kReads; ++e, at += read_step) values[column][row + e * kRows] = __ldg(at);
+      } else {
+        for (int e = row; e < kDepthTile; e += kRows) {
+          const int64_t l = l0 + e;
+          values[column][e] = readable && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
+        }
       }
-      int8_t *const line_out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
-      half.codes = line_out + modulus_stride + l / 2;
-      store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
-      if (half_chunks != nullptr && l / 2 < half_set_zeros(tile.depth))
-        *reinterpret_cast<uint2 *>(line_out + modulus_stride + tile.depth / 2 + l / 2) = make_uint2(0u, 0u);
-    }
-    if (half_chunks != nullptr) {
-      // The 4 lanes of a warp on one line (lane % 8) hold its 64 elements.
-      uint32_t code_sum = half.code_sum, half_sum = half.half_sum;
+      __syncthreads();
+      const int64_t l = l0 + my_run * kRun;
+      HalfRun half;
+      if (local_line < tile.padded_lines && l < tile.depth) {
+        float v[kRun];
 #pragma unroll
-      for (int offset = 8; offset < 32; offset *= 2) {
-        code_sum += __shfl_xor_sync(0xffffffffu, code_sum, offset);
-        half_sum += __shfl_xor_sync(0xffffffffu, half_sum, offset);
+        for (int q = 0; q < kRun / 4; ++q) {
+          const float4 group4 = *reinterpret_cast<const float4 *>(&values[my_line][my_run * kRun + 4 * q]);
+          v[4 * q] = group4.x, v[4 * q + 1] = group4.y, v[4 * q + 2] = group4.z, v[4 * q + 3] = group4.w;
+        }
+        half.codes = line_out + modulus_stride + l / 2;
+        store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
+        if (half_chunks != nullptr && l / 2 < half_set_zeros(tile.depth))
+          *reinterpret_cast<uint2 *>(line_out + modulus_stride + tile.depth / 2 + l / 2) = make_uint2(0u, 0u);
       }
-      if (lane < 8) count_piece(code_sum, half_sum, 1, &counts);
+      if (half_chunks != nullptr) {
+        // The 4 lanes of a warp on one line (lane % 8) hold its 64 elements.
+        uint32_t code_sum = half.code_sum, half_sum = half.half_sum;
+#pragma unroll
+        for (int offset = 8; offset < 32; offset *= 2) {
+          code_sum += __shfl_xor_sync(0xffffffffu, code_sum, offset);
+          half_sum += __shfl_xor_sync(0xffffffffu, half_sum, offset);
+        }
+        if (lane < 8) count_piece(code_sum, half_sum, 1, &counts);
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
   if (half_chunks != nullptr) add_block_counts(counts, half_chunks);
 }
@@ -461,9 +476,15 @@ Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTil
     return launch(residues_contiguous_kernel<kKind>,
                   dim3(capped_grid(divide_up(tile.batches * tile.padded_lines, kWarps), kMaxBlocks)), dim3(kThreads), 0,
                   stream, lines, facts, tile, constants, out, half_chunks);
-  const int64_t tiles = tile.batches * divide_up(tile.padded_lines, kLineTile) * divide_up(tile.depth, kDepthTile);
-  return launch(residues_strided_kernel<kKind>, dim3(capped_grid(tiles, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
-                facts, tile, constants, out, half_chunks);
+  // Each block takes as many consecutive tiles of its lines as leave kStridedBlocks blocks or more.
+  constexpr int64_t kStridedBlocks = 1024;
+  const int64_t line_tiles = tile.batches * divide_up(tile.padded_lines, kLineTile);
+  const int64_t depth_tiles = divide_up(tile.depth, kDepthTile);
+  int64_t steps = line_tiles * depth_tiles / kStridedBlocks;
+  steps = steps < 1 ? 1 : steps > depth_tiles ? depth_tiles : steps;
+  const int64_t blocks = line_tiles * divide_up(depth_tiles, steps);
+  return launch(residues_strided_kernel<kKind>, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
+                facts, tile, constants, out, half_chunks, steps);
 }
 
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
