@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -594,6 +596,52 @@ TEST_CASE("ozaki: the integral exponent and the line facts", "[ozaki]") {
   CHECK((line.flags & kLineFaithful) != 0);
   CHECK((facts_of({1.0f, 0x1p-8f}).flags & kLineFaithful) == 0);
   CHECK((facts_of({0.0f, 0.0f}).flags & kLineFaithful) != 0);
+}
+
+TEST_CASE("ozaki: a float's lowest set bit, whose least over a line gives the line's integral exponent", "[ozaki]") {
+  const auto from_bits = [](uint32_t bits) {
+    float x = 0;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+  };
+  std::vector<float> values = {1.0f,
+                               3.0f,
+                               8.0f,
+                               0.5f,
+                               -0.375f,
+                               0x1p-149f,
+                               0x1.000002p0f,
+                               FLT_MAX,
+                               -FLT_MAX,
+                               FLT_MIN,
+                               0x1.fffffcp-127f,
+                               0x1.000002p-126f,
+                               0x1p-126f + 0x1p-149f,
+                               0x1.8p-148f,
+                               0x1p127f,
+                               -0x1.fffffep126f};
+  std::mt19937 random(20261129);
+  for (int i = 0; i < 200000; ++i) values.push_back(from_bits(static_cast<uint32_t>(random())));
+  for (int i = 0; i < 20000; ++i)
+    values.push_back(from_bits(static_cast<uint32_t>(random()) & 0x807fffffu));  // subnormals
+  int checked = 0;
+  for (const float x : values) {
+    if (x == 0.0f || !std::isfinite(x)) continue;
+    const float bit = lowest_bit_value(x);
+    INFO("x = " << std::hexfloat << x << ", its lowest bit " << bit);
+    CHECK(integral_exponent_of_bit(bit) == integral_exponent_of(x));
+    CHECK(std::ldexp(static_cast<double>(bit), integral_exponent_of(x)) == 1.0);
+    ++checked;
+  }
+  CHECK(checked > 200000);
+  // A line: its least lowest bit gives the largest integral exponent of its elements.
+  const float line[] = {3.0f, 0x1.8p-3f, -0x1p-10f, 1536.0f};
+  float finest = HUGE_VALF;
+  int integral = kNoIntegralExponent;
+  for (const float x : line)
+    finest = std::fmin(finest, lowest_bit_value(x)), integral = std::max(integral, integral_exponent_of(x));
+  CHECK(integral == 10);
+  CHECK(integral_exponent_of_bit(finest) == integral);
 }
 
 TEST_CASE("ozaki: the moduli count is the cheapest, and FP32 wins where too much needs it", "[ozaki]") {

@@ -14,7 +14,7 @@ struct LineSums {
   double squares = 0, absolutes = 0;        // sums of x^2 and |x|
   float largest = 0, smallest = HUGE_VALF;  // of |x| over the nonzero elements
   int nonzeros = 0;
-  int integral = kNoIntegralExponent;
+  float finest = HUGE_VALF;  // the least lowest_bit_value over the nonzero elements
   bool finite = true;
 
   __device__ void add(float x) {
@@ -27,9 +27,13 @@ struct LineSums {
       ++nonzeros;
       largest = fmaxf(largest, magnitude);
       smallest = fminf(smallest, magnitude);
-      const int exponent = integral_exponent_of(x);
-      integral = exponent > integral ? exponent : integral;
+      finest = fminf(finest, lowest_bit_value(x));
     }
+  }
+
+  // The line's integral exponent: the largest integral_exponent_of over its nonzero elements.
+  __device__ int integral() const {
+    return finest == HUGE_VALF ? kNoIntegralExponent : integral_exponent_of_bit(finest);
   }
 
   // Adds another thread's sums (in a fixed order, so that results are the same from run to run).
@@ -39,7 +43,7 @@ struct LineSums {
     largest = fmaxf(largest, other.largest);
     smallest = fminf(smallest, other.smallest);
     nonzeros += other.nonzeros;
-    integral = other.integral > integral ? other.integral : integral;
+    finest = fminf(finest, other.finest);
     finite = finite && other.finite;
   }
 
@@ -54,7 +58,7 @@ struct LineSums {
       other.largest = __shfl_xor_sync(0xffffffffu, total.largest, offset);
       other.smallest = __shfl_xor_sync(0xffffffffu, total.smallest, offset);
       other.nonzeros = __shfl_xor_sync(0xffffffffu, total.nonzeros, offset);
-      other.integral = __shfl_xor_sync(0xffffffffu, total.integral, offset);
+      other.finest = __shfl_xor_sync(0xffffffffu, total.finest, offset);
       other.finite = __shfl_xor_sync(0xffffffffu, static_cast<int>(total.finite), offset) != 0;
       total.merge(other);
     }

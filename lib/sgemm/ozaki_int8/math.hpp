@@ -197,6 +197,36 @@ FG_OZAKI_INLINE int integral_exponent_of(float x) {
   return -(lowest_bit_exponent + trailing_zeros);
 }
 
+// The value of the lowest set bit of x (nonzero, finite): 2^-integral_exponent_of(x), a power of two down to 2^-149.
+// Clearing the significand's lowest set bit keeps |x| in its binade, so the difference is that bit, exactly
+// (subnormal differences too: nothing here flushes them); a power of two is its own lowest bit. A line's least
+// such value gives its integral exponent (integral_exponent_of_bit) in full-rate operations, where
+// integral_exponent_of counts trailing zeros.
+FG_OZAKI_INLINE float lowest_bit_value(float x) {
+  const float magnitude = fabsf(x);
+  uint32_t bits = 0;
+  memcpy(&bits, &magnitude, sizeof bits);
+  if ((bits & 0x7fffffu) == 0) return magnitude;
+  const uint32_t cleared_bits = bits & (bits - 1u);
+  float cleared = 0;
+  memcpy(&cleared, &cleared_bits, sizeof cleared);
+  return magnitude - cleared;
+}
+
+// -e for a power of two 2^e (a value of lowest_bit_value).
+FG_OZAKI_INLINE int integral_exponent_of_bit(float bit) {
+  uint32_t bits = 0;
+  memcpy(&bits, &bit, sizeof bits);
+  const int biased = static_cast<int>(bits >> 23 & 0xffu);
+  if (biased != 0) return 127 - biased;
+#if defined(__CUDA_ARCH__)
+  const int position = 31 - __clz(static_cast<int>(bits));
+#else
+  const int position = 31 - __builtin_clz(bits);
+#endif
+  return 149 - position;  // a subnormal: 2^-149 times 2^position
+}
+
 // How a line is scaled at a moduli count whose scale target is S: by S / ||x||_2 (rounded down, to 29 significant
 // bits, so that a float times it is exact in a double), or, where the line is made of integers at a power of two
 // no larger, by that power of two: then nothing rounds, and integers stay exact. Either way the scaled line's 2-norm

@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kLineThreads)
     const LineSums total = partial[threadIdx.x].warp_total();
     if (threadIdx.x == 0) {
       const LineFacts found = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
-                                         total.integral, total.finite, certificate);
+                                         total.integral(), total.finite, certificate);
       facts[id] = found;
       scale = line >= 0 && (found.flags & kLineNonFinite) == 0 ? ldexp(1.0, found.code_exponent) : 0.0;
     }
