@@ -171,7 +171,7 @@ StageTimes trace_stages(const std::function<void()> &call) {
     } else if (contains(name, "reconstruct_kernel")) {
       stage = kStageRebuild;
     } else if (contains(name, "recompute_kernel") || contains(name, "fix_rows_kernel") ||
-               contains(name, "fix_columns_kernel")) {
+               contains(name, "fix_columns_kernel") || contains(name, "recompute_and_fix_kernel")) {
       stage = kStageRecompute;
     } else if (seen_codes && !seen_plan) {
       stage = kStageCodes;

@@ -98,9 +98,11 @@ Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int cou
 // The elements that the flagged rows of op(A) and columns of op(B) reach, as FP32 arithmetic gives them.
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
                    int64_t b_count, const LineFacts *a_facts, cudaStream_t stream);
-// The same, with the lists' lengths read on the device from the scan's summary (a captured call's replays).
-Status fix_flagged_counted(const GemmProblem &p, const int64_t *a_flagged, const int64_t *b_flagged,
-                           const ScanSummary *summary, const LineFacts *a_facts, cudaStream_t stream);
+// recompute_uncertified and fix_flagged in one launch, the lists' lengths read on the device from the scan's summary
+// (a captured call's replays).
+Status recompute_and_fix_counted(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
+                                 const int64_t *a_flagged, const int64_t *b_flagged, const LineFacts *a_facts,
+                                 cudaStream_t stream);
 
 // A graph's choice, made on the device from the plan's summary (choice.hpp) into the conditional node's handle:
 // branch 0 runs FP32 throughout, branch N - kMinModuli + 1 the products over N moduli. Where `choice` is given, the

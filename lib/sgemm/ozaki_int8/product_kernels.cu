@@ -369,8 +369,10 @@ constexpr int64_t kRecomputeBlocks = 2039;
 
 // The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
 // those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
-// once. Otherwise each block lists those of a tile of C in shared memory, then computes them a thread each.
-__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
+// once. Otherwise each block (`block` of `blocks`) lists those of a tile of C in shared memory, then computes them a
+// thread each.
+__device__ void recompute_tiles(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary,
+                                int64_t block, int64_t blocks) {
   unsigned long long pending = summary->overflowed;
   for (int bin = count + 1; bin <= kNeedsFp32; ++bin) pending += summary->needs[bin];
   if (pending == 0) return;
@@ -379,7 +381,7 @@ __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count,
   __shared__ int listed_count;
   const int64_t tile_cols = (p.n + kRecomputeCols - 1) / kRecomputeCols;
   const int64_t tile_rows = (p.m + kRecomputeRows - 1) / kRecomputeRows;
-  for (int64_t tile = blockIdx.x; tile < p.batch * tile_rows * tile_cols; tile += gridDim.x) {
+  for (int64_t tile = block; tile < p.batch * tile_rows * tile_cols; tile += blocks) {
     const int64_t first_col = tile % tile_cols * kRecomputeCols;
     const int64_t first_row = tile / tile_cols % tile_rows * kRecomputeRows, batch = tile / tile_cols / tile_rows;
     if (threadIdx.x == 0) listed_count = 0;
@@ -396,31 +398,72 @@ __global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count,
   }
 }
 
-// Every element of each flagged row: blockIdx.y picks the row from the list, threads the columns. The list's
-// length is `count`, or, where `counted` is given, what the device's scan counted there.
-__global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
-                                const unsigned long long *counted) {
-  if (counted != nullptr) count = static_cast<int64_t>(*counted);
+__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
+  recompute_tiles(p, needs, count, summary, blockIdx.x, gridDim.x);
+}
+
+// Where the fix-ups' blocks are: `across` blocks along each line (of `across_count`), `down` blocks down the list of
+// lines (of `down_count`).
+struct FixBlock {
+  int64_t across = 0, across_count = 1, down = 0, down_count = 1;
+};
+
+// Every element of each of the `count` flagged rows: the block's share of the list, its threads the columns.
+__device__ void fix_rows(GemmProblem p, const int64_t *flagged, int64_t count, FixBlock at) {
   p = live_problem(p);
-  for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
+  for (int64_t entry = at.down; entry < count; entry += at.down_count) {
     const int64_t batch = flagged[entry] / p.m, row = flagged[entry] % p.m;
-    for (int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; col < p.n;
-         col += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    for (int64_t col = at.across * blockDim.x + threadIdx.x; col < p.n; col += at.across_count * blockDim.x)
       store_fp32_element(p, batch, row, col);
   }
 }
 
-// Every element of each flagged column whose row is not flagged (those fix_rows_kernel writes).
-__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count,
-                                   const unsigned long long *counted, const LineFacts *a_facts) {
-  if (counted != nullptr) count = static_cast<int64_t>(*counted);
+// Every element of each of the `count` flagged columns whose row is not flagged (those fix_rows writes).
+__device__ void fix_columns(GemmProblem p, const int64_t *flagged, int64_t count, const LineFacts *a_facts,
+                            FixBlock at) {
   p = live_problem(p);
-  for (int64_t entry = blockIdx.y; entry < count; entry += gridDim.y) {
+  for (int64_t entry = at.down; entry < count; entry += at.down_count) {
     const int64_t batch = flagged[entry] / p.n, col = flagged[entry] % p.n;
-    for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.m;
-         row += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    for (int64_t row = at.across * blockDim.x + threadIdx.x; row < p.m; row += at.across_count * blockDim.x)
       if ((a_facts[batch * p.m + row].flags & kLineNonFinite) == 0) store_fp32_element(p, batch, row, col);
   }
+}
+
+__device__ FixBlock fix_block_of_grid() { return FixBlock{blockIdx.x, gridDim.x, blockIdx.y, gridDim.y}; }
+
+// blockIdx.y picks the row from the list, threads the columns.
+__global__ void fix_rows_kernel(GemmProblem p, const int64_t *flagged, int64_t count) {
+  fix_rows(p, flagged, count, fix_block_of_grid());
+}
+
+__global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_t count, const LineFacts *a_facts) {
+  fix_columns(p, flagged, count, a_facts, fix_block_of_grid());
+}
+
+// A captured call's last kernel: recompute_kernel's blocks, then fix_rows_kernel's, then fix_columns_kernel's, the
+// lists' lengths read from the scan's summary. Their elements are disjoint (a need above the count; a flagged row;
+// a flagged column's other rows), so one launch runs them side by side: most replays find nothing to do, and one
+// launch of blocks that return at once costs less than three.
+struct FinishBlocks {
+  int64_t recompute = 0, rows_across = 0, columns_across = 0, lines = 0;
+};
+__global__ void recompute_and_fix_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary,
+                                         const int64_t *a_flagged, const int64_t *b_flagged, const LineFacts *a_facts,
+                                         FinishBlocks blocks) {
+  int64_t block = blockIdx.x;
+  if (block < blocks.recompute) {
+    recompute_tiles(p, needs, count, summary, block, blocks.recompute);
+    return;
+  }
+  block -= blocks.recompute;
+  if (block < blocks.rows_across * blocks.lines) {
+    const FixBlock at{block % blocks.rows_across, blocks.rows_across, block / blocks.rows_across, blocks.lines};
+    fix_rows(p, a_flagged, static_cast<int64_t>(summary->flagged_lines[0]), at);
+    return;
+  }
+  block -= blocks.rows_across * blocks.lines;
+  const FixBlock at{block % blocks.columns_across, blocks.columns_across, block / blocks.columns_across, blocks.lines};
+  fix_columns(p, b_flagged, static_cast<int64_t>(summary->flagged_lines[1]), a_facts, at);
 }
 
 // One thread: FP32 throughout (branch 0) where NaN or Inf reach too many elements or the certificate asks for more
@@ -483,27 +526,30 @@ Status recompute_uncertified(const GemmProblem &p, const uint8_t *needs, int cou
 
 Status fix_flagged(const GemmProblem &p, const int64_t *a_flagged, int64_t a_count, const int64_t *b_flagged,
                    int64_t b_count, const LineFacts *a_facts, cudaStream_t stream) {
-  const unsigned long long *none = nullptr;
   if (a_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_rows_kernel, dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(a_count)),
-                              dim3(kThreads), 0, stream, p, a_flagged, a_count, none));
+                              dim3(kThreads), 0, stream, p, a_flagged, a_count));
   if (b_count > 0)
     FG_RETURN_IF_ERROR(launch(fix_columns_kernel,
                               dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(b_count)), dim3(kThreads),
-                              0, stream, p, b_flagged, b_count, none, a_facts));
+                              0, stream, p, b_flagged, b_count, a_facts));
   return Status::success();
 }
 
-Status fix_flagged_counted(const GemmProblem &p, const int64_t *a_flagged, const int64_t *b_flagged,
-                           const ScanSummary *summary, const LineFacts *a_facts, cudaStream_t stream) {
-  // A few blocks a side, each taking every gridDim.y-th line of the list: most replays find none.
+Status recompute_and_fix_counted(const GemmProblem &p, const uint8_t *needs, int count, const ScanSummary *summary,
+                                 const int64_t *a_flagged, const int64_t *b_flagged, const LineFacts *a_facts,
+                                 cudaStream_t stream) {
+  // For the fix-ups, a few blocks a side, each taking every kLinesAtOnce-th line of the list: most replays find none.
   constexpr int64_t kLinesAtOnce = 16;
-  const int64_t no_count = 0;
-  FG_RETURN_IF_ERROR(launch(fix_rows_kernel,
-                            dim3(capped_grid(divide_up(p.n, kThreads), 1024), capped_grid(kLinesAtOnce)),
-                            dim3(kThreads), 0, stream, p, a_flagged, no_count, &summary->flagged_lines[0]));
-  return launch(fix_columns_kernel, dim3(capped_grid(divide_up(p.m, kThreads), 1024), capped_grid(kLinesAtOnce)),
-                dim3(kThreads), 0, stream, p, b_flagged, no_count, &summary->flagged_lines[1], a_facts);
+  FinishBlocks blocks;
+  blocks.recompute =
+      capped_grid(p.batch * divide_up(p.m, kRecomputeRows) * divide_up(p.n, kRecomputeCols), kRecomputeBlocks);
+  blocks.rows_across = capped_grid(divide_up(p.n, kThreads), 1024);
+  blocks.columns_across = capped_grid(divide_up(p.m, kThreads), 1024);
+  blocks.lines = kLinesAtOnce;
+  const int64_t total = blocks.recompute + (blocks.rows_across + blocks.columns_across) * blocks.lines;
+  return launch(recompute_and_fix_kernel, dim3(static_cast<unsigned int>(total)), dim3(kThreads), 0, stream, p, needs,
+                count, summary, a_flagged, b_flagged, a_facts, blocks);
 }
 
 }  // namespace fastgemm::detail::ozaki

@@ -170,8 +170,10 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   steps.summary = plan.summary;
   steps.processors = args.device->sm_count;
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
+  if (counted)
+    return recompute_and_fix_counted(p, plan.needs, count, plan.summary, plan.a_flagged, plan.b_flagged, plan.a_facts,
+                                     args.stream);
   FG_RETURN_IF_ERROR(recompute_uncertified(p, plan.needs, count, plan.summary, args.stream));
-  if (counted) return fix_flagged_counted(p, plan.a_flagged, plan.b_flagged, plan.summary, plan.a_facts, args.stream);
   return fix_flagged(p, plan.a_flagged, flagged_rows, plan.b_flagged, flagged_cols, plan.a_facts, args.stream);
 }
 
