@@ -732,6 +732,24 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
       CHECK(layout.b_residues + t.b_residue_bytes <= layout.products);
       CHECK(layout.products + t.product_bytes <= layout.total);
       CHECK(layout.needs + static_cast<size_t>(s.m * s.n * s.batch) <= layout.a_residues);
+      CHECK(layout.speculation + sizeof(int) <= layout.a_lines);
+      // The codes' tiling leaves room before its buffers for the residues of kSpeculatedModuli moduli, where that
+      // count's tiling lays them out, wherever both take whole products in one pass (and only there).
+      const Tiling speculated = choose_tiling(s.m, s.n, s.k, s.batch, kSpeculatedModuli);
+      const auto whole = [&](const Tiling &x) { return x.batches == s.batch && x.rows == s.m && x.cols == s.n; };
+      if (count != 1 || !whole(t) || !whole(speculated)) {
+        CHECK(t.speculated_bytes == 0);
+      } else {
+        CHECK(t.speculated_bytes != 0);
+        const WorkspaceLayout at = workspace_layout(s.m, s.n, s.batch, speculated);
+        CHECK(at.a_residues + t.speculated_bytes == layout.a_residues);
+        CHECK(at.a_residues + speculated.a_residue_bytes <= at.b_residues);
+        CHECK(at.b_residues + speculated.b_residue_bytes <= layout.a_residues);
+        CHECK(speculated.padded_rows == t.padded_rows);
+        CHECK(speculated.padded_cols == t.padded_cols);
+        CHECK(speculated.depth == t.depth);
+        CHECK(scale_target(kSpeculatedModuli, s.k) + 1.0 < 0x1p28);
+      }
     }
   // Uniform 16384^3 (7 moduli): B's residues whole, C in four bands of rows.
   const Tiling big = choose_tiling(16384, 16384, 16384, 1, 7);

@@ -54,13 +54,23 @@ Status scan_operands(const Lines &a, const Lines &b, int64_t batch, const Certif
 // codes at half depth (math.hpp's half_code of elements 2m and 2m + 1 at m < depth / 2, zeros from depth / 2 to
 // the next multiple of kHalfSetStep, the rest unwritten),
 // the pieces counted into *half_chunks. Lines holding NaN or Inf give zeros.
+// With `speculation` (a captured call's, plan.hpp's kSpeculatedModuli), read on the device when the kernels run:
+// the codes also write the residues at speculation->constants' count into speculation->residues, laid out as above,
+// where *speculation->count is that count; the residues at a count are not made where *speculation->count is it
+// (the codes' pass of the same operands wrote them).
 struct ResidueTile {
   int64_t first_batch = 0, batches = 1;
   int64_t first_line = 0, line_count = 0, padded_lines = 0;
   int64_t depth = 0;
 };
+struct Speculation {
+  const int *count = nullptr;               // device memory: the count the preview foresaw, or 0
+  const CrtConstants *constants = nullptr;  // the codes': kSpeculatedModuli's constants
+  int8_t *residues = nullptr;               // the codes': where that count's residues go
+};
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
-                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr);
+                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr,
+                     const Speculation *speculation = nullptr);
 
 // A tile of C: rows first_row.. x cols first_col.. of products first_batch.., and the layout of its INT32
 // products, products[batch][modulus][row][padded_cols], or, where residue_pitch is not 0, of their residues modulo
@@ -118,6 +128,8 @@ struct PreviewBuffers {
   LineFacts *facts = nullptr;
   int8_t *codes = nullptr;
   int32_t *products = nullptr;
+  // Where given: kSpeculatedModuli, where the sample's choice is that count, else 0 (kernels.hpp's Speculation).
+  int *speculation = nullptr;
 };
 Status preview_choice(const GemmProblem &p, const CertificateConstants &certificate, const PreviewBuffers &buffers,
                       int64_t depth, cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream);

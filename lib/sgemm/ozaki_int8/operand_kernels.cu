@@ -314,12 +314,24 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
   }
 }
 
+// Whether a launch of the residues at constants.count stops at once: the codes' pass wrote them (make_residues'
+// speculation); and whether a launch of the codes (kSpeculates) writes them.
+__device__ __forceinline__ bool speculated_here(const int *speculated, const CrtConstants &constants) {
+  return speculated != nullptr && *speculated == constants.count;
+}
+
 // Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
 // With half_chunks (codes only), each line's half-depth set too, the line counted whole (depth / 64 pieces).
-template <ResidueKind kKind>
+// kSpeculates (codes only): `constants` are a moduli count's, whose residues go to `speculated_residues` too where
+// *speculated is that count. Residues: nothing to do where *speculated is their count.
+template <ResidueKind kKind, bool kSpeculates>
 __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
     residues_contiguous_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
-                               int8_t *residues, CodeChunks *half_chunks) {
+                               int8_t *residues, CodeChunks *half_chunks, const int *speculated,
+                               int8_t *speculated_residues) {
+  static_assert(!kSpeculates || kKind == kCodes, "only the codes' pass writes residues beside them");
+  const bool speculating = kSpeculates && speculated_here(speculated, constants);
+  if (kKind != kCodes && speculated_here(speculated, constants)) return;
   lines = live_lines(lines);
   const int lane = threadIdx.x % 32;
   const int64_t modulus_stride = tile.padded_lines * tile.depth;
@@ -333,9 +345,13 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
     const int64_t batch = tile.first_batch + local_batch, line = tile.first_line + local_line;
     const bool inside = local_line < tile.line_count;
     const double scale = inside ? encoding_scale<kKind>(facts[batch * lines.count + line], constants) : 0.0;
+    const double speculated_scale =
+        speculating && inside ? encoding_scale<kNarrowResidues>(facts[batch * lines.count + line], constants) : 0.0;
     const float *x = lines.data + batch * lines.batch_stride + line * lines.line_stride;
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     int8_t *out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
+    int8_t *speculated_out =
+        speculated_residues + local_batch * constants.count * modulus_stride + local_line * tile.depth;
     HalfRun half;
     for (int64_t l0 = kRun * lane; l0 < tile.depth; l0 += kRun * 32) {
       float v[kRun];
@@ -351,6 +367,10 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
       }
       half.codes = out + modulus_stride + l0 / 2;
       store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride, half_chunks != nullptr, half);
+      if (speculating) {
+        HalfRun none;
+        store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l0, modulus_stride, false, none);
+      }
     }
     if (half_chunks != nullptr) {
       if (8 * lane < half_set_zeros(tile.depth))
@@ -369,11 +389,16 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
 // A block takes `steps` consecutive tiles of the same lines, so that where the lines lie, their facts and scales are
 // found once for all of them, and the tile's reads advance by a constant step (no index arithmetic per element).
 // With half_chunks (codes only), the half-depth set too, each line's 64 elements a warp takes counted as a piece.
-template <ResidueKind kKind>
+// kSpeculates, `speculated` and `speculated_residues` as in residues_contiguous_kernel.
+template <ResidueKind kKind, bool kSpeculates>
 __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
     residues_strided_kernel(Lines lines, const LineFacts *facts, ResidueTile tile, CrtConstants constants,
-                            int8_t *residues, CodeChunks *half_chunks, int64_t steps) {
+                            int8_t *residues, CodeChunks *half_chunks, int64_t steps, const int *speculated,
+                            int8_t *speculated_residues) {
   static_assert(kLineTile == 32 && kDepthTile == 8 * kRun && kWarps == 8, "a warp takes 8 lines x 4 runs");
+  static_assert(!kSpeculates || kKind == kCodes, "only the codes' pass writes residues beside them");
+  const bool speculating = kSpeculates && speculated_here(speculated, constants);
+  if (kKind != kCodes && speculated_here(speculated, constants)) return;
   constexpr int kReads = kDepthTile / kRows;  // elements of its column each thread reads per tile
   __shared__ __align__(16) float values[kLineTile][kTilePitch];
   lines = live_lines(lines);
@@ -397,11 +422,13 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
                           (facts[batch * lines.count + tile.first_line + read_line].flags & kLineNonFinite) == 0;
     const float *const x = lines.data + batch * lines.batch_stride + (tile.first_line + read_line) * lines.line_stride;
     const int64_t local_line = line0 + my_line;
-    const double scale =
-        local_line < tile.line_count
-            ? encoding_scale<kKind>(facts[batch * lines.count + tile.first_line + local_line], constants)
-            : 0.0;
+    const LineFacts *const line_facts = facts + batch * lines.count + tile.first_line + local_line;
+    const double scale = local_line < tile.line_count ? encoding_scale<kKind>(*line_facts, constants) : 0.0;
+    const double speculated_scale =
+        speculating && local_line < tile.line_count ? encoding_scale<kNarrowResidues>(*line_facts, constants) : 0.0;
     int8_t *const line_out = residues + local_batch * outputs * modulus_stride + local_line * tile.depth;
+    int8_t *const speculated_out =
+        speculated_residues + local_batch * constants.count * modulus_stride + local_line * tile.depth;
     const int64_t read_step = kRows * lines.element_stride;
     const int64_t last_tile = (group + 1) * steps < depth_tiles ? (group + 1) * steps : depth_tiles;
     for (int64_t depth_tile = group * steps; depth_tile < last_tile; ++depth_tile) {
@@ -428,6 +455,11 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
         }
         half.codes = line_out + modulus_stride + l / 2;
         store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
+        if (speculating) {
+          HalfRun none;
+          store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l, modulus_stride, false,
+                                         none);
+        }
         if (half_chunks != nullptr && l / 2 < half_set_zeros(tile.depth))
           *reinterpret_cast<uint2 *>(line_out + modulus_stride + tile.depth / 2 + l / 2) = make_uint2(0u, 0u);
       }
@@ -469,13 +501,15 @@ Status scan_operands(const Lines &a, const Lines &b, int64_t batch, const Certif
                 first, second, summary, constants);
 }
 
-template <ResidueKind kKind>
+// kSpeculates, `speculated` and `speculated_residues` as in residues_contiguous_kernel.
+template <ResidueKind kKind, bool kSpeculates = false>
 Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants &constants,
-                    int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr) {
+                    int8_t *out, cudaStream_t stream, CodeChunks *half_chunks = nullptr,
+                    const int *speculated = nullptr, int8_t *speculated_residues = nullptr) {
   if (lines.element_stride == 1)
-    return launch(residues_contiguous_kernel<kKind>,
+    return launch(residues_contiguous_kernel<kKind, kSpeculates>,
                   dim3(capped_grid(divide_up(tile.batches * tile.padded_lines, kWarps), kMaxBlocks)), dim3(kThreads), 0,
-                  stream, lines, facts, tile, constants, out, half_chunks);
+                  stream, lines, facts, tile, constants, out, half_chunks, speculated, speculated_residues);
   // Each block takes as many consecutive tiles of its lines as leave kStridedBlocks blocks or more.
   constexpr int64_t kStridedBlocks = 1024;
   const int64_t line_tiles = tile.batches * divide_up(tile.padded_lines, kLineTile);
@@ -483,17 +517,27 @@ Status encode_lines(const Lines &lines, const LineFacts *facts, const ResidueTil
   int64_t steps = line_tiles * depth_tiles / kStridedBlocks;
   steps = steps < 1 ? 1 : steps > depth_tiles ? depth_tiles : steps;
   const int64_t blocks = line_tiles * divide_up(depth_tiles, steps);
-  return launch(residues_strided_kernel<kKind>, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0, stream, lines,
-                facts, tile, constants, out, half_chunks, steps);
+  return launch(residues_strided_kernel<kKind, kSpeculates>, dim3(capped_grid(blocks, kMaxBlocks)), dim3(kThreads), 0,
+                stream, lines, facts, tile, constants, out, half_chunks, steps, speculated, speculated_residues);
 }
 
 Status make_residues(const Lines &lines, const LineFacts *facts, const ResidueTile &tile, const CrtConstants *constants,
-                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks) {
-  if (constants == nullptr) return encode_lines<kCodes>(lines, facts, tile, CrtConstants{}, out, stream, half_chunks);
+                     int8_t *out, cudaStream_t stream, CodeChunks *half_chunks, const Speculation *speculation) {
   // A scaled line's elements are at most its 2-norm, S (1 + 2^-50), and round by at most 1/2.
-  if (constants->scale_target + 1.0 < 0x1p28)
-    return encode_lines<kNarrowResidues>(lines, facts, tile, *constants, out, stream);
-  return encode_lines<kWideResidues>(lines, facts, tile, *constants, out, stream);
+  const auto narrow = [](const CrtConstants &at) { return at.scale_target + 1.0 < 0x1p28; };
+  if (constants == nullptr) {
+    if (speculation != nullptr && speculation->constants != nullptr) {
+      if (!narrow(*speculation->constants) || speculation->count == nullptr || speculation->residues == nullptr)
+        return Status::failure(StatusCode::internal_error, "the codes cannot write these residues beside them");
+      return encode_lines<kCodes, true>(lines, facts, tile, *speculation->constants, out, stream, half_chunks,
+                                        speculation->count, speculation->residues);
+    }
+    return encode_lines<kCodes>(lines, facts, tile, CrtConstants{}, out, stream, half_chunks);
+  }
+  const int *speculated = speculation != nullptr ? speculation->count : nullptr;
+  if (narrow(*constants))
+    return encode_lines<kNarrowResidues>(lines, facts, tile, *constants, out, stream, nullptr, speculated);
+  return encode_lines<kWideResidues>(lines, facts, tile, *constants, out, stream, nullptr, speculated);
 }
 
 }  // namespace fastgemm::detail::ozaki

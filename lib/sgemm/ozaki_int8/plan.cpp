@@ -181,6 +181,16 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   tiling.a_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.rows);
   tiling.b_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.cols);
   tiling.product_bytes = static_cast<size_t>(tiling.batches) * product_bytes(tiling.rows, tiling.cols);
+  const auto whole = [&](const Tiling &t) { return t.batches == batch && t.rows == m && t.cols == n; };
+  if (count == 1 && whole(tiling)) {
+    // The residues of kSpeculatedModuli moduli in their own tiling's place, before the codes' buffers: the codes
+    // pass writes them where that tiling's products then read them (narrow residues only: line_scale's integers
+    // below 2^28).
+    const Tiling speculated = choose_tiling(m, n, k, batch, kSpeculatedModuli);
+    const double target = scale_target(kSpeculatedModuli, k);
+    if (whole(speculated) && target > 0.0 && target + 1.0 < 0x1p28)
+      tiling.speculated_bytes = round_up_256(speculated.a_residue_bytes) + round_up_256(speculated.b_residue_bytes);
+  }
   return tiling;
 }
 
@@ -194,6 +204,7 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   };
   layout.summary = take(256);
   layout.live = take(256);
+  layout.speculation = take(sizeof(int));
   const size_t a_lines = static_cast<size_t>(batch * m), b_lines = static_cast<size_t>(batch * n);
   layout.a_lines = take(a_lines * sizeof(LineFacts));
   layout.b_lines = take(b_lines * sizeof(LineFacts));
@@ -205,6 +216,7 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   layout.preview_facts = take(preview_lines * sizeof(LineFacts));
   layout.preview_codes = take(preview_lines * static_cast<size_t>(tiling.depth));
   layout.preview_products = take(preview_lines / 2 * kPreviewLines * sizeof(int32_t));
+  take(tiling.speculated_bytes);
   layout.a_residues = take(tiling.a_residue_bytes);
   layout.b_residues = take(tiling.b_residue_bytes);
   layout.products = take(tiling.product_bytes);

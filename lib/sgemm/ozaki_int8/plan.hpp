@@ -118,6 +118,11 @@ constexpr int64_t kHalfSetStep = 128;
 struct CodeChunks {
   unsigned long long counted = 0, lost = 0;
 };
+// The moduli count whose residues a captured call's codes pass writes beside the codes where its preview foresees
+// that count (uniform and normal operands' need; the residues of 7 moduli are scaled integers below 2^28): the
+// residues' own pass then finds them written and stops (steps.cpp's run_tiles).
+constexpr int kSpeculatedModuli = 7;
+
 struct Tiling {
   int64_t batches = 1;
   int64_t rows = 0, cols = 0;
@@ -126,6 +131,9 @@ struct Tiling {
   size_t a_residue_bytes = 0;                // batches * count * padded_rows * depth (kCodeSets for count 1)
   size_t b_residue_bytes = 0;                // batches * count * padded_cols * depth (kCodeSets for count 1)
   size_t product_bytes = 0;                  // batches * count * padded_rows * padded_cols * 4
+  // The codes' tiling (count 1) where the residues may be speculated (whole products in one pass at both counts):
+  // the bytes left free before its buffers, where kSpeculatedModuli's tiling lays out its residues; 0 elsewhere.
+  size_t speculated_bytes = 0;
 };
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
 
@@ -153,6 +161,7 @@ constexpr int64_t kPreviewBatches = 2;
 struct WorkspaceLayout {
   size_t summary = 0;
   size_t live = 0;                      // LiveOperands
+  size_t speculation = 0;               // an int: the count whose residues the codes pass writes (0: none)
   size_t a_lines = 0, b_lines = 0;      // LineFacts per line, over all batches
   size_t a_flagged = 0, b_flagged = 0;  // int64 ids of the lines that hold NaN or Inf
   size_t needs = 0;                     // uint8 per element of C, batch * m * n

@@ -112,7 +112,8 @@ __global__ void preview_products_kernel(const int8_t *codes, int64_t depth, int6
 // scan and the plan of every element. Lines holding NaN or Inf are left to the scan, which counts them all.
 __global__ void __launch_bounds__(kDecideThreads)
     preview_decide_kernel(GemmProblem p, const LineFacts *facts, const int32_t *products,
-                          CertificateConstants certificate, cudaGraphConditionalHandle handle, DeviceChoice *choice) {
+                          CertificateConstants certificate, cudaGraphConditionalHandle handle, DeviceChoice *choice,
+                          int *speculation) {
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
   __shared__ LineFacts lines[kPreviewBatches * 2 * kPreviewLines];
   p = live_problem(p);
@@ -143,7 +144,10 @@ __global__ void __launch_bounds__(kDecideThreads)
   for (int bin = 0; bin <= kNeedsFp32; ++bin)
     scaled.needs[bin] =
         counted == 0 ? 0ull : static_cast<unsigned long long>(histogram[bin] * (elements / counted) + 0.5);
-  const bool fp32 = counted != 0 && choose_moduli(scaled.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f).declined;
+  const ModuliChoice chosen = choose_moduli(scaled.needs, p.m, p.n, p.k, p.batch, p.beta != 0.0f);
+  const bool fp32 = counted != 0 && chosen.declined;
+  if (speculation != nullptr)
+    *speculation = counted != 0 && !chosen.declined && chosen.count == kSpeculatedModuli ? kSpeculatedModuli : 0;
   cudaGraphSetConditional(handle, fp32 ? 0u : 1u);
   if (fp32 && choice != nullptr) *choice = DeviceChoice{};
 }
@@ -164,7 +168,7 @@ Status preview_choice(const GemmProblem &p, const CertificateConstants &certific
              dim3(static_cast<unsigned int>(divide_up(depth, slice)), static_cast<unsigned int>(batches)),
              dim3(kPreviewLines * kPreviewLines / 4), 0, stream, buffers.codes, depth, slice, buffers.products));
   return launch(preview_decide_kernel, dim3(1), dim3(kDecideThreads), 0, stream, p, buffers.facts, buffers.products,
-                certificate, handle, choice);
+                certificate, handle, choice, buffers.speculation);
 }
 
 }  // namespace fastgemm::detail::ozaki

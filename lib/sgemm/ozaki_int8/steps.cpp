@@ -100,6 +100,8 @@ struct TileSteps {
   uint8_t *needs = nullptr;
   ScanSummary *summary = nullptr;
   int processors = 0;  // the device's multiprocessors (the plan's blocks follow them)
+  // A captured call's (PlanBuffers::speculation): the count whose residues the codes' pass writes, read on the device.
+  const int *speculation = nullptr;
 };
 
 // The steps over every tile of the problem.
@@ -113,6 +115,28 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   auto *products = reinterpret_cast<int32_t *>(workspace + layout.products);
   const int64_t count = steps.constants != nullptr ? steps.constants->count : 1;
   const bool a_whole = tiling.rows == p.m;
+  // The residues of kSpeculatedModuli moduli: the codes' pass writes them where that count's tiling lays them out,
+  // before its own buffers (choose_tiling's speculated_bytes), where the preview foresaw that count; then the
+  // residues' pass at that count finds them made.
+  Speculation a_speculation, b_speculation;
+  const Speculation *a_speculated = nullptr, *b_speculated = nullptr;
+  CrtConstants speculated_constants;
+  if (steps.speculation != nullptr &&
+      (steps.constants == nullptr ? tiling.speculated_bytes != 0 : count == kSpeculatedModuli)) {
+    a_speculation.count = b_speculation.count = steps.speculation;
+    if (steps.constants == nullptr) {
+      const Tiling speculated = choose_tiling(p.m, p.n, p.k, p.batch, kSpeculatedModuli);
+      const WorkspaceLayout at = workspace_layout(p.m, p.n, p.batch, speculated);
+      if (at.b_residues + speculated.b_residue_bytes > layout.a_residues)
+        return Status::failure(StatusCode::internal_error, "the speculated residues overlap the codes");
+      speculated_constants = crt_constants(kSpeculatedModuli, p.k);
+      a_speculation.constants = b_speculation.constants = &speculated_constants;
+      a_speculation.residues = reinterpret_cast<int8_t *>(workspace + at.a_residues);
+      b_speculation.residues = reinterpret_cast<int8_t *>(workspace + at.b_residues);
+    }
+    a_speculated = &a_speculation;
+    b_speculated = &b_speculation;
+  }
   // The plan's codes carry their half-depth set where the own product takes the tiling's tiles.
   CodeChunks *const half_chunks =
       steps.constants == nullptr && own_products_run(tiling.padded_rows, tiling.padded_cols, tiling.depth,
@@ -123,11 +147,13 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
     const int64_t batches = tiling.batches < p.batch - first_batch ? tiling.batches : p.batch - first_batch;
     ResidueTile a_tile{first_batch, batches, 0, p.m, round_up_4(p.m), tiling.depth};
     if (a_whole)
-      FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream, half_chunks));
+      FG_RETURN_IF_ERROR(
+          make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream, half_chunks, a_speculated));
     for (int64_t first_col = 0; first_col < p.n; first_col += tiling.cols) {
       const int64_t cols = tiling.cols < p.n - first_col ? tiling.cols : p.n - first_col;
       const ResidueTile b_tile{first_batch, batches, first_col, cols, round_up_4(cols), tiling.depth};
-      FG_RETURN_IF_ERROR(make_residues(b, b_facts, b_tile, steps.constants, b_residues, stream, half_chunks));
+      FG_RETURN_IF_ERROR(
+          make_residues(b, b_facts, b_tile, steps.constants, b_residues, stream, half_chunks, b_speculated));
       for (int64_t first_row = 0; first_row < p.m; first_row += tiling.rows) {
         const int64_t rows = tiling.rows < p.m - first_row ? tiling.rows : p.m - first_row;
         if (!a_whole) {
@@ -170,6 +196,7 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   steps.needs = plan.needs;
   steps.summary = plan.summary;
   steps.processors = args.device->sm_count;
+  steps.speculation = plan.speculation;
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
   if (counted)
     return recompute_and_fix_counted(p, plan.needs, count, plan.summary, plan.a_flagged, plan.b_flagged, plan.a_facts,
@@ -254,7 +281,7 @@ Status run_captured(const GemmProblem &p, const RunArgs &args, const PlanBuffers
 }  // namespace
 
 Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const CertificateConstants &certificate,
-                    PlanBuffers *plan) {
+                    PlanBuffers *plan, int *speculation) {
   const cudaStream_t stream = args.stream;
   plan->workspace = static_cast<char *>(args.workspace);
   const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
@@ -265,6 +292,7 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   plan->a_flagged = reinterpret_cast<int64_t *>(plan->workspace + plan_layout.a_flagged);
   plan->b_flagged = reinterpret_cast<int64_t *>(plan->workspace + plan_layout.b_flagged);
   plan->needs = reinterpret_cast<uint8_t *>(plan->workspace + plan_layout.needs);
+  plan->speculation = speculation;
   FG_CUDA_CHECK(cudaMemsetAsync(plan->summary, 0, sizeof(ScanSummary), stream));
   FG_RETURN_IF_ERROR(scan_operands(rows_of_a(p), columns_of_b(p), p.batch, certificate, plan->a_facts, plan->a_flagged,
                                    plan->b_facts, plan->b_flagged, plan->summary, stream));
@@ -273,6 +301,7 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   steps.needs = plan->needs;
   steps.summary = plan->summary;
   steps.processors = args.device->sm_count;
+  steps.speculation = speculation;
   return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
 }
 
@@ -288,6 +317,7 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   preview.facts = reinterpret_cast<LineFacts *>(workspace + layout.preview_facts);
   preview.codes = reinterpret_cast<int8_t *>(workspace + layout.preview_codes);
   preview.products = reinterpret_cast<int32_t *>(workspace + layout.preview_products);
+  if (plan_tiling.speculated_bytes != 0) preview.speculation = reinterpret_cast<int *>(workspace + layout.speculation);
   cudaGraphConditionalHandle handle = 0;
   FG_RETURN_IF_ERROR(new_handle(args.stream, &handle));
   FG_RETURN_IF_ERROR(preview_choice(p, certificate, preview, plan_tiling.depth, handle, choice, args.stream));
@@ -296,7 +326,7 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   return capture_branches(args, bodies, 2, [&](unsigned int index, const RunArgs &body_args) {
     if (index == 0) return fp32_branch(p, body_args, given, fallback);
     PlanBuffers plan;
-    FG_RETURN_IF_ERROR(enqueue_plan(p, body_args, certificate, &plan));
+    FG_RETURN_IF_ERROR(enqueue_plan(p, body_args, certificate, &plan, preview.speculation));
     fg_sgemm_algo_t same_fallback = FG_SGEMM_AUTO;
     return run_captured(p, body_args, plan, certificate, choice, &same_fallback, given);
   });

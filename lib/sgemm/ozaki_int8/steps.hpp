@@ -23,6 +23,9 @@ struct PlanBuffers {
   LineFacts *a_facts = nullptr, *b_facts = nullptr;
   int64_t *a_flagged = nullptr, *b_flagged = nullptr;
   uint8_t *needs = nullptr;
+  // A captured call's: where its preview leaves the moduli count whose residues the codes' pass writes (kernels.hpp's
+  // Speculation), or nullptr.
+  int *speculation = nullptr;
 };
 
 // The nodes of a kept graph (run_as_graph) that are set again for other operands: its FP32 products, each a child
@@ -40,9 +43,10 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
                    const CertificateConstants &certificate, bool counted, int64_t flagged_rows, int64_t flagged_cols);
 
 // The scan, then the plan: the codes' product and every element's need, enqueued on args.stream. Nothing of C is
-// written by them.
+// written by them. With `speculation` (a captured call's, written by its preview), the codes' pass also writes the
+// residues of the count found there, for products_at.
 Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const CertificateConstants &certificate,
-                    PlanBuffers *plan);
+                    PlanBuffers *plan, int *speculation = nullptr);
 
 // The whole emulation on a stream being captured: the preview's choice, and a switch node whose branch 0 runs FP32
 // throughout and whose branch 1 the scan, the plan and run_captured's choice. `choice`, *fallback and `given` as in
