@@ -55,6 +55,31 @@ bool same_bits(const std::vector<float> &x, const std::vector<float> &y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
+// One call over C poisoned with NaN, on the handle's stream: what ran, the emulation's report, and C.
+struct Called {
+  fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
+  Emulation emulation;
+  std::vector<float> c;
+};
+Called call_once(fg_handle_t handle, cudaStream_t stream, DeviceProduct &product) {
+  product.poison();
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+  REQUIRE_FG_OK(product.run(handle));
+  Called called;
+  called.ran = last_algo(handle);  // waits for the device's choice
+  called.emulation = emulation_of(handle);
+  REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
+  called.c = product.result();
+  return called;
+}
+
+// One launch of a sequence over the same call: what it is, its operands and their reference.
+struct Launch {
+  const char *what;
+  const Operands *operands;
+  const Reference *reference;
+};
+
 }  // namespace
 
 TEST_CASE("emulated: a captured call runs the emulation, and each replay chooses for its own operands",
@@ -167,11 +192,6 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     const Operands binary = make_hard(HardCase{Hard::binary, 0, "0/1"}, m, n, k, 7202);
     const Reference inner_reference = reference_of(inner), binary_reference = reference_of(binary);
     DeviceProduct product(uniform);
-    struct Launch {
-      const char *what;
-      const Operands *operands;
-      const Reference *reference;
-    };
     std::vector<float> first_uniform;
     // The first launch captures the call's graph; the others launch it again, over the operands loaded between.
     for (const Launch &l :
@@ -204,6 +224,57 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
         CHECK(guarantee_of(c, *l.reference, k).beyond == 0);
       }
       if (l.operands == &binary) CHECK(inexact_elements(c, binary_reference) == 0);
+      if (l.operands == &uniform) {
+        if (first_uniform.empty()) first_uniform = c;
+        CHECK(same_bits(c, first_uniform));
+      }
+    }
+  }
+
+  SECTION(
+      "the codes write the residues of 7 moduli beside them where the preview foresees 7; a launch that "
+      "chooses otherwise makes its own") {
+    // The preview's sample foresees a moduli count, and where it is 7 the codes' pass writes the residues of 7 moduli
+    // too, which the products at 7 then take without making them again. Here the sample and the whole disagree both
+    // ways: integers (few moduli) in the sampled lines only, the rest uniform (the sample foresees fewer than 7, the
+    // plan takes 7 and must make its residues), and the reverse (the sample foresees 7, the plan may take fewer and
+    // make those). Row-major: A's rows are contiguous lines, B's columns strided ones, the two kernels of each pass.
+    const Operands counts = make_hard(HardCase{Hard::counts, 0, "counts"}, m, n, k, 7206);
+    // The preview samples rows i m / 32 of A and columns j n / 32 of B (plan.hpp's kPreviewLines).
+    const auto mixed = [&](const Operands &sampled, const Operands &rest) {
+      Operands o = rest;
+      for (int64_t i = 0; i < m; i += m / 32)
+        std::copy(sampled.a.begin() + i * k, sampled.a.begin() + (i + 1) * k, o.a.begin() + i * k);
+      for (int64_t l = 0; l < k; ++l)
+        for (int64_t j = 0; j < n; j += n / 32) o.b[l * n + j] = sampled.b[l * n + j];
+      return o;
+    };
+    const Operands sampled_integers = mixed(counts, uniform), sampled_floats = mixed(uniform, counts);
+    const Reference counts_reference = reference_of(counts), integers_reference = reference_of(sampled_integers);
+    const Reference floats_reference = reference_of(sampled_floats);
+    DeviceProduct product(uniform);
+    std::vector<float> first_uniform;
+    for (const Launch &l :
+         {Launch{"uniform", &uniform, &uniform_reference}, Launch{"counts", &counts, &counts_reference},
+          Launch{"uniform again", &uniform, &uniform_reference},
+          Launch{"integers in the sample only", &sampled_integers, &integers_reference},
+          Launch{"floats in the sample only", &sampled_floats, &floats_reference},
+          Launch{"uniform, last", &uniform, &uniform_reference}}) {
+      INFO(l.what);
+      product.load(*l.operands);
+      const Called called = call_once(handle.get(), stream, product);
+      const fg_sgemm_algo_t ran = called.ran;
+      const Emulation &e = called.emulation;
+      const std::vector<float> &c = called.c;
+      std::printf("emulated AUTO, residues beside the codes: %-28s ran %s, moduli %d, %lld elements in FP32\n", l.what,
+                  fg_sgemm_algo_name(ran), e.moduli, static_cast<long long>(e.fp32_elements));
+      CHECK(ran == FG_SGEMM_OZAKI_INT8);
+      CHECK(guarantee_of(c, *l.reference, k).beyond == 0);
+      if (l.operands == &uniform || l.operands == &sampled_integers) CHECK(e.moduli == 7);
+      if (l.operands == &counts) {
+        CHECK(e.moduli < 7);
+        CHECK(inexact_elements(c, counts_reference) == 0);
+      }
       if (l.operands == &uniform) {
         if (first_uniform.empty()) first_uniform = c;
         CHECK(same_bits(c, first_uniform));
@@ -493,13 +564,10 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
           hard.a[i * k + 3] = std::ldexp(hard.a[i * k + 3], 40);
       const Reference reference = reference_of(hard);
       DeviceProduct product(hard);
-      product.poison();
-      REQUIRE_CUDA_OK(cudaDeviceSynchronize());
-      REQUIRE_FG_OK(product.run(handle.get()));
-      const fg_sgemm_algo_t ran = last_algo(handle.get());
-      const Emulation e = emulation_of(handle.get());
-      REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-      const std::vector<float> c = product.result();
+      const Called called = call_once(handle.get(), stream, product);
+      const fg_sgemm_algo_t ran = called.ran;
+      const Emulation &e = called.emulation;
+      const std::vector<float> &c = called.c;
       std::printf("emulated AUTO, preview: %-36s ran %s, moduli %d, %lld elements in FP32\n",
                   hard_sampled ? "outliers in 8 sampled rows" : "outliers in every row not sampled",
                   fg_sgemm_algo_name(ran), e.moduli, static_cast<long long>(e.fp32_elements));
@@ -527,70 +595,5 @@ TEST_CASE("emulated: AUTO enqueues and returns; each launch of the call's graph 
     const std::vector<float> c = mine.result();
     CHECK(guarantee_of(c, uniform_reference, k).beyond == 0);
     CHECK(same_bits(c, theirs.result()));
-  }
-}
-
-TEST_CASE(
-    "emulated: AUTO's codes write the residues of 7 moduli beside them where the preview foresees 7, and a "
-    "launch that chooses otherwise makes its own",
-    "[emulated][emulated-large][graph]") {
-  // Each launch of the call's graph: the preview's sample foresees a moduli count, and where it is 7 the codes' pass
-  // writes the residues of 7 moduli too, which the products at 7 then take without making them again. Here the
-  // sample and the whole disagree both ways: integers (few moduli) in the sampled lines only, the rest uniform (the
-  // sample foresees fewer than 7, the plan takes 7 and must make its residues), and the reverse (the sample foresees
-  // 7, the plan may take fewer and make those). Row-major: A's rows are contiguous lines, B's columns strided ones,
-  // the two kernels of each pass.
-  EmulatedOnStream on;
-  Handle &handle = on.handle;
-  const cudaStream_t stream = on.stream;
-  const int64_t m = 1024, n = 2048, k = 8192;
-  const Operands uniform = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 7300);
-  const Operands counts = make_hard(HardCase{Hard::counts, 0, "counts"}, m, n, k, 7301);
-  // The preview samples rows i m / 32 of A and columns j n / 32 of B (plan.hpp's kPreviewLines).
-  const auto mixed = [&](const Operands &sampled, const Operands &rest) {
-    Operands o = rest;
-    for (int64_t i = 0; i < m; i += m / 32)
-      std::copy(sampled.a.begin() + i * k, sampled.a.begin() + (i + 1) * k, o.a.begin() + i * k);
-    for (int64_t l = 0; l < k; ++l)
-      for (int64_t j = 0; j < n; j += n / 32) o.b[l * n + j] = sampled.b[l * n + j];
-    return o;
-  };
-  const Operands sampled_integers = mixed(counts, uniform), sampled_floats = mixed(uniform, counts);
-  const Reference uniform_reference = reference_of(uniform), counts_reference = reference_of(counts);
-  const Reference integers_reference = reference_of(sampled_integers), floats_reference = reference_of(sampled_floats);
-  DeviceProduct product(uniform);
-  struct Launch {
-    const char *what;
-    const Operands *operands;
-    const Reference *reference;
-  };
-  std::vector<float> first_uniform;
-  for (const Launch &l : {Launch{"uniform", &uniform, &uniform_reference}, Launch{"counts", &counts, &counts_reference},
-                          Launch{"uniform again", &uniform, &uniform_reference},
-                          Launch{"integers in the sample only", &sampled_integers, &integers_reference},
-                          Launch{"floats in the sample only", &sampled_floats, &floats_reference},
-                          Launch{"uniform, last", &uniform, &uniform_reference}}) {
-    INFO(l.what);
-    product.load(*l.operands);
-    product.poison();
-    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
-    REQUIRE_FG_OK(product.run(handle.get()));
-    const fg_sgemm_algo_t ran = last_algo(handle.get());
-    const Emulation e = emulation_of(handle.get());
-    REQUIRE_CUDA_OK(cudaStreamSynchronize(stream));
-    const std::vector<float> c = product.result();
-    std::printf("emulated AUTO, residues beside the codes: %-28s ran %s, moduli %d, %lld elements in FP32\n", l.what,
-                fg_sgemm_algo_name(ran), e.moduli, static_cast<long long>(e.fp32_elements));
-    CHECK(ran == FG_SGEMM_OZAKI_INT8);
-    CHECK(guarantee_of(c, *l.reference, k).beyond == 0);
-    if (l.operands == &uniform || l.operands == &sampled_integers) CHECK(e.moduli == 7);
-    if (l.operands == &counts) {
-      CHECK(e.moduli < 7);
-      CHECK(inexact_elements(c, counts_reference) == 0);
-    }
-    if (l.operands == &uniform) {
-      if (first_uniform.empty()) first_uniform = c;
-      CHECK(same_bits(c, first_uniform));
-    }
   }
 }
