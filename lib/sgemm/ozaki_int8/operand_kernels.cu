@@ -369,7 +369,8 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
       store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride, half_chunks != nullptr, half);
       if (speculating) {
         HalfRun none;
-        store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l0, modulus_stride, false, none);
+        store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l0, modulus_stride, false,
+                                       none);
       }
     }
     if (half_chunks != nullptr) {
