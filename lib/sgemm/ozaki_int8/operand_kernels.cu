@@ -320,6 +320,21 @@ __device__ __forceinline__ bool speculated_here(const int *speculated, const Crt
   return speculated != nullptr && *speculated == constants.count;
 }
 
+// A run's encoding (store_encoded), and where `speculating` (a codes' pass that writes the residues beside them,
+// make_residues' speculation), its residues at constants' count too, scaled by speculated_scale: the run begins at
+// element `at` of the line, whose outputs begin at `out` and `speculated_line`.
+template <ResidueKind kKind>
+__device__ __forceinline__ void store_run(const float (&v)[kRun], double scale, double speculated_scale,
+                                          const CrtConstants &constants, int8_t *out, int8_t *speculated_line,
+                                          int64_t at, int64_t modulus_stride, bool with_half, bool speculating,
+                                          HalfRun &half) {
+  store_encoded<kKind>(v, scale, constants, out + at, modulus_stride, with_half, half);
+  if (speculating) {
+    HalfRun none;
+    store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_line + at, modulus_stride, false, none);
+  }
+}
+
 // Contiguous lines: one warp per line of the tile, each lane kRun consecutive elements at a time.
 // With half_chunks (codes only), each line's half-depth set too, the line counted whole (depth / 64 pieces).
 // kSpeculates (codes only): `constants` are a moduli count's, whose residues go to `speculated_residues` too where
@@ -366,12 +381,8 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
         for (int e = 0; e < kRun; ++e) v[e] = scale != 0.0 && l0 + e < lines.length ? __ldg(x + l0 + e) : 0.0f;
       }
       half.codes = out + modulus_stride + l0 / 2;
-      store_encoded<kKind>(v, scale, constants, out + l0, modulus_stride, half_chunks != nullptr, half);
-      if (speculating) {
-        HalfRun none;
-        store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l0, modulus_stride, false,
-                                       none);
-      }
+      store_run<kKind>(v, scale, speculated_scale, constants, out, speculated_out, l0, modulus_stride,
+                       half_chunks != nullptr, speculating, half);
     }
     if (half_chunks != nullptr) {
       if (8 * lane < half_set_zeros(tile.depth))
@@ -455,12 +466,8 @@ __global__ void __launch_bounds__(kThreads, kKind == kCodes ? 3 : 4)
           v[4 * q] = group4.x, v[4 * q + 1] = group4.y, v[4 * q + 2] = group4.z, v[4 * q + 3] = group4.w;
         }
         half.codes = line_out + modulus_stride + l / 2;
-        store_encoded<kKind>(v, scale, constants, line_out + l, modulus_stride, half_chunks != nullptr, half);
-        if (speculating) {
-          HalfRun none;
-          store_encoded<kNarrowResidues>(v, speculated_scale, constants, speculated_out + l, modulus_stride, false,
-                                         none);
-        }
+        store_run<kKind>(v, scale, speculated_scale, constants, line_out, speculated_out, l, modulus_stride,
+                         half_chunks != nullptr, speculating, half);
         if (half_chunks != nullptr && l / 2 < half_set_zeros(tile.depth))
           *reinterpret_cast<uint2 *>(line_out + modulus_stride + tile.depth / 2 + l / 2) = make_uint2(0u, 0u);
       }
