@@ -85,6 +85,21 @@ FG_OZAKI_INLINE SplitInteger split_integer(int32_t v) {
   split.low = float_from_bits(0x4B000000u | (static_cast<uint32_t>(v) & 0xfffu)) - 0x1p23f;  // 2^23 + l
   return split;
 }
+// An INT32 sum s split the same way for float_residue_bits (the own product's residues, wgmma_products.cu), at 16
+// bits: s = 2^16 h + l with h = s >> 16 (|h| <= 2^15) and l = s & 0xffff, and c = 2^16 mod p in (-p / 2, p / 2)
+// (|c| <= 127): |w| = |h c + l| <= 2^15 127 + 2^16 - 1 < 2^23, where the argument above holds unchanged.
+FG_OZAKI_INLINE SplitInteger split_sum(int32_t s) {
+  SplitInteger split;
+  split.high = float_from_bits(0x4B400000u + static_cast<uint32_t>(s >> 16)) - 0x1.8p23f;     // 1.5 2^23 + h
+  split.low = float_from_bits(0x4B000000u | (static_cast<uint32_t>(s) & 0xffffu)) - 0x1p23f;  // 2^23 + l
+  return split;
+}
+// 2^16 mod p in (-p / 2, p / 2) for an odd p (split_sum's c), as a float.
+FG_OZAKI_INLINE float sum_split_residue(int p) {
+  const int c = (1 << 16) % p;
+  return static_cast<float>(2 * c > p ? c - p : c);
+}
+
 // The bits of 1.5 2^23 + r: their low byte is r as an int8.
 FG_OZAKI_INLINE uint32_t float_residue_bits(const SplitInteger &v, float p, float inverse, float split) {
   const float w = fmaf(v.high, split, v.low);

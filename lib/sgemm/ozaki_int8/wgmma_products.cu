@@ -51,9 +51,11 @@ struct Shape {
   // Where not null, each pair's operands hold kCodeSets sets of lines, the second the codes at half depth, taken
   // where codes_at_half_depth(*half_chunks).
   const CodeChunks *half_chunks;
-  // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli].
+  // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli] (256, or odd):
+  // the low byte for 256, math.hpp's float_residue_bits of split_sum otherwise, from q, 1 / q rounded to a float and
+  // 2^16 mod q in (-q / 2, q / 2).
   int moduli;
-  double modulus[kMaxModuli], inverse_modulus[kMaxModuli];
+  float modulus[kMaxModuli], inverse_modulus[kMaxModuli], split_residue[kMaxModuli];
 };
 
 __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_cols, int *row0, int *col0) {
@@ -66,8 +68,9 @@ __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_co
 }
 
 // kResidues: the output is one byte an element, the sum's residue modulo shape.modulus as the Chinese remainder
-// reconstruction reduces it (CrtSums::add: in [-p / 2, p / 2], 128 for p = 256 written as -128, the same class);
-// otherwise the INT32 sums.
+// reconstruction reduces it (CrtSums::add: in [-p / 2, p / 2], 128 for p = 256 written as -128, the same class), in
+// FP32 and integer arithmetic (a double's conversions, a quarter of the rate, held the tensor cores back in the
+// epilogue); otherwise the INT32 sums.
 template <bool kResidues>
 __global__ void __launch_bounds__(kThreads, 1)
     own_product_kernel(const __grid_constant__ CUtensorMap residues_a, const __grid_constant__ CUtensorMap residues_b,
@@ -163,10 +166,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t slab = slabs + (half * 4 + warp) * kSlabBytes;
     const int slab_row = row0 + half * 64 + warp * 16;
     if constexpr (kResidues) {
-      const double modulus = shape.modulus[pair % shape.moduli], inverse = shape.inverse_modulus[pair % shape.moduli];
+      const int l = pair % shape.moduli;
+      const float modulus = shape.modulus[l], inverse = shape.inverse_modulus[l], split = shape.split_residue[l];
+      const bool low_byte = modulus == 256.0f;
       const auto residue = [&](int sum) {
-        const double v = sum;
-        return static_cast<uint32_t>(static_cast<int>(fma(-rint(v * inverse), modulus, v))) & 0xffu;
+        return (low_byte ? static_cast<uint32_t>(sum) : float_residue_bits(split_sum(sum), modulus, inverse, split)) &
+               0xffu;
       };
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
@@ -323,10 +328,13 @@ Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *out
               half_chunks,
               moduli_count,
               {},
+              {},
               {}};
   for (int l = 0; l < moduli_count; ++l) {
-    shape.modulus[l] = moduli[l];
-    shape.inverse_modulus[l] = 1.0 / moduli[l];
+    const int p = static_cast<int>(moduli[l]);
+    shape.modulus[l] = static_cast<float>(p);
+    shape.inverse_modulus[l] = 1.0f / static_cast<float>(p);
+    shape.split_residue[l] = p % 2 != 0 ? sum_split_residue(p) : 0.0f;
   }
   return launch(residues ? own_product_kernel<true> : own_product_kernel<false>,
                 dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads), kSharedBytes, stream, a, b,
@@ -353,7 +361,10 @@ Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int
                          int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
                          int moduli_count, cudaStream_t stream) {
   bool moduli_fit = moduli != nullptr && moduli_count >= 1 && moduli_count <= kMaxModuli;
-  for (int l = 0; moduli_fit && l < moduli_count; ++l) moduli_fit = moduli[l] >= 2.0 && moduli[l] <= 256.0;
+  for (int l = 0; moduli_fit && l < moduli_count; ++l)  // 256, or an odd integer from 3 (float_residue_bits's)
+    moduli_fit =
+        moduli[l] == 256.0 || (moduli[l] >= 3.0 && moduli[l] <= 255.0 && moduli[l] == static_cast<int>(moduli[l]) &&
+                               static_cast<int>(moduli[l]) % 2 == 1);
   if (!own_products_take(padded_rows, padded_cols, depth, pairs) || pitch < residue_pitch(padded_cols) ||
       pitch % 16 != 0 || pitch >= (1 << 30) || !aligned(residues_a) || !aligned(residues_b) || !aligned(residues) ||
       !moduli_fit)

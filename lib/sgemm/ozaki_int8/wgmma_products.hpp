@@ -43,10 +43,10 @@ Status own_int8_products(const int8_t *residues_a, const int8_t *residues_b, int
                          int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, cudaStream_t stream,
                          const CodeChunks *half_chunks = nullptr);
 
-// The same products, each sum written as one byte: its residue modulo q = moduli[p % moduli_count] (each 2..256,
-// moduli_count 1..kMaxModuli) as the Chinese remainder reconstruction reduces it, s - q rint(s / q)
-// (CrtSums::add), 128 written as -128 (the same class modulo 256); rows pitch bytes apart, pitch a multiple of 16
-// of at least residue_pitch(padded_cols), pair p's at residues + p padded_rows pitch. The bytes of a row past
+// The same products, each sum written as one byte: its residue modulo q = moduli[p % moduli_count] (each 256 or odd
+// from 3 to 255, as kModuli's; moduli_count 1..kMaxModuli) as the Chinese remainder reconstruction reduces it, s - q
+// rint(s / q) (CrtSums::add), 128 written as -128 (the same class modulo 256); rows pitch bytes apart, pitch a multiple
+// of 16 of at least residue_pitch(padded_cols), pair p's at residues + p padded_rows pitch. The bytes of a row past
 // padded_cols, up to residue_pitch(padded_cols), may hold anything.
 Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int8_t *residues, int64_t padded_rows,
                          int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
