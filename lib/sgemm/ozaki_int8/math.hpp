@@ -85,19 +85,27 @@ FG_OZAKI_INLINE SplitInteger split_integer(int32_t v) {
   split.low = float_from_bits(0x4B000000u | (static_cast<uint32_t>(v) & 0xfffu)) - 0x1p23f;  // 2^23 + l
   return split;
 }
-// An INT32 sum s split the same way for float_residue_bits (the own product's residues, wgmma_products.cu), at 16
-// bits: s = 2^16 h + l with h = s >> 16 (|h| <= 2^15) and l = s & 0xffff, and c = 2^16 mod p in (-p / 2, p / 2)
-// (|c| <= 127): |w| = |h c + l| <= 2^15 127 + 2^16 - 1 < 2^23, where the argument above holds unchanged.
-FG_OZAKI_INLINE SplitInteger split_sum(int32_t s) {
-  SplitInteger split;
-  split.high = float_from_bits(0x4B400000u + static_cast<uint32_t>(s >> 16)) - 0x1.8p23f;     // 1.5 2^23 + h
-  split.low = float_from_bits(0x4B000000u | (static_cast<uint32_t>(s) & 0xffffu)) - 0x1p23f;  // 2^23 + l
-  return split;
-}
-// 2^16 mod p in (-p / 2, p / 2) for an odd p (split_sum's c), as a float.
-FG_OZAKI_INLINE float sum_split_residue(int p) {
+// 2^16 mod p in [-(p - 1) / 2, (p - 1) / 2] for an odd p, 0 for 256 (sum_residue_byte's c).
+FG_OZAKI_INLINE int sum_split_residue(int p) {
   const int c = (1 << 16) % p;
-  return static_cast<float>(2 * c > p ? c - p : c);
+  return 2 * c > p ? c - p : c;
+}
+
+// The low byte of an INT32 sum's residue modulo p (256, or odd) as s - p rint(s / p) has it (CrtSums::add; the own
+// product's epilogue, wgmma_products.cu), in seven operations. s = 2^16 h + l with h = s >> 16 in [-2^15, 2^15) and
+// l = s & 0xffff; with c = sum_split_residue(p) (|c| <= 127), w = h c + l is congruent to s modulo p and lies in
+// [-2^15 127, 2^15 127 + 2^16 - 1], 2^23 integers: M + w, M = 2^23 + 2^15 127, lies in [2^23, 2^24), where floats are
+// the integers, so the float whose bits are M's plus w is M + w, and w comes back exactly. q = fma(w, 1 / p rounded,
+// 1.5 2^23) holds w / p rounded to the nearest in its bits' low 22 (float_residue_bits's argument: |w| < 2^23), and
+// w - p q is the representative in [-(p - 1) / 2, (p - 1) / 2] for an odd p; for 256 (c = 0, any q) its low byte is
+// l's, s's. The bits' 1.5 2^23 part, 0x4B400000 times p, has a low byte of 0: w - p bits(q) has w - p q's low byte.
+FG_OZAKI_INLINE uint32_t sum_residue_byte(int32_t s, int32_t c, float inverse, int32_t p) {
+  const int32_t w = (s >> 16) * c + (s & 0xffff);
+  const float exact = float_from_bits(0x4B3F8000u + static_cast<uint32_t>(w)) - 12550144.0f;  // M = 12550144
+  const float q = fmaf(exact, inverse, 0x1.8p23f);
+  uint32_t bits = 0;
+  memcpy(&bits, &q, sizeof bits);
+  return (static_cast<uint32_t>(w) - static_cast<uint32_t>(p) * bits) & 0xffu;
 }
 
 // The bits of 1.5 2^23 + r: their low byte is r as an int8.

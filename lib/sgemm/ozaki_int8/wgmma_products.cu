@@ -51,11 +51,11 @@ struct Shape {
   // Where not null, each pair's operands hold kCodeSets sets of lines, the second the codes at half depth, taken
   // where codes_at_half_depth(*half_chunks).
   const CodeChunks *half_chunks;
-  // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli] (256, or odd):
-  // the low byte for 256, math.hpp's float_residue_bits of split_sum otherwise, from q, 1 / q rounded to a float and
-  // 2^16 mod q in (-q / 2, q / 2).
+  // For residues: pair p's sums s written as s - q rint(s / q), one byte, q = modulus[p % moduli] (256, or odd), by
+  // math.hpp's sum_residue_byte from q, 1 / q rounded to a float and sum_split_residue(q).
   int moduli;
-  float modulus[kMaxModuli], inverse_modulus[kMaxModuli], split_residue[kMaxModuli];
+  int modulus[kMaxModuli], split_residue[kMaxModuli];
+  float inverse_modulus[kMaxModuli];
 };
 
 __device__ __forceinline__ void tile_origin(int tile, int tile_rows, int tile_cols, int *row0, int *col0) {
@@ -166,13 +166,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t slab = slabs + (half * 4 + warp) * kSlabBytes;
     const int slab_row = row0 + half * 64 + warp * 16;
     if constexpr (kResidues) {
-      const int l = pair % shape.moduli;
-      const float modulus = shape.modulus[l], inverse = shape.inverse_modulus[l], split = shape.split_residue[l];
-      const bool low_byte = modulus == 256.0f;
-      const auto residue = [&](int sum) {
-        return (low_byte ? static_cast<uint32_t>(sum) : float_residue_bits(split_sum(sum), modulus, inverse, split)) &
-               0xffu;
-      };
+      const int l = pair % shape.moduli, modulus = shape.modulus[l], split = shape.split_residue[l];
+      const float inverse = shape.inverse_modulus[l];
+      const auto residue = [&](int sum) { return sum_residue_byte(sum, split, inverse, modulus); };
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
 #pragma unroll
@@ -330,11 +326,11 @@ Status own_product(const int8_t *residues_a, const int8_t *residues_b, void *out
               {},
               {},
               {}};
-  for (int l = 0; l < moduli_count; ++l) {
+  for (int l = 0; residues && l < moduli_count; ++l) {  // own_int8_residues checked them (INT32 sums take none)
     const int p = static_cast<int>(moduli[l]);
-    shape.modulus[l] = static_cast<float>(p);
+    shape.modulus[l] = p;
+    shape.split_residue[l] = sum_split_residue(p);
     shape.inverse_modulus[l] = 1.0f / static_cast<float>(p);
-    shape.split_residue[l] = p % 2 != 0 ? sum_split_residue(p) : 0.0f;
   }
   return launch(residues ? own_product_kernel<true> : own_product_kernel<false>,
                 dim3(static_cast<unsigned int>(blocks < 1 ? 1 : blocks)), dim3(kThreads), kSharedBytes, stream, a, b,
@@ -361,7 +357,7 @@ Status own_int8_residues(const int8_t *residues_a, const int8_t *residues_b, int
                          int64_t padded_cols, int64_t pitch, int64_t depth, int64_t pairs, const double *moduli,
                          int moduli_count, cudaStream_t stream) {
   bool moduli_fit = moduli != nullptr && moduli_count >= 1 && moduli_count <= kMaxModuli;
-  for (int l = 0; moduli_fit && l < moduli_count; ++l)  // 256, or an odd integer from 3 (float_residue_bits's)
+  for (int l = 0; moduli_fit && l < moduli_count; ++l)  // 256, or an odd integer from 3 (sum_residue_byte's)
     moduli_fit =
         moduli[l] == 256.0 || (moduli[l] >= 3.0 && moduli[l] <= 255.0 && moduli[l] == static_cast<int>(moduli[l]) &&
                                static_cast<int>(moduli[l]) % 2 == 1);
