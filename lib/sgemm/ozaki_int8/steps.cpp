@@ -41,7 +41,7 @@ bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, i
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes products from
 // kOwnProductWork that fill the device's `processors` (own_products_run), all pairs in one launch
-// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 4096
+// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 1024
 // deep or more, writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols)
 // bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With half_chunks, each pair's lines hold the
 // codes' kCodeSets sets (make_residues'): the own product takes the half-depth set where *half_chunks chose it, and
@@ -57,10 +57,11 @@ Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *r
   *residue_bytes = 0;
   if (took_half != nullptr) *took_half = false;
   if (own_products_run(padded_rows, padded_cols, depth, count * sets, processors)) {
-    // All pairs in one launch. Residues in bytes pay from 4096 deep (measured at 4096^3, 8192^3 and 16384^3: the
-    // reduction in the product's epilogue, once per sum, costs less than the reconstruction's reads of INT32
-    // sums); shallower products keep their INT32 sums (not measured).
-    constexpr int64_t kResidueBytesDepth = 4096;
+    // All pairs in one launch. Residues in bytes pay from 1024 deep since the epilogue reduces a sum in seven
+    // operations (math.hpp's sum_residue_byte), measured on the H200 (AUTO, a call): 4096 x 4096 x 1024 0.649 ->
+    // 0.593 ms, 8192 x 8192 x 1024 2.16 -> 1.91, 8192 x 8192 x 2048 2.91 -> 2.65, 16 products of 2048^3 3.47 -> 3.21
+    // (bench/NOTES-emulated-runs.md); shallower products keep their INT32 sums (not measured).
+    constexpr int64_t kResidueBytesDepth = 1024;
     if (constants != nullptr && depth >= kResidueBytesDepth) {
       const int64_t byte_pitch = residue_pitch(padded_cols);
       FG_RETURN_IF_ERROR(own_int8_residues(residues_a, residues_b, reinterpret_cast<int8_t *>(products), padded_rows,
