@@ -180,6 +180,16 @@ TEST_CASE("own INT8 product: every element of odd shapes equals cuBLAS's and exa
       CHECK(wrong == 0);
       CHECK(past == 0);
     }
+    // The epilogue's arithmetic (math.hpp's sum_residue_byte) takes 256 and odd moduli: an even one other than 256,
+    // or one that is not an integer, is refused before anything runs.
+    for (const double modulus : {254.0, 2.0, 250.5, 257.0}) {
+      INFO("modulus " << modulus);
+      const int64_t pitch = residue_pitch(s.cols);
+      Device<int8_t> bytes(kPairs * s.rows * pitch);
+      CHECK_FALSE(
+          own_int8_residues(da.data, db.data, bytes.data, s.rows, s.cols, pitch, s.depth, kPairs, &modulus, 1, stream)
+              .ok());
+    }
   }
 }
 
