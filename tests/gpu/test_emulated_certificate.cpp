@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -255,4 +256,21 @@ TEST_CASE("emulated: whole rows and columns recomputed in FP32, the last ones in
   int64_t nan = 0;
   for (const float x : run.c) nan += std::isnan(x);
   CHECK(nan == 0);
+  // Those rows and columns are FP32's bits: the sum in k order with FMA (math-mode.md), whatever way the device
+  // spreads its loads.
+  const auto fp32 = [&](int64_t i, int64_t j) {
+    float sum = 0.0f;
+    for (int64_t l = 0; l < k; ++l) sum = std::fma(o.a[i * k + l], o.b[l * n + j], sum);
+    return sum;
+  };
+  const auto differs = [&](int64_t i, int64_t j) {
+    const float expected = fp32(i, j);
+    return std::memcmp(&run.c[i * n + j], &expected, sizeof expected) != 0;
+  };
+  int64_t differ = 0;
+  for (const int64_t row : {int64_t{5}, m - 1})
+    for (int64_t j = 0; j < n; ++j) differ += differs(row, j);
+  for (const int64_t col : {int64_t{7}, n - 1})
+    for (int64_t i = 0; i < m; ++i) differ += differs(i, col);
+  CHECK(differ == 0);
 }

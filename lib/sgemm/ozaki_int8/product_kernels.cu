@@ -361,6 +361,50 @@ __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t 
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
+// Terms of an element that store_fp32_element_by_warp loads at once: 8 of its row and 8 of its column a lane (the
+// kernels keep 4 blocks a multiprocessor, kRecomputeBlocksPerSm, so that blocks with nothing to do pass quickly).
+constexpr int kWarpTerms = 256;
+constexpr int kRecomputeBlocksPerSm = 4;
+
+// The same element, the same bits, by a warp: its lanes load kWarpTerms terms of the row and the column at a time,
+// all in flight (a lane alone, 16 loads in flight, waited on memory 256 times at k = 4096: 0.96 ms for the 9 elements
+// of a 4096^3 call), into `terms` (kWarpTerms, the warp's own shared memory), and lane 0 sums them in k order, while
+// the next terms' loads are in flight.
+__device__ void store_fp32_element_by_warp(const GemmProblem &p, int64_t batch, int64_t row, int64_t col,
+                                           float2 *terms) {
+  constexpr int kPerLane = kWarpTerms / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const float *x = p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld);
+  const float *y = p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col);
+  const int64_t x_step = p.a.transposed ? p.a.ld : 1, y_step = p.b.transposed ? 1 : p.b.ld;
+  float2 loaded[kPerLane];
+  const auto load = [&](int64_t first) {
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      const int64_t l = first + j * 32 + lane;
+      loaded[j] = l < p.k ? make_float2(__ldg(x + l * x_step), __ldg(y + l * y_step)) : make_float2(0.0f, 0.0f);
+    }
+  };
+  float sum = 0.0f;
+  load(0);
+  for (int64_t first = 0; first < p.k; first += kWarpTerms) {
+    __syncwarp();  // lane 0 is done with the terms before
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) terms[j * 32 + lane] = loaded[j];
+    __syncwarp();
+    if (first + kWarpTerms < p.k) load(first + kWarpTerms);
+    if (lane == 0) {
+      const int count = static_cast<int>(p.k - first < kWarpTerms ? p.k - first : kWarpTerms);
+#pragma unroll 8
+      for (int t = 0; t < count; ++t) sum = fmaf(terms[t].x, terms[t].y, sum);
+    }
+  }
+  if (lane == 0) {
+    float *out = p.c + batch * p.stride_c + row * p.ldc + col;
+    *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
+  }
+}
+
 // Tiles of C in which recompute_kernel lists the elements to recompute, and its grid: a prime number of blocks, so
 // that the tiles of one column of tiles (elements that need it come in whole rows and columns of wide range) fall to
 // as many blocks as there are such tiles, whatever C's width.
@@ -369,8 +413,8 @@ constexpr int64_t kRecomputeBlocks = 2039;
 
 // The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
 // those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
-// once. Otherwise each block (`block` of `blocks`) lists those of a tile of C in shared memory, then computes them a
-// thread each.
+// once. Otherwise each block (`block` of `blocks`, kThreads threads) lists those of a tile of C in shared memory, then
+// computes them a warp each.
 __device__ void recompute_tiles(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary,
                                 int64_t block, int64_t blocks) {
   unsigned long long pending = summary->overflowed;
@@ -379,6 +423,7 @@ __device__ void recompute_tiles(GemmProblem p, const uint8_t *needs, int count, 
   p = live_problem(p);
   __shared__ uint16_t listed[kRecomputeRows * kRecomputeCols];
   __shared__ int listed_count;
+  __shared__ float2 terms[kThreads / 32][kWarpTerms];
   const int64_t tile_cols = (p.n + kRecomputeCols - 1) / kRecomputeCols;
   const int64_t tile_rows = (p.m + kRecomputeRows - 1) / kRecomputeRows;
   for (int64_t tile = block; tile < p.batch * tile_rows * tile_cols; tile += blocks) {
@@ -392,13 +437,16 @@ __device__ void recompute_tiles(GemmProblem p, const uint8_t *needs, int count, 
         listed[atomicAdd(&listed_count, 1)] = static_cast<uint16_t>(e);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < listed_count; i += blockDim.x)
-      store_fp32_element(p, batch, first_row + listed[i] / kRecomputeCols, first_col + listed[i] % kRecomputeCols);
+    const int warp = static_cast<int>(threadIdx.x / 32), warps = static_cast<int>(blockDim.x / 32);
+    for (int i = warp; i < listed_count; i += warps)  // a warp an element
+      store_fp32_element_by_warp(p, batch, first_row + listed[i] / kRecomputeCols,
+                                 first_col + listed[i] % kRecomputeCols, terms[warp]);
     __syncthreads();
   }
 }
 
-__global__ void recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
+__global__ void __launch_bounds__(kThreads, kRecomputeBlocksPerSm)
+    recompute_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary) {
   recompute_tiles(p, needs, count, summary, blockIdx.x, gridDim.x);
 }
 
@@ -447,9 +495,10 @@ __global__ void fix_columns_kernel(GemmProblem p, const int64_t *flagged, int64_
 struct FinishBlocks {
   int64_t recompute = 0, rows_across = 0, columns_across = 0, lines = 0;
 };
-__global__ void recompute_and_fix_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary,
-                                         const int64_t *a_flagged, const int64_t *b_flagged, const LineFacts *a_facts,
-                                         FinishBlocks blocks) {
+__global__ void __launch_bounds__(kThreads, kRecomputeBlocksPerSm)
+    recompute_and_fix_kernel(GemmProblem p, const uint8_t *needs, int count, const ScanSummary *summary,
+                             const int64_t *a_flagged, const int64_t *b_flagged, const LineFacts *a_facts,
+                             FinishBlocks blocks) {
   int64_t block = blockIdx.x;
   if (block < blocks.recompute) {
     recompute_tiles(p, needs, count, summary, block, blocks.recompute);
