@@ -339,11 +339,30 @@ ReconstructKernel reconstruct_kernel_for(int count, std::integer_sequence<int, k
 // Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it (a sum in k order with FMA),
 // then alpha and beta. The loads of kAhead terms are issued before their FMAs: the sum's order is kept, and the
 // thread waits on memory once per kAhead terms, not once per term.
+// Where the terms of element (row, col) of product `batch` lie: row of op(A) at x, column of op(B) at y, term l at
+// x + l x_step and y + l y_step.
+struct ElementTerms {
+  const float *x, *y;
+  int64_t x_step, y_step;
+};
+__device__ __forceinline__ ElementTerms element_terms(const GemmProblem &p, int64_t batch, int64_t row, int64_t col) {
+  return ElementTerms{p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld),
+                      p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col),
+                      p.a.transposed ? p.a.ld : 1, p.b.transposed ? 1 : p.b.ld};
+}
+
+// C's element from the sum of its terms, as FP32 arithmetic gives it: alpha sum, then beta C0 added with one FMA.
+__device__ __forceinline__ void store_fp32_sum(const GemmProblem &p, int64_t batch, int64_t row, int64_t col,
+                                               float sum) {
+  float *out = p.c + batch * p.stride_c + row * p.ldc + col;
+  *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
+}
+
 __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t row, int64_t col) {
   constexpr int kAhead = 16;
-  const float *x = p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld);
-  const float *y = p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col);
-  const int64_t x_step = p.a.transposed ? p.a.ld : 1, y_step = p.b.transposed ? 1 : p.b.ld;
+  const ElementTerms terms = element_terms(p, batch, row, col);
+  const float *x = terms.x, *y = terms.y;
+  const int64_t x_step = terms.x_step, y_step = terms.y_step;
   float sum = 0.0f;
   int64_t l = 0;
   for (; l + kAhead <= p.k; l += kAhead) {
@@ -357,8 +376,7 @@ __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t 
     for (int t = 0; t < kAhead; ++t) sum = fmaf(xs[t], ys[t], sum);
   }
   for (; l < p.k; ++l) sum = fmaf(__ldg(x + l * x_step), __ldg(y + l * y_step), sum);
-  float *out = p.c + batch * p.stride_c + row * p.ldc + col;
-  *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
+  store_fp32_sum(p, batch, row, col, sum);
 }
 
 // Terms of an element that store_fp32_element_by_warp loads at once: 8 of its row and 8 of its column a lane (the
@@ -374,15 +392,14 @@ __device__ void store_fp32_element_by_warp(const GemmProblem &p, int64_t batch, 
                                            float2 *terms) {
   constexpr int kPerLane = kWarpTerms / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const float *x = p.a.data + batch * p.a.stride + (p.a.transposed ? row : row * p.a.ld);
-  const float *y = p.b.data + batch * p.b.stride + (p.b.transposed ? col * p.b.ld : col);
-  const int64_t x_step = p.a.transposed ? p.a.ld : 1, y_step = p.b.transposed ? 1 : p.b.ld;
+  const ElementTerms at = element_terms(p, batch, row, col);
   float2 loaded[kPerLane];
   const auto load = [&](int64_t first) {
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) {
       const int64_t l = first + j * 32 + lane;
-      loaded[j] = l < p.k ? make_float2(__ldg(x + l * x_step), __ldg(y + l * y_step)) : make_float2(0.0f, 0.0f);
+      loaded[j] =
+          l < p.k ? make_float2(__ldg(at.x + l * at.x_step), __ldg(at.y + l * at.y_step)) : make_float2(0.0f, 0.0f);
     }
   };
   float sum = 0.0f;
@@ -399,10 +416,7 @@ __device__ void store_fp32_element_by_warp(const GemmProblem &p, int64_t batch, 
       for (int t = 0; t < count; ++t) sum = fmaf(terms[t].x, terms[t].y, sum);
     }
   }
-  if (lane == 0) {
-    float *out = p.c + batch * p.stride_c + row * p.ldc + col;
-    *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
-  }
+  if (lane == 0) store_fp32_sum(p, batch, row, col, sum);
 }
 
 // Tiles of C in which recompute_kernel lists the elements to recompute, and its grid: a prime number of blocks, so
