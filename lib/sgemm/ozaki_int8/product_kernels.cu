@@ -57,6 +57,10 @@ constexpr int kPlanLoads = 4;
 // its neighbour's need takes the fewest count whose threshold it reaches. The others, and one row in kDescendRows
 // (whose search descends to the element's fewest, so that the needs follow the operands), take element_need's.
 // One row in 32 rather than 8: the plan 4096^3 0.114 -> 0.105 ms, 16384 x 16384 x 4096 1.55 -> 1.40 ms on the H200.
+// The thresholds lie in shared memory, and a code product between the thresholds of the neighbour's need and of the
+// count below it takes that need in two comparisons (the same needs as the comparison with every count's); the rows'
+// codes, needs and C are reached by pointers stepped a row at a time: the plan 4096^3 0.109 -> 0.090 ms, 8192 x 8192
+// x 1024 0.355 -> 0.300, 16384 x 16384 x 4096 1.39-1.44 -> 1.24 (H200, the same bits of C).
 constexpr int kDescendRows = 32;
 template <int kChunkRows>
 __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
@@ -72,6 +76,15 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
   __shared__ CodeBounds row_bounds;  // the largest of the chunk's rows'
   static_assert(kChunkRows % 32 == 0 && kChunkRows <= kThreads && kChunkRows % kPlanLoads == 0, "a warp per 32 rows");
   __shared__ CodeBounds warp_bounds[kChunkRows / 32];
+  // Each thread's least code products per count (code_thresholds), from kMinModuli on, a column a thread: out of the
+  // registers, which the searches need.
+  __shared__ int32_t thresholds[kMaxModuli - kMinModuli + 1][kThreads];
+  // The thresholds of count g and of the count below it (INT32_MAX for none): a code product from the first and below
+  // the second reaches count g's threshold and no fewer count's.
+  const auto window = [&](int g, int32_t *low, int32_t *high) {
+    *low = thresholds[g - kMinModuli][threadIdx.x];
+    *high = g > kMinModuli ? thresholds[g - 1 - kMinModuli][threadIdx.x] : INT32_MAX;
+  };
   p = live_problem(p);
   const double alpha_abs = fabs(static_cast<double>(p.alpha));
   // Codes at half depth (math.hpp's half_code): each product counts twice (shifted left by code_shift), and a
@@ -116,40 +129,56 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     const int64_t batch = tile.first_batch + local_batch, col = tile.first_col + local_col;
     const LineFacts y = b_facts[batch * p.n + col];
     const bool y_finite = (y.flags & kLineNonFinite) == 0;
-    int32_t threshold[kMaxModuli + 1];
-    code_thresholds(row_bounds, code_bounds(y), alpha_abs, certificate, threshold);
-    const int32_t *column_codes = code_products + local_batch * tile.padded_rows * tile.padded_cols + local_col;
-    const float *column_c = p.c + batch * p.stride_c + col;
-    for (int group = 0; group < chunk_rows; group += kPlanLoads) {
+    {
+      int32_t threshold[kMaxModuli + 1];
+      code_thresholds(row_bounds, code_bounds(y), alpha_abs, certificate, threshold);
+#pragma unroll
+      for (int count = kMinModuli; count <= kMaxModuli; ++count)
+        thresholds[count - kMinModuli][threadIdx.x] = threshold[count];
+    }
+    int32_t low = 0, high = 0;
+    window(guess, &low, &high);
+    // The chunk's first row of this column, in the codes' products, the needs and C, each stepped a row at a time.
+    const int32_t *codes_at =
+        code_products + (local_batch * tile.padded_rows + first_row) * tile.padded_cols + local_col;
+    uint8_t *needs_at = needs + (batch * p.m + tile.first_row + first_row) * p.n + col;
+    const float *c_at = p.c + batch * p.stride_c + (tile.first_row + first_row) * p.ldc + col;
+    for (int group = 0; group < chunk_rows; group += kPlanLoads, codes_at += kPlanLoads * tile.padded_cols) {
       int32_t codes[kPlanLoads];
 #pragma unroll
       for (int r = 0; r < kPlanLoads; ++r)
-        codes[r] =
-            group + r < chunk_rows ? __ldg(column_codes + (first_row + group + r) * tile.padded_cols) << code_shift : 0;
+        codes[r] = group + r < chunk_rows ? __ldg(codes_at + r * tile.padded_cols) << code_shift : 0;
 #pragma unroll
-      for (int r = 0; r < kPlanLoads; ++r) {
+      for (int r = 0; r < kPlanLoads; ++r, needs_at += p.n, c_at += p.ldc) {
         if (group + r >= chunk_rows) break;
-        const int64_t row = tile.first_row + first_row + group + r;
         const LineFacts &x = row_facts[group + r];
         const int32_t code_product = codes[r];
         int need = 0;  // NaN or Inf reaches the element: fix_flagged's
         if (y_finite && (x.flags & kLineNonFinite) == 0) {
-          // The fewest counts whose threshold it reaches (the thresholds fall as the count grows), if any.
-          int shortcut = kNeedsFp32;
-          if (code_product >= threshold[kMaxModuli]) {
-            shortcut = kMinModuli;
+          // The fewest counts whose threshold it reaches (the thresholds fall as the count grows), if any: the
+          // guess's where it lies between the guess's threshold and the one below it.
+          int shortcut = guess;
+          if (code_product < low || code_product >= high) {
+            shortcut = kNeedsFp32;
+            if (code_product >= thresholds[kMaxModuli - kMinModuli][threadIdx.x]) {
+              shortcut = kMinModuli;
 #pragma unroll
-            for (int count = kMinModuli; count < kMaxModuli; ++count) shortcut += code_product < threshold[count];
+              for (int count = kMinModuli; count < kMaxModuli; ++count)
+                shortcut += code_product < thresholds[count - kMinModuli][threadIdx.x];
+            }
           }
           const bool descend = (group + r) % kDescendRows == 0;
           if (!descend && shortcut <= guess) {
             need = shortcut;
           } else {
-            const float c0 = p.beta != 0.0f ? column_c[row * p.ldc] : 0.0f;
+            const float c0 = p.beta != 0.0f ? *c_at : 0.0f;
             need = element_need(x, y, code_product, p.alpha, p.beta, c0, certificate, guess, descend, after_fp32);
           }
           after_fp32 = need == kNeedsFp32;
-          if (need <= kMaxModuli) guess = need;
+          if (need <= kMaxModuli && need != guess) {
+            guess = need;
+            window(guess, &low, &high);
+          }
           if (need != run_need) {
             if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
             run_need = need;
@@ -157,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
           }
           ++run_length;
         }
-        needs[(batch * p.m + row) * p.n + col] = static_cast<uint8_t>(need);
+        *needs_at = static_cast<uint8_t>(need);
       }
     }
   }
