@@ -614,6 +614,49 @@ TEST_CASE("ozaki: the plan's thresholds for a group of rows certify every elemen
   CHECK(checked_counts > 0);
 }
 
+TEST_CASE("ozaki: the plan's shortcut from its neighbour's window is the fewest count whose threshold is reached",
+          "[ozaki]") {
+  // Nonincreasing thresholds as code_thresholds makes them: some counts at INT32_MAX (no product reaches them), runs
+  // of equal ones, and the window of every guess against products at, beside and between the thresholds.
+  std::mt19937_64 random(4127);
+  int64_t within = 0, outside = 0, fp32 = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    int32_t threshold[kMaxModuli + 1] = {};
+    int32_t last = 1 + static_cast<int32_t>(random() % 1000);
+    const int unreachable = kMinModuli + static_cast<int>(random() % (kMaxModuli - kMinModuli + 2));
+    for (int count = kMaxModuli; count >= kMinModuli; --count) {
+      if (random() % 4 != 0) last += static_cast<int32_t>(random() % (trial % 2 == 0 ? 300 : 3000000));
+      threshold[count] = count < unreachable ? INT32_MAX : last;
+    }
+    const auto at = [&](int count) { return threshold[count]; };
+    std::vector<int32_t> products = {0, 1, INT32_MAX - 1, INT32_MAX};
+    for (int count = kMinModuli; count <= kMaxModuli; ++count)
+      for (int32_t step : {-1, 0, 1})
+        if (threshold[count] != INT32_MAX || step != 1) products.push_back(threshold[count] + step);
+    const uint64_t span = std::min<uint64_t>(uint64_t{4} * static_cast<uint64_t>(threshold[kMaxModuli]) + 8, INT32_MAX);
+    for (int r = 0; r < 8; ++r) products.push_back(static_cast<int32_t>(random() % span));
+    for (const int32_t product : products) {
+      if (product < 0) continue;
+      int fewest = kNeedsFp32;  // the fewest count whose threshold the product reaches, by definition
+      for (int count = kMaxModuli; count >= kMinModuli; --count)
+        if (product >= threshold[count]) fewest = count;
+      fp32 += fewest == kNeedsFp32;
+      for (int guess = kMinModuli; guess <= kMaxModuli; ++guess) {
+        const int32_t low = threshold[guess], high = guess > kMinModuli ? threshold[guess - 1] : INT32_MAX;
+        INFO("trial " << trial << ", product " << product << ", guess " << guess);
+        CHECK(shortcut_need(product, guess, low, high, at) == fewest);
+        const bool in_window = product >= low && product < high;
+        within += in_window;
+        outside += !in_window;
+        if (in_window) CHECK(fewest == guess);
+      }
+    }
+  }
+  CHECK(within > 0);
+  CHECK(outside > 0);
+  CHECK(fp32 > 0);
+}
+
 TEST_CASE("ozaki: the integral exponent and the line facts", "[ozaki]") {
   CHECK(integral_exponent_of(1.0f) == 0);
   CHECK(integral_exponent_of(3.0f) == 0);

@@ -514,6 +514,25 @@ FG_OZAKI_INLINE void code_thresholds(const CodeBounds &rows, const CodeBounds &c
   }
 }
 
+// The plan's shortcut: the fewest count N whose threshold (code_thresholds', `threshold(N)`, nonincreasing in N) the
+// code product reaches, kNeedsFp32 where it reaches none. A product from `low`, the threshold of `guess`, up to, not
+// including, `high`, that of guess - 1 (INT32_MAX for kMinModuli), reaches guess's and no fewer count's: it is
+// answered in two comparisons (plan_kernel: neighbours mostly need the same count), the others by comparing with
+// every count's.
+template <typename Threshold>
+FG_OZAKI_INLINE int shortcut_need(int32_t code_product, int guess, int32_t low, int32_t high, Threshold threshold) {
+  int shortcut = guess;
+  if (code_product < low || code_product >= high) {
+    shortcut = kNeedsFp32;
+    if (code_product >= threshold(kMaxModuli)) {
+      shortcut = kMinModuli;
+#pragma unroll
+      for (int count = kMinModuli; count < kMaxModuli; ++count) shortcut += code_product < threshold(count);
+    }
+  }
+  return shortcut;
+}
+
 // After the products, for an element the bound above could not certify at `count` moduli: `value` is the rebuilt
 // sum times the inverses of the scales (before alpha), `all_zero` whether every residue of it was 0. |value| less the
 // error bound is a lower bound of |(AB)_ij| <= (|A||B|)_ij; and where neither line rounds, the sum is 0 exactly when

@@ -155,18 +155,9 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
         const int32_t code_product = codes[r];
         int need = 0;  // NaN or Inf reaches the element: fix_flagged's
         if (y_finite && (x.flags & kLineNonFinite) == 0) {
-          // The fewest counts whose threshold it reaches (the thresholds fall as the count grows), if any: the
-          // guess's where it lies between the guess's threshold and the one below it.
-          int shortcut = guess;
-          if (code_product < low || code_product >= high) {
-            shortcut = kNeedsFp32;
-            if (code_product >= thresholds[kMaxModuli - kMinModuli][threadIdx.x]) {
-              shortcut = kMinModuli;
-#pragma unroll
-              for (int count = kMinModuli; count < kMaxModuli; ++count)
-                shortcut += code_product < thresholds[count - kMinModuli][threadIdx.x];
-            }
-          }
+          // The fewest counts whose threshold it reaches, if any (math.hpp's shortcut_need).
+          const int shortcut = shortcut_need(code_product, guess, low, high,
+                                             [&](int count) { return thresholds[count - kMinModuli][threadIdx.x]; });
           const bool descend = (group + r) % kDescendRows == 0;
           if (!descend && shortcut <= guess) {
             need = shortcut;
