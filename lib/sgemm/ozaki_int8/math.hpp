@@ -526,7 +526,6 @@ FG_OZAKI_INLINE int shortcut_need(int32_t code_product, int guess, int32_t low, 
     shortcut = kNeedsFp32;
     if (code_product >= threshold(kMaxModuli)) {
       shortcut = kMinModuli;
-#pragma unroll
       for (int count = kMinModuli; count < kMaxModuli; ++count) shortcut += code_product < threshold(count);
     }
   }
