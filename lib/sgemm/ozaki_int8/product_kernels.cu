@@ -358,9 +358,6 @@ ReconstructKernel reconstruct_kernel_for(int count, std::integer_sequence<int, k
   return kernels[count - kMinModuli];
 }
 
-// Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it (a sum in k order with FMA),
-// then alpha and beta. The loads of kAhead terms are issued before their FMAs: the sum's order is kept, and the
-// thread waits on memory once per kAhead terms, not once per term.
 // Where the terms of element (row, col) of product `batch` lie: row of op(A) at x, column of op(B) at y, term l at
 // x + l x_step and y + l y_step.
 struct ElementTerms {
@@ -380,6 +377,9 @@ __device__ __forceinline__ void store_fp32_sum(const GemmProblem &p, int64_t bat
   *out = p.beta == 0.0f ? p.alpha * sum : fmaf(p.beta, *out, p.alpha * sum);
 }
 
+// Element (row, col) of op(A) op(B) of product `batch` as FP32 arithmetic gives it (a sum in k order with FMA),
+// then alpha and beta. The loads of kAhead terms are issued before their FMAs: the sum's order is kept, and the
+// thread waits on memory once per kAhead terms, not once per term.
 __device__ void store_fp32_element(const GemmProblem &p, int64_t batch, int64_t row, int64_t col) {
   constexpr int kAhead = 16;
   const ElementTerms terms = element_terms(p, batch, row, col);
