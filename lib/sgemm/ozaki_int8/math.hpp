@@ -31,6 +31,24 @@ FG_OZAKI_INLINE double exact_double(int c) {
   return shifted - offset;
 }
 
+// Residues in bytes (the own product's, wgmma_products.hpp) as the reconstruction reads them: a word of four signed
+// bytes c, each XOR 0x80 (biased_bytes), so that byte t holds c + 128 in [0, 255]. The double with high word 0x43300000
+// and that byte as its low word is 2^52 + c + 128, exactly; less 2^52 + 128 it is c. A byte permutation and a double
+// add, where exact_double of a sign-extended byte takes a shift, a sign extension, a 64-bit add and the double add.
+FG_OZAKI_INLINE uint32_t biased_bytes(uint32_t packed) { return packed ^ 0x80808080u; }
+
+FG_OZAKI_INLINE double biased_byte_double(uint32_t biased, int t) {
+#if defined(__CUDA_ARCH__)
+  const unsigned low = __byte_perm(biased, 0u, 0x4440u + static_cast<unsigned>(t));  // byte t, zero-extended
+  return __hiloint2double(0x43300000, static_cast<int>(low)) - (0x1p52 + 128.0);
+#else
+  const uint64_t bits = uint64_t{0x43300000} << 32 | (biased >> (8 * t) & 0xffu);
+  double shifted = 0;
+  memcpy(&shifted, &bits, sizeof shifted);
+  return shifted - (0x1p52 + 128.0);
+#endif
+}
+
 // u mod p for 0 <= u < 2^30 and a modulus 128 < p <= 256 (every one of kModuli), with reciprocal = floor(2^39 / p)
 // + 1 (below 2^32): reciprocal p = 2^39 + e with 0 < e <= p, so u reciprocal / 2^39 = u / p + u e / (p 2^39) is
 // below u / p + 2^-9, while the fraction of u / p is at most 1 - 1 / p <= 1 - 2^-8: the floors are equal.
@@ -133,13 +151,13 @@ struct CrtSums {
     low = fma(c, constants.weight_low[l], low);
   }
 
-  // add's work for a residue already reduced as add reduces it (the own product's bytes): the same sums.
-  FG_OZAKI_INLINE void add_reduced(int c, const CrtConstants &constants, int l) {
-    all_zero = all_zero && c == 0;
-    const double value = exact_double(c);
-    fraction = fma(value, constants.weight_fraction[l], fraction);
-    high = fma(value, constants.weight_high[l], high);
-    low = fma(value, constants.weight_low[l], low);
+  // add's sums for a residue c already reduced as add reduces it (the own product's bytes), given as its exact
+  // double. all_zero is left as it is: the reconstruction tests the bytes themselves, and only for the few elements
+  // whose certificate asks (certified_by_value).
+  FG_OZAKI_INLINE void add_reduced(double c, const CrtConstants &constants, int l) {
+    fraction = fma(c, constants.weight_fraction[l], fraction);
+    high = fma(c, constants.weight_high[l], high);
+    low = fma(c, constants.weight_low[l], low);
   }
 
   // The product itself, rounded to a double: valid while its magnitude is below P / 2 (1 - 2^-20).

@@ -300,16 +300,18 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t at = (batch * p.m + row) * p.n + col;
       const int need[4] = {current.need.x, current.need.y, current.need.z, current.need.w};
       float *c = p.c + batch * p.stride_c + row * p.ldc + col;
-      // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp).
+      // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp),
+      // and converted biased (math.hpp).
       CrtSums sums[4];
 #pragma unroll
       for (int l = 0; l < kCount; ++l) {
+        if constexpr (kBytes) {
+          const uint32_t biased = biased_bytes(current.words[l]);
 #pragma unroll
-        for (int t = 0; t < 4; ++t) {
-          if (kBytes)
-            sums[t].add_reduced(word_at(current.words[l], t), constants, l);
-          else
-            sums[t].add(exact_double(word_at(current.words[l], t)), constants, l);
+          for (int t = 0; t < 4; ++t) sums[t].add_reduced(biased_byte_double(biased, t), constants, l);
+        } else {
+#pragma unroll
+          for (int t = 0; t < 4; ++t) sums[t].add(exact_double(word_at(current.words[l], t)), constants, l);
         }
       }
       float out[4];
@@ -322,7 +324,12 @@ __global__ void __launch_bounds__(kThreads)
         // Exact where the scales are powers of two.
         const double value = sums[t].value(constants) * current.x_inverse * y_inverse[t];
         if (need[t] > kCount) {
-          if (!certified_late(x, y + t, value, sums[t].all_zero, p.alpha, p.beta, current.c0[t], kCount, &certificate))
+          bool all_zero = sums[t].all_zero;  // add's; the bytes' are tested here, where few elements come
+          if constexpr (kBytes) {
+#pragma unroll
+            for (int l = 0; l < kCount; ++l) all_zero = all_zero && word_at(current.words[l], t) == 0;
+          }
+          if (!certified_late(x, y + t, value, all_zero, p.alpha, p.beta, current.c0[t], kCount, &certificate))
             continue;  // recompute_uncertified's
           needs[at + t] = static_cast<uint8_t>(kMinModuli);
         }
