@@ -138,7 +138,7 @@ FG_OZAKI_INLINE uint32_t float_residue_bits(const SplitInteger &v, float p, floa
 
 // The sums of CrtConstants over the moduli, from the INT32 product modulo each.
 struct CrtSums {
-  double fraction = 0, high = 0, low = 0;
+  double high = 0, low = 0;
   bool all_zero = true;  // every residue of the product is 0: the product is 0, exactly
 
   // Adds the product's sum of residue products for modulus l (any integer congruent to the product modulo p_l,
@@ -146,7 +146,6 @@ struct CrtSums {
   FG_OZAKI_INLINE void add(double sum, const CrtConstants &constants, int l) {
     const double c = fma(-rint(sum * constants.inverse_modulus[l]), constants.modulus[l], sum);
     all_zero = all_zero && c == 0;
-    fraction = fma(c, constants.weight_fraction[l], fraction);
     high = fma(c, constants.weight_high[l], high);
     low = fma(c, constants.weight_low[l], low);
   }
@@ -155,14 +154,18 @@ struct CrtSums {
   // double. all_zero is left as it is: the reconstruction tests the bytes themselves, and only for the few elements
   // whose certificate asks (certified_by_value).
   FG_OZAKI_INLINE void add_reduced(double c, const CrtConstants &constants, int l) {
-    fraction = fma(c, constants.weight_fraction[l], fraction);
     high = fma(c, constants.weight_high[l], high);
     low = fma(c, constants.weight_low[l], low);
   }
 
-  // The product itself, rounded to a double: valid while its magnitude is below P / 2 (1 - 2^-20).
+  // The product V itself, rounded to a double: valid while |V| <= (P / 2)(1 - 2^-19), which the lines' scaling keeps
+  // (scale_target). X = sum_l c_l W_l is qP + V; high is sum_l c_l W_l,high exactly, low sum_l c_l W_l,low within
+  // 2^(grid_bits - 36) < P 2^-74 (plan.cpp's certificate_constants), and |X| < 13 * 128 P < 2^11 P (|c_l| <= 128,
+  // W_l < P). So (high + low) / P, the sum and the product rounded and 1 / P within 2^-52 of its value, lies within
+  // 2^-74 + 2^-42 + 2^-41 + 2^-42 < 2^-39 of X / P = q + V / P, whose distance to the nearest half-integer is at
+  // least 2^-20: its nearest integer is q.
   FG_OZAKI_INLINE double value(const CrtConstants &constants) const {
-    const double q = rint(fraction);
+    const double q = rint((high + low) * constants.inverse_product);
     return fma(-q, constants.product_high, high) + fma(-q, constants.product_low, low);
   }
 };

@@ -101,10 +101,10 @@ CrtConstants crt_constants(int count, int64_t k) {
     constants.float_inverse[l] = 1.0f / static_cast<float>(p);
     const int split_residue = (1 << 12) % p;
     constants.split_residue[l] = static_cast<float>(2 * split_residue > p ? split_residue - p : split_residue);
-    constants.weight_fraction[l] = static_cast<double>(weight) / static_cast<double>(product);
     split(weight, &constants.weight_high[l], &constants.weight_low[l]);
   }
   split(product, &constants.product_high, &constants.product_low);
+  constants.inverse_product = 1.0 / static_cast<double>(product);
   constants.scale_target = scale_target(count, k);
   return constants;
 }

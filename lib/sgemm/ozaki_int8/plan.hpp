@@ -48,16 +48,17 @@ constexpr int64_t kDepthAlignment = 64;
 
 // What the reconstruction kernel needs of the moduli, by value (a kernel parameter). With W_l = (P / p_l) *
 // ((P / p_l)^-1 mod p_l) mod P, the integer product is V = sum_l c_l W_l - q P for residues c_l of it, where
-// q = rint(sum_l c_l W_l / P). W_l and P are split into a high part on a grid of 2^grid_bits, exact in a double,
-// with few enough bits that every partial sum of c_l W_l,high is exact too, and the rest, rounded to a double.
+// q = rint(sum_l c_l W_l / P) (CrtSums::value finds it from the two sums below). W_l and P are split into a high
+// part on a grid of 2^grid_bits, exact in a double, with few enough bits that every partial sum of c_l W_l,high is
+// exact too, and the rest, rounded to a double.
 struct CrtConstants {
   int count = 0;
   double modulus[kMaxModuli] = {};
   double inverse_modulus[kMaxModuli] = {};  // 1 / p_l, rounded
-  double weight_fraction[kMaxModuli] = {};  // W_l / P, rounded
   double weight_high[kMaxModuli] = {};
   double weight_low[kMaxModuli] = {};
   double product_high = 0, product_low = 0;
+  double inverse_product = 0;  // 1 / P, rounded
   // For the residues in integer arithmetic (math.hpp's integer_residue): p_l, floor(2^39 / p_l) + 1 and
   // 2^24 mod p_l.
   uint32_t integer_modulus[kMaxModuli] = {};

@@ -226,8 +226,9 @@ __device__ __forceinline__ int word_at(const int4 &words, int t) {
 // at most kCount, or certified from the value; the others keep C0 for recompute_uncertified (overflows are counted in
 // the summary for it), and a need of 0 (NaN or Inf reaches the element) is fix_flagged's. With residues in bytes, each
 // thread loads its next row before it works on the one loaded: two rows' loads in flight, not one row's at a time.
+// Two blocks a multiprocessor at every count (128 registers).
 template <int kCount, bool kBytes>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
     reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
                        const LineFacts *b_facts, CrtConstants constants, CertificateConstants certificate,
                        uint8_t *needs, ScanSummary *summary) {
