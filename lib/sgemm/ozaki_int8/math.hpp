@@ -161,9 +161,9 @@ struct CrtSums {
   // The product V itself, rounded to a double: valid while |V| <= (P / 2)(1 - 2^-19), which the lines' scaling keeps
   // (scale_target). X = sum_l c_l W_l is qP + V; high is sum_l c_l W_l,high exactly, low sum_l c_l W_l,low within
   // 2^(grid_bits - 36) < P 2^-74 (plan.cpp's certificate_constants), and |X| < 13 * 128 P < 2^11 P (|c_l| <= 128,
-  // W_l < P). So (high + low) / P, the sum and the product rounded and 1 / P within 2^-52 of its value, lies within
-  // 2^-74 + 2^-42 + 2^-41 + 2^-42 < 2^-39 of X / P = q + V / P, whose distance to the nearest half-integer is at
-  // least 2^-20: its nearest integer is q.
+  // W_l < P). So (high + low) / P, the sum and the product rounded and 1 / P within a relative 2^-51 of its value
+  // (P and its inverse each rounded), lies within 2^-74 + 2^-42 + 2^-40 + 2^-42 < 2^-39 of X / P = q + V / P, whose
+  // distance to the nearest half-integer is at least 2^-20: its nearest integer is q.
   FG_OZAKI_INLINE double value(const CrtConstants &constants) const {
     const double q = rint((high + low) * constants.inverse_product);
     return fma(-q, constants.product_high, high) + fma(-q, constants.product_low, low);
