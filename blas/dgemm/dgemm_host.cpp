@@ -184,7 +184,7 @@ FASTGEMM_BLAS_DGEMM_EXPORT fg_status_t fastgemm_blas_dgemm_host(fastgemm_blas_dg
       return Status::failure(StatusCode::not_supported,
                              "k = 0 or alpha = 0 only scales C, which the caller computes; C is untouched");
     problem.reproducibility = h.reproducibility;
-    const HostTileOps<double> ops{dgemm_step, no_scale};
+    const HostTileOps<double> ops{dgemm_step, no_scale, {}};
     fg_sgemm_algo_t ran = FG_SGEMM_AUTO;
     return fastgemm::detail::using_workspace(
         *h.context, [&] { return h.engine->run(problem, true, FG_SGEMM_AUTO, ops, &ran, layout == FG_COL_MAJOR); });

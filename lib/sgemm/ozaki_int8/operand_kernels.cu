@@ -277,7 +277,7 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
     }
     return;
   }
-  if (kKind == kNarrowResidues) {
+  if constexpr (kKind == kNarrowResidues) {
     // v = x scale rounded to the nearest integer, ties to even, as rint: 1.5 2^52 + v is the fma's result (|v| <
     // 2^28), whose low word is v. The modulus 256 takes v's low byte, the others math.hpp's float_residue_bits.
     static_assert(kModuli[0] == 256, "the first modulus is 256");
@@ -298,19 +298,19 @@ __device__ __forceinline__ void store_encoded(const float (&x)[kRun], double sca
       for (int e = 0; e < kRun; ++e) residues[e] = static_cast<int>(float_residue_bits(split[e], p, inverse, residue));
       *reinterpret_cast<uint4 *>(out + l * modulus_stride) = pack(residues);
     }
-    return;
-  }
-  int64_t values[kRun];  // rounded to the nearest, ties to even, as rint
+  } else {
+    int64_t values[kRun];  // rounded to the nearest, ties to even, as rint
 #pragma unroll
-  for (int e = 0; e < kRun; ++e) values[e] = __double2ll_rn(x[e] * scale);
+    for (int e = 0; e < kRun; ++e) values[e] = __double2ll_rn(x[e] * scale);
 #pragma unroll 1
-  for (int l = 0; l < constants.count; ++l) {
-    const uint32_t p = constants.integer_modulus[l], reciprocal = constants.reciprocal[l],
-                   power24 = constants.power24_residue[l];
-    int residues[kRun];
+    for (int l = 0; l < constants.count; ++l) {
+      const uint32_t p = constants.integer_modulus[l], reciprocal = constants.reciprocal[l],
+                     power24 = constants.power24_residue[l];
+      int residues[kRun];
 #pragma unroll
-    for (int e = 0; e < kRun; ++e) residues[e] = integer_residue<false>(values[e], p, reciprocal, power24);
-    *reinterpret_cast<uint4 *>(out + l * modulus_stride) = pack(residues);
+      for (int e = 0; e < kRun; ++e) residues[e] = integer_residue<false>(values[e], p, reciprocal, power24);
+      *reinterpret_cast<uint4 *>(out + l * modulus_stride) = pack(residues);
+    }
   }
 }
 
