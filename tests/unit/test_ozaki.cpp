@@ -802,6 +802,84 @@ TEST_CASE("ozaki: the moduli count is the cheapest, and FP32 wins where too much
   CHECK(choose_moduli(tall, 9000000, 3, 5, 1, false).declined);
 }
 
+TEST_CASE("ozaki: the moduli choice is the cost model's, rate by rate as divisions give it", "[ozaki]") {
+  // The model written out with divisions by the rates (choice.hpp multiplies by their inverses): on random
+  // histograms and shapes, the same count, the same FP32 elements and the same refusal.
+  const auto reference = [](const unsigned long long(&needs)[kNeedsFp32 + 1], int64_t m, int64_t n, int64_t k,
+                            int64_t batch, bool reads_c) {
+    using namespace fastgemm::tuning;
+    const double elements = static_cast<double>(m) * n * batch, work = 2.0 * elements * k;
+    ModuliChoice choice;
+    double later = static_cast<double>(needs[kNeedsFp32]), best = 1e300;
+    for (int count = kMaxModuli; count >= kMinModuli; --count) {
+      const double seconds = count * work / kInt8OpsPerSecond +
+                             static_cast<double>(m + n) * k * batch * (4.0 + count) / kMemoryBytesPerSecond +
+                             elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / kMemoryBytesPerSecond +
+                             later * 2.0 * k / kRecomputeFlopsPerSecond;
+      if (seconds <= best) best = seconds, choice.count = count, choice.fp32_elements = static_cast<int64_t>(later);
+      later += static_cast<double>(needs[count]);
+    }
+    if (choice.fp32_elements > 0 && best > work / kFp32FlopsPerSecond && best > 50e-6) {
+      choice.declined = true;
+      for (int count = kMinModuli; count <= kMaxModuli && choice.declined; ++count) {
+        unsigned long long above = needs[kNeedsFp32];
+        for (int larger = count + 1; larger <= kMaxModuli; ++larger) above += needs[larger];
+        if (above == 0) choice.count = count, choice.fp32_elements = 0, choice.declined = false;
+      }
+    }
+    return choice;
+  };
+  std::mt19937_64 random(20261130);
+  int declined = 0, recomputing = 0, counts_seen = 0;
+  bool seen[kMaxModuli + 1] = {};
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int64_t m = int64_t{1} << (random() % 15), n = int64_t{1} << (random() % 15);
+    const int64_t k = int64_t{1} << (random() % 15), batch = 1 + static_cast<int64_t>(random() % 4);
+    const bool reads_c = random() % 2 == 0;
+    unsigned long long needs[kNeedsFp32 + 1] = {};
+    const unsigned long long elements = static_cast<unsigned long long>(m * n * batch);
+    // Most elements at one or two counts, a few elsewhere, some in FP32.
+    const int main_count = kMinModuli + static_cast<int>(random() % (kMaxModuli - kMinModuli + 1));
+    unsigned long long left = elements;
+    for (int bin = 0; bin <= kNeedsFp32 && left > 0; ++bin) {
+      const unsigned long long share = random() % 3 == 0 ? random() % (left / 64 + 2) : 0;
+      const unsigned long long taken = std::min(left, share);
+      needs[bin] += taken;
+      left -= taken;
+    }
+    needs[main_count] += left;
+    const ModuliChoice got = choose_moduli(needs, m, n, k, batch, reads_c);
+    const ModuliChoice want = reference(needs, m, n, k, batch, reads_c);
+    INFO("m " << m << " n " << n << " k " << k << " batch " << batch << " reads_c " << reads_c);
+    CHECK(got.count == want.count);
+    CHECK(got.fp32_elements == want.fp32_elements);
+    CHECK(got.declined == want.declined);
+    declined += want.declined;
+    recomputing += !want.declined && want.fp32_elements > 0;
+    if (!want.declined && !seen[want.count]) seen[want.count] = true, ++counts_seen;
+  }
+  CHECK(declined > 100);  // the histograms reach every branch of the model
+  CHECK(recomputing > 100);
+  CHECK(counts_seen >= 8);
+}
+
+TEST_CASE("ozaki: a line's codes' exponent brings its largest magnitude to [64, 128)", "[ozaki]") {
+  std::mt19937 random(20261131);
+  std::vector<float> values = {FLT_MAX, FLT_MIN, 0x1p-149f, 0x1.fffffep-127f, 1.0f, 127.0f, 128.0f, 0x1.fffffep6f};
+  for (int i = 0; i < 100000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(random()) & 0x7fffffffu;
+    float x = 0;
+    memcpy(&x, &bits, sizeof x);
+    if (x != 0.0f && std::isfinite(x)) values.push_back(x);
+  }
+  for (const float x : values) {
+    INFO("x = " << std::hexfloat << x);
+    const double scaled = std::ldexp(static_cast<double>(x), code_exponent_of(x));
+    CHECK(scaled >= 64.0);
+    CHECK(scaled < 128.0);
+  }
+}
+
 TEST_CASE("ozaki: the scale target keeps every rebuilt element exact", "[ozaki]") {
   for (int count = kMinModuli; count <= kMaxModuli; ++count)
     for (int64_t k : {int64_t{1}, int64_t{16}, int64_t{4096}, kMaxDepth}) {

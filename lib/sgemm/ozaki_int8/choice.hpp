@@ -30,17 +30,24 @@ FG_OZAKI_INLINE ModuliChoice choose_moduli(const unsigned long long (&needs)[kNe
                                            int64_t k, int64_t batch, bool reads_c) {
   // The rates of lib/tuning/tuning.hpp (estimates on the H100, bench/NOTES-emulated.md).
   using namespace tuning;
+  // Rates as their inverses, known when compiled: the device's one thread deciding a replay divides nothing (a
+  // double's division is a long sequence there; 13 counts of them took it about 6 µs). Seconds: a byte an element of
+  // op(A) and op(B), a byte an element of C, one modulus's products, one element recomputed in FP32.
+  constexpr double kSecondsPerByte = 1.0 / kMemoryBytesPerSecond;
   const double elements = static_cast<double>(m) * n * batch;
   const double work = 2.0 * elements * k;
+  const double line_bytes = static_cast<double>(m + n) * k * batch * kSecondsPerByte;
+  const double element_bytes = elements * kSecondsPerByte;
+  const double product_seconds = work * (1.0 / kInt8OpsPerSecond);
+  const double recompute_seconds = 2.0 * k * (1.0 / kRecomputeFlopsPerSecond);
   ModuliChoice choice;
-  choice.fp32_seconds = work / kFp32FlopsPerSecond;
+  choice.fp32_seconds = work * (1.0 / kFp32FlopsPerSecond);
   double later_needs = static_cast<double>(needs[kNeedsFp32]);  // elements that need more than `count`
   double best = 1e300;                                          // above any estimate
   for (int count = kMaxModuli; count >= kMinModuli; --count) {
-    const double residues = static_cast<double>(m + n) * k * batch * (4.0 + count) / kMemoryBytesPerSecond;
-    const double rebuild = elements * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0)) / kMemoryBytesPerSecond;
-    const double seconds =
-        count * work / kInt8OpsPerSecond + residues + rebuild + later_needs * 2.0 * k / kRecomputeFlopsPerSecond;
+    const double residues = line_bytes * (4.0 + count);
+    const double rebuild = element_bytes * (4.0 * count + 5.0 + (reads_c ? 4.0 : 0.0));
+    const double seconds = count * product_seconds + residues + rebuild + later_needs * recompute_seconds;
     if (seconds <= best) {  // ties go to fewer moduli: the cost is the same and the certificate holds either way
       best = seconds;
       choice.count = count;

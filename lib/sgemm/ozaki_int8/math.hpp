@@ -292,6 +292,14 @@ FG_OZAKI_INLINE LineScale line_scale(const LineFacts &x, double target) {
   return {truncated, true};
 }
 
+// g = 7 - e for the largest magnitude of a line in [2^(e-1), 2^e) (nonzero): the line's codes' exponent
+// (LineFacts::code_exponent).
+FG_OZAKI_INLINE int code_exponent_of(float largest) {
+  int largest_exponent = 0;
+  frexp(static_cast<double>(largest), &largest_exponent);
+  return 7 - largest_exponent;
+}
+
 // A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the norms are
 // rounded up by 2^-30), its other statistics over the nonzero elements, and its scale at every moduli count.
 FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
@@ -310,9 +318,7 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
   if (nonzeros > 0) {
     line.norm2 = sqrt(squares) * rounded_up;
     line.inverse_norm2 = round_down(1.0 / line.norm2);
-    int largest_exponent = 0;
-    frexp(static_cast<double>(largest), &largest_exponent);  // largest in [2^(e-1), 2^e)
-    line.code_exponent = 7 - largest_exponent;
+    line.code_exponent = code_exponent_of(largest);
     if (ldexp(static_cast<double>(smallest), line.code_exponent) < 1.0) line.flags = 0;
   }
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {

@@ -46,6 +46,7 @@ __global__ void __launch_bounds__(kLineThreads)
     preview_lines_kernel(Lines a, Lines b, int64_t batch, int64_t depth, CertificateConstants certificate,
                          LineFacts *facts, int8_t *codes, int32_t *products) {
   __shared__ LineSums partial[kLineThreads / 32];
+  __shared__ LineSums line_total;
   __shared__ double scale;
   a = live_lines(a);
   b = live_lines(b);
@@ -69,11 +70,9 @@ __global__ void __launch_bounds__(kLineThreads)
   static_assert(kLineThreads == 32 * 32, "the first warp sums the warps' partial sums, one a lane");
   if (threadIdx.x < 32) {
     const LineSums total = partial[threadIdx.x].warp_total();
-    if (threadIdx.x == 0) {
-      const LineFacts found = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
-                                         total.integral(), total.finite, certificate);
-      facts[id] = found;
-      scale = line >= 0 && (found.flags & kLineNonFinite) == 0 ? ldexp(1.0, found.code_exponent) : 0.0;
+    if (threadIdx.x == 0) {  // the codes' scale, line_facts' 2^code_exponent, at once: the facts come last
+      line_total = total;
+      scale = line >= 0 && total.finite ? ldexp(1.0, total.nonzeros > 0 ? code_exponent_of(total.largest) : 0) : 0.0;
     }
   }
   __syncthreads();
@@ -82,6 +81,12 @@ __global__ void __launch_bounds__(kLineThreads)
   for (int64_t l = threadIdx.x; l < depth; l += kLineThreads) {
     const float value = scale != 0.0 && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
     out[l] = static_cast<int8_t>(floor(fabs(value * scale)));
+  }
+  // The line's facts, by the thread that wrote the fewest codes (its scales' divisions no longer hold up the block).
+  if (threadIdx.x == kLineThreads - 1) {
+    const LineSums &total = line_total;
+    facts[id] = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
+                           total.integral(), total.finite, certificate);
   }
 }
 

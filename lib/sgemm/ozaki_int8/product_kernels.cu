@@ -451,9 +451,11 @@ __device__ void store_fp32_element_by_warp(const GemmProblem &p, int64_t batch, 
 
 // Tiles of C in which recompute_kernel lists the elements to recompute, and its grid: a prime number of blocks, so
 // that the tiles of one column of tiles (elements that need it come in whole rows and columns of wide range) fall to
-// as many blocks as there are such tiles, whatever C's width.
+// as many blocks as there are such tiles, whatever C's width; about as many as an H100 or H200 holds at once (132 x
+// kRecomputeBlocksPerSm), so that a call with nothing to recompute, most calls, passes them in one wave, not four
+// (2039 blocks: the kernel 4-6 us of a call with nothing to do).
 constexpr int kRecomputeRows = 32, kRecomputeCols = 128;
-constexpr int64_t kRecomputeBlocks = 2039;
+constexpr int64_t kRecomputeBlocks = 523;
 
 // The elements whose need is above `count` after the reconstruction: at most those the plan counted above it and
 // those the reconstruction found to overflow. Where there are none, which is most calls, every block returns at
