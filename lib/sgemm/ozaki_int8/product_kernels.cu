@@ -226,7 +226,10 @@ __device__ __forceinline__ int word_at(const int4 &words, int t) {
 // at most kCount, or certified from the value; the others keep C0 for recompute_uncertified (overflows are counted in
 // the summary for it), and a need of 0 (NaN or Inf reaches the element) is fix_flagged's. With residues in bytes, each
 // thread loads its next row before it works on the one loaded: two rows' loads in flight, not one row's at a time.
-// Two blocks a multiprocessor at every count (128 registers).
+// Two blocks a multiprocessor at every count (128 registers). The rows' facts, products, needs and C are reached by
+// pointers stepped a row at a time, not by 64-bit products of each row's place: the reconstruction 4096^3 0.124 ->
+// 0.118 ms, 8192 x 8192 x 1024 0.470 -> 0.440, 8192 x 8192 x 2048 0.501-0.505 -> 0.468-0.474 (H200, the same bits
+// of C); the INT32 sums' spills at 9 to 13 moduli 12-44 -> 4 bytes.
 template <int kCount, bool kBytes>
 __global__ void __launch_bounds__(kThreads, 2)
     reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
@@ -252,30 +255,37 @@ __global__ void __launch_bounds__(kThreads, 2)
     // needs and C along the row, 4 at a time where they are aligned so.
     const bool vector_needs = width == 4 && p.n % 4 == 0 && col % 4 == 0;
     const bool vector_row = vector_needs && vector_c;
-    const int64_t row_end = (row_block + 1) * kRebuildRows < tile.rows ? (row_block + 1) * kRebuildRows : tile.rows;
-    const auto load = [&](int64_t local_row, Row &row) {
-      const int64_t at_row = tile.first_row + local_row;
+    const int64_t first_local_row = row_block * kRebuildRows;
+    const int rows = static_cast<int>(min(static_cast<int64_t>(kRebuildRows), tile.rows - first_local_row));
+    // The block's first row in the facts, the products, the needs and C, each stepped a row at a time.
+    const int64_t first_row = tile.first_row + first_local_row;
+    const LineFacts *x_row = a_facts + batch * p.m + first_row;
+    const Word *in_row = reinterpret_cast<const Word *>(products) + local_batch * kCount * modulus_stride +
+                         first_local_row * pitch + local_col;
+    uint8_t *needs_row = needs + (batch * p.m + first_row) * p.n + col;
+    float *c_row = p.c + batch * p.stride_c + first_row * p.ldc + col;
+    // Loads row `ahead` (0 or 1) below the row worked on.
+    const auto load = [&](int ahead, Row &row) {
       // A row holding NaN or Inf has needs of 0 (fix_flagged's): no test of its flags here, which would hold back
       // the row's loads until the flags arrive.
-      row.x_inverse = a_facts[batch * p.m + at_row].inverse_scale[kCount];
-      const Word *in = reinterpret_cast<const Word *>(products) + local_batch * kCount * modulus_stride +
-                       local_row * pitch + local_col;
+      row.x_inverse = x_row[ahead].inverse_scale[kCount];
+      const Word *in = in_row + ahead * pitch;
 #pragma unroll
       for (int l = 0; l < kCount; ++l)
         row.words[l] = __ldg(reinterpret_cast<const typename Row::Packed *>(in + l * modulus_stride));
-      const int64_t at = (batch * p.m + at_row) * p.n + col;
+      const uint8_t *need = needs_row + ahead * p.n;
       if (vector_needs) {
-        row.need = *reinterpret_cast<const uchar4 *>(needs + at);
+        row.need = *reinterpret_cast<const uchar4 *>(need);
       } else {
-        row.need.x = needs[at];
-        row.need.y = width > 1 ? needs[at + 1] : 0;
-        row.need.z = width > 2 ? needs[at + 2] : 0;
-        row.need.w = width > 3 ? needs[at + 3] : 0;
+        row.need.x = need[0];
+        row.need.y = width > 1 ? need[1] : 0;
+        row.need.z = width > 2 ? need[2] : 0;
+        row.need.w = width > 3 ? need[3] : 0;
       }
 #pragma unroll
       for (int t = 0; t < 4; ++t) row.c0[t] = 0.0f;
       if (p.beta != 0.0f) {
-        const float *c = p.c + batch * p.stride_c + at_row * p.ldc + col;
+        const float *c = c_row + ahead * p.ldc;
         if (vector_row) {
           const float4 v = *reinterpret_cast<const float4 *>(c);
           row.c0[0] = v.x, row.c0[1] = v.y, row.c0[2] = v.z, row.c0[3] = v.w;
@@ -287,20 +297,17 @@ __global__ void __launch_bounds__(kThreads, 2)
     };
     // INT32 sums (shallow products) are read a row at a time: two rows of them would hold too many registers.
     Row current, next;
-    int64_t local_row = row_block * kRebuildRows;
-    if (kBytes && local_row < row_end) load(local_row, next);
-    for (; local_row < row_end; ++local_row) {
+    if (kBytes) load(0, next);
+    for (int r = 0; r < rows; ++r, ++x_row, in_row += pitch, needs_row += p.n, c_row += p.ldc) {
       if (kBytes) {
         current = next;
-        if (local_row + 1 < row_end) load(local_row + 1, next);
+        if (r + 1 < rows) load(1, next);
       } else {
-        load(local_row, current);
+        load(0, current);
       }
-      const int64_t row = tile.first_row + local_row;
-      const LineFacts *x = a_facts + batch * p.m + row;
-      const int64_t at = (batch * p.m + row) * p.n + col;
+      const LineFacts *x = x_row;
       const int need[4] = {current.need.x, current.need.y, current.need.z, current.need.w};
-      float *c = p.c + batch * p.stride_c + row * p.ldc + col;
+      float *c = c_row;
       // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp),
       // and converted biased (math.hpp).
       CrtSums sums[4];
@@ -332,13 +339,13 @@ __global__ void __launch_bounds__(kThreads, 2)
           }
           if (!certified_late(x, y + t, value, all_zero, p.alpha, p.beta, current.c0[t], kCount, &certificate))
             continue;  // recompute_uncertified's
-          needs[at + t] = static_cast<uint8_t>(kMinModuli);
+          needs_row[t] = static_cast<uint8_t>(kMinModuli);
         }
         double result = static_cast<double>(p.alpha) * value;
         if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(current.c0[t]), result);
         const float rounded = static_cast<float>(result);
         if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
-          needs[at + t] = static_cast<uint8_t>(kNeedsFp32);
+          needs_row[t] = static_cast<uint8_t>(kNeedsFp32);
           atomicAdd(&summary->overflowed, 1ull);
           continue;
         }
