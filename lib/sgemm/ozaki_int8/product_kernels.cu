@@ -208,7 +208,7 @@ template <int kCount, bool kBytes>
 struct RebuildRow {
   using Packed = typename std::conditional<kBytes, uint32_t, int4>::type;
   Packed words[kCount];
-  uchar4 need;
+  uint32_t needs;  // column t's in byte t: a word held as loaded, not four bytes unpacked at the load
   float c0[4];
   double x_inverse;
 };
@@ -229,7 +229,10 @@ __device__ __forceinline__ int word_at(const int4 &words, int t) {
 // Two blocks a multiprocessor at every count (128 registers). The rows' facts, products, needs and C are reached by
 // pointers stepped a row at a time, not by 64-bit products of each row's place: the reconstruction 4096^3 0.124 ->
 // 0.118 ms, 8192 x 8192 x 1024 0.470 -> 0.440, 8192 x 8192 x 2048 0.501-0.505 -> 0.468-0.474 (H200, the same bits
-// of C); the INT32 sums' spills at 9 to 13 moduli 12-44 -> 4 bytes.
+// of C); the INT32 sums' spills at 9 to 13 moduli 12-44 -> 4 bytes. The next row's needs are held as the word loaded:
+// as a uchar4 they were unpacked into four registers at once, and each thread waited there on the load it had just
+// issued (a third of the kernel's stall samples at 4096^3): 4096^3 0.116 -> 0.089 ms, 8192 x 8192 x 1024 0.441 ->
+// 0.330, 16384 x 16384 x 4096 1.86-1.95 -> 1.48-1.54 (H200, the same bits of C).
 template <int kCount, bool kBytes>
 __global__ void __launch_bounds__(kThreads, 2)
     reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
@@ -275,12 +278,10 @@ __global__ void __launch_bounds__(kThreads, 2)
         row.words[l] = __ldg(reinterpret_cast<const typename Row::Packed *>(in + l * modulus_stride));
       const uint8_t *need = needs_row + ahead * p.n;
       if (vector_needs) {
-        row.need = *reinterpret_cast<const uchar4 *>(need);
+        row.needs = *reinterpret_cast<const uint32_t *>(need);
       } else {
-        row.need.x = need[0];
-        row.need.y = width > 1 ? need[1] : 0;
-        row.need.z = width > 2 ? need[2] : 0;
-        row.need.w = width > 3 ? need[3] : 0;
+        row.needs = need[0];
+        for (int t = 1; t < width; ++t) row.needs |= static_cast<uint32_t>(need[t]) << (8 * t);
       }
 #pragma unroll
       for (int t = 0; t < 4; ++t) row.c0[t] = 0.0f;
@@ -306,7 +307,9 @@ __global__ void __launch_bounds__(kThreads, 2)
         load(0, current);
       }
       const LineFacts *x = x_row;
-      const int need[4] = {current.need.x, current.need.y, current.need.z, current.need.w};
+      int need[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) need[t] = static_cast<int>(current.needs >> (8 * t) & 0xffu);
       float *c = c_row;
       // INT32 sums reduced by add; the own product's bytes are already reduced as add reduces (wgmma_products.hpp),
       // and converted biased (math.hpp).
