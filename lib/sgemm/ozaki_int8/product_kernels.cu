@@ -60,8 +60,12 @@ constexpr int kPlanLoads = 4;
 // The thresholds lie in shared memory, and a code product between the thresholds of the neighbour's need and of the
 // count below it takes that need in two comparisons (the same needs as the comparison with every count's); the rows'
 // codes, needs and C are reached by pointers stepped a row at a time: the plan 4096^3 0.109 -> 0.090 ms, 8192 x 8192
-// x 1024 0.355 -> 0.300, 16384 x 16384 x 4096 1.39-1.44 -> 1.24 (H200, the same bits of C).
+// x 1024 0.355 -> 0.300, 16384 x 16384 x 4096 1.39-1.44 -> 1.24 (H200, the same bits of C). A group of kPlanLoads
+// rows that are finite, do not descend and whose code products all lie in the guess's window is answered at once
+// (each needs the guess, one run of the histogram): 35% fewer instructions, the plan 4096^3 0.080 -> 0.066 ms, 8192 x
+// 8192 x 1024 0.280 -> 0.231, 16384 x 16384 x 4096 1.10-1.18 -> 0.88-0.92 (H200, the same bits of C).
 constexpr int kDescendRows = 32;
+static_assert(kDescendRows % kPlanLoads == 0, "a group's first row is the only one that may descend");
 template <int kChunkRows>
 __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     plan_kernel(GemmProblem p, ProductTile tile, const int32_t *__restrict__ code_products,
@@ -103,6 +107,7 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
     const int64_t first_row = row_chunk * kChunkRows;
     const int chunk_rows = static_cast<int>(min(static_cast<int64_t>(kChunkRows), tile.rows - first_row));
+    bool rows_finite = false;  // no row of the chunk holds NaN or Inf
     {
       const auto *from = reinterpret_cast<const uint32_t *>(a_facts + (tile.first_batch + local_batch) * p.m +
                                                             tile.first_row + first_row);
@@ -132,7 +137,8 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
             warp_largest(threadIdx.x < chunk_rows ? code_bounds(row_facts[threadIdx.x]) : CodeBounds{});
         if (threadIdx.x % 32 == 0) warp_bounds[threadIdx.x / 32] = largest;
       }
-      __syncthreads();
+      rows_finite = __syncthreads_and(threadIdx.x >= chunk_rows ||
+                                      (row_facts[threadIdx.x].flags & kLineNonFinite) == 0) != 0;
       if (threadIdx.x == 0) {
         CodeBounds largest = warp_bounds[0];
         for (int w = 1; w < kChunkRows / 32; ++w) take_largest(largest, warp_bounds[w]);
@@ -158,11 +164,30 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
         code_products + (local_batch * tile.padded_rows + first_row) * tile.padded_cols + local_col;
     uint8_t *needs_at = needs + (batch * p.m + tile.first_row + first_row) * p.n + col;
     const float *c_at = p.c + batch * p.stride_c + (tile.first_row + first_row) * p.ldc + col;
+    const bool finite = y_finite && rows_finite;
     for (int group = 0; group < chunk_rows; group += kPlanLoads, codes_at += kPlanLoads * tile.padded_cols) {
       int32_t codes[kPlanLoads];
 #pragma unroll
       for (int r = 0; r < kPlanLoads; ++r)
         codes[r] = group + r < chunk_rows ? __ldg(codes_at + r * tile.padded_cols) << code_shift : 0;
+      // A whole group of finite rows, none descending, whose code products all lie in the guess's window: each needs
+      // the guess (shortcut_need), which the loop below would find element by element, with the same runs.
+      bool in_window = finite && group + kPlanLoads <= chunk_rows && group % kDescendRows != 0;
+#pragma unroll
+      for (int r = 0; r < kPlanLoads; ++r) in_window = in_window && codes[r] >= low && codes[r] < high;
+      if (in_window) {
+        if (run_need != guess) {
+          if (run_length != 0) atomicAdd(&histogram[run_need], run_length);
+          run_need = guess;
+          run_length = 0;
+        }
+        run_length += kPlanLoads;
+        after_fp32 = false;
+#pragma unroll
+        for (int r = 0; r < kPlanLoads; ++r, needs_at += p.n) *needs_at = static_cast<uint8_t>(guess);
+        c_at += kPlanLoads * p.ldc;
+        continue;
+      }
 #pragma unroll
       for (int r = 0; r < kPlanLoads; ++r, needs_at += p.n, c_at += p.ldc) {
         if (group + r >= chunk_rows) break;
