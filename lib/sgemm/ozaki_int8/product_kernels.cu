@@ -137,8 +137,8 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
             warp_largest(threadIdx.x < chunk_rows ? code_bounds(row_facts[threadIdx.x]) : CodeBounds{});
         if (threadIdx.x % 32 == 0) warp_bounds[threadIdx.x / 32] = largest;
       }
-      rows_finite = __syncthreads_and(threadIdx.x >= chunk_rows ||
-                                      (row_facts[threadIdx.x].flags & kLineNonFinite) == 0) != 0;
+      rows_finite =
+          __syncthreads_and(threadIdx.x >= chunk_rows || (row_facts[threadIdx.x].flags & kLineNonFinite) == 0) != 0;
       if (threadIdx.x == 0) {
         CodeBounds largest = warp_bounds[0];
         for (int w = 1; w < kChunkRows / 32; ++w) take_largest(largest, warp_bounds[w]);
