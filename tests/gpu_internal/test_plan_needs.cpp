@@ -20,21 +20,11 @@
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "support/test_support.hpp"
 
 namespace ozaki = fastgemm::detail::ozaki;
 
 namespace {
-
-#define REQUIRE_CUDA(call) REQUIRE((call) == cudaSuccess)
-
-template <typename T>
-struct Buffer {
-  T *data = nullptr;
-  explicit Buffer(size_t count) { REQUIRE_CUDA(cudaMalloc(reinterpret_cast<void **>(&data), count * sizeof(T))); }
-  ~Buffer() { (void)cudaFree(data); }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-};
 
 // The least e such that x 2^e is an integer (x nonzero and finite).
 int lowest_bit_exponent(float x) {
@@ -136,35 +126,40 @@ void check_plan(int64_t m, int64_t n, int64_t k, float alpha, float beta, unsign
   std::vector<float> c(static_cast<size_t>(m * n));
   for (auto &x : c) x = std::ldexp(uniform(random), 4);
 
-  Buffer<int32_t> d_products(products.size());
-  Buffer<ozaki::LineFacts> d_a(a_facts.size()), d_b(b_facts.size());
-  Buffer<float> d_c(c.size());
-  Buffer<uint8_t> d_needs(static_cast<size_t>(m * n));
-  Buffer<ozaki::ScanSummary> d_summary(1);
-  REQUIRE_CUDA(cudaMemcpy(d_products.data, products.data(), products.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-  REQUIRE_CUDA(cudaMemcpy(d_a.data, a_facts.data(), a_facts.size() * sizeof(ozaki::LineFacts), cudaMemcpyHostToDevice));
-  REQUIRE_CUDA(cudaMemcpy(d_b.data, b_facts.data(), b_facts.size() * sizeof(ozaki::LineFacts), cudaMemcpyHostToDevice));
-  REQUIRE_CUDA(cudaMemcpy(d_c.data, c.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice));
-  REQUIRE_CUDA(cudaMemset(d_needs.data, 0xee, static_cast<size_t>(m * n)));  // no need is 0xee: unwritten shows
-  REQUIRE_CUDA(cudaMemset(d_summary.data, 0, sizeof(ozaki::ScanSummary)));
+  fgtest::DeviceMemory d_products(products.size() * sizeof(int32_t));
+  fgtest::DeviceMemory d_a(a_facts.size() * sizeof(ozaki::LineFacts)), d_b(b_facts.size() * sizeof(ozaki::LineFacts));
+  fgtest::DeviceMemory d_c(c.size() * sizeof(float));
+  fgtest::DeviceMemory d_needs(static_cast<size_t>(m * n));
+  fgtest::DeviceMemory d_summary(sizeof(ozaki::ScanSummary));
+  REQUIRE_CUDA_OK(
+      cudaMemcpy(d_products.as<int32_t>(), products.data(), products.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+  REQUIRE_CUDA_OK(cudaMemcpy(d_a.as<ozaki::LineFacts>(), a_facts.data(), a_facts.size() * sizeof(ozaki::LineFacts),
+                             cudaMemcpyHostToDevice));
+  REQUIRE_CUDA_OK(cudaMemcpy(d_b.as<ozaki::LineFacts>(), b_facts.data(), b_facts.size() * sizeof(ozaki::LineFacts),
+                             cudaMemcpyHostToDevice));
+  REQUIRE_CUDA_OK(cudaMemcpy(d_c.as<float>(), c.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice));
+  REQUIRE_CUDA_OK(
+      cudaMemset(d_needs.as<uint8_t>(), 0xee, static_cast<size_t>(m * n)));  // no need is 0xee: unwritten shows
+  REQUIRE_CUDA_OK(cudaMemset(d_summary.as<ozaki::ScanSummary>(), 0, sizeof(ozaki::ScanSummary)));
 
   fastgemm::detail::GemmProblem p;
   p.m = m, p.n = n, p.k = k, p.alpha = alpha, p.beta = beta;
-  p.c = d_c.data, p.ldc = n, p.stride_c = m * n;
+  p.c = d_c.as<float>(), p.ldc = n, p.stride_c = m * n;
   p.math = FG_MATH_FP32_EMULATED;
   ozaki::ProductTile tile;
   tile.rows = m, tile.padded_rows = m, tile.cols = n, tile.padded_cols = pitch;
   int device = 0, processors = 0;
-  REQUIRE_CUDA(cudaGetDevice(&device));
-  REQUIRE_CUDA(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
-  const auto status = ozaki::plan_needs(p, tile, d_products.data, d_a.data, d_b.data, constants, d_needs.data,
-                                        d_summary.data, processors, nullptr);
+  REQUIRE_CUDA_OK(cudaGetDevice(&device));
+  REQUIRE_CUDA_OK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
+  const auto status =
+      ozaki::plan_needs(p, tile, d_products.as<int32_t>(), d_a.as<ozaki::LineFacts>(), d_b.as<ozaki::LineFacts>(),
+                        constants, d_needs.as<uint8_t>(), d_summary.as<ozaki::ScanSummary>(), processors, nullptr);
   REQUIRE(status.ok());
-  REQUIRE_CUDA(cudaDeviceSynchronize());
+  REQUIRE_CUDA_OK(cudaDeviceSynchronize());
   std::vector<uint8_t> needs(static_cast<size_t>(m * n));
   ozaki::ScanSummary summary{};
-  REQUIRE_CUDA(cudaMemcpy(needs.data(), d_needs.data, needs.size(), cudaMemcpyDeviceToHost));
-  REQUIRE_CUDA(cudaMemcpy(&summary, d_summary.data, sizeof summary, cudaMemcpyDeviceToHost));
+  REQUIRE_CUDA_OK(cudaMemcpy(needs.data(), d_needs.as<uint8_t>(), needs.size(), cudaMemcpyDeviceToHost));
+  REQUIRE_CUDA_OK(cudaMemcpy(&summary, d_summary.as<ozaki::ScanSummary>(), sizeof summary, cudaMemcpyDeviceToHost));
 
   std::vector<unsigned long long> histogram(ozaki::kNeedsFp32 + 1, 0);
   int64_t wrong_nonfinite = 0, unsound = 0, fp32_wrong = 0, out_of_range = 0, certified = 0, fp32 = 0;
