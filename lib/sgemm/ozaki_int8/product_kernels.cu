@@ -365,6 +365,31 @@ __global__ void __launch_bounds__(kThreads, 2)
           for (int t = 0; t < 4; ++t) sums[t].add(exact_double(word_at(current.words[l], t)), constants, l);
         }
       }
+      // A row of four elements within the tile that each need at most kCount (most rows): rebuilt and stored without
+      // a test of each element, unless one of them overflows (then the loop below takes the row again).
+      bool plain = width == 4;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) plain = plain && need[t] >= 1 && need[t] <= kCount;
+      if (plain) {
+        float rounded[4];
+        bool overflow = false;
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          double result = static_cast<double>(p.alpha) * (sums[t].value(constants) * current.x_inverse * y_inverse[t]);
+          if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(current.c0[t]), result);
+          rounded[t] = static_cast<float>(result);
+          overflow = overflow || (isinf(rounded[t]) && !isinf(result));
+        }
+        if (!overflow) {
+          if (vector_row) {
+            *reinterpret_cast<float4 *>(c) = make_float4(rounded[0], rounded[1], rounded[2], rounded[3]);
+          } else {
+#pragma unroll
+            for (int t = 0; t < 4; ++t) c[t] = rounded[t];
+          }
+          continue;
+        }
+      }
       float out[4];
       bool written[4];
 #pragma unroll
