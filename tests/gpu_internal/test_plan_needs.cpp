@@ -73,9 +73,12 @@ std::vector<int> codes_of(const std::vector<float> &line, const ozaki::LineFacts
   return codes;
 }
 
-// Lines of k elements: uniform in [-1, 1] times 2^scale, some spread over 2^-spread .. 2^spread, some sparse, one of
-// zeros, and, where asked, two holding NaN or Inf.
-std::vector<std::vector<float>> make_lines(int64_t count, int64_t k, std::mt19937 &random, int bad_line, float bad) {
+// Lines of k elements: uniform in [-1, 1] times 2^scale, some spread over 2^-spread .. 2^spread, some sparse, some
+// scaled along k (a row's first element 2^24 times its others, a column's first 2^-24 times its others: the product
+// of two such lines is made of terms whose codes are 0, so no count certifies it and it needs FP32), one of zeros,
+// and, where asked, two holding NaN or Inf.
+std::vector<std::vector<float>> make_lines(int64_t count, int64_t k, std::mt19937 &random, int bad_line, float bad,
+                                           bool columns) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::uniform_int_distribution<int> scales(-6, 6), spreads(-12, 12), pick(0, 9);
   std::vector<std::vector<float>> lines(static_cast<size_t>(count), std::vector<float>(static_cast<size_t>(k)));
@@ -89,6 +92,7 @@ std::vector<std::vector<float>> make_lines(int64_t count, int64_t k, std::mt1993
       if (kind == 0) x = std::ldexp(x, spreads(random));  // wide exponents
       if (kind == 1 && pick(random) < 7) x = 0.0f;        // sparse
     }
+    if (kind == 2) lines[static_cast<size_t>(i)][0] *= columns ? 0x1p-24f : 0x1p24f;  // scaled along k
     if (i == count / 3) std::fill(lines[static_cast<size_t>(i)].begin(), lines[static_cast<size_t>(i)].end(), 0.0f);
   }
   // Two lines hold it, 5 apart: whatever their place in the groups of four rows, one of them shares its group with
@@ -102,8 +106,8 @@ void check_plan(int64_t m, int64_t n, int64_t k, float alpha, float beta, unsign
   INFO("m " << m << " n " << n << " k " << k << " alpha " << alpha << " beta " << beta);
   std::mt19937 random(seed);
   const ozaki::CertificateConstants constants = ozaki::certificate_constants(k);
-  const auto rows = make_lines(m, k, random, static_cast<int>(m / 2), std::numeric_limits<float>::quiet_NaN());
-  const auto cols = make_lines(n, k, random, static_cast<int>(n - 2), std::numeric_limits<float>::infinity());
+  const auto rows = make_lines(m, k, random, static_cast<int>(m / 2), std::numeric_limits<float>::quiet_NaN(), false);
+  const auto cols = make_lines(n, k, random, static_cast<int>(n - 2), std::numeric_limits<float>::infinity(), true);
   std::vector<ozaki::LineFacts> a_facts, b_facts;
   std::vector<std::vector<int>> a_codes, b_codes;
   for (const auto &line : rows)
@@ -211,6 +215,7 @@ void check_plan(int64_t m, int64_t n, int64_t k, float alpha, float beta, unsign
   }
   // The lines make both kinds, and several counts among the certified.
   CHECK(certified > 0);
+  CHECK(fp32 > 0);
   int counts_seen = 0;
   for (int need = ozaki::kMinModuli; need <= ozaki::kMaxModuli; ++need)
     counts_seen += by_need[static_cast<size_t>(need)] > 0;
