@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/launch.cuh"
+#include "cuda/async_copy.cuh"
 #include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/kernel_common.cuh"
 #include "sgemm/ozaki_int8/math.hpp"
@@ -46,6 +47,9 @@ __device__ CodeBounds warp_largest(CodeBounds bounds) {
 
 // Rows whose codes' products a thread loads at once, before it works on them: loads in flight, not one at a time.
 constexpr int kPlanLoads = 4;
+// Groups of kPlanLoads rows whose codes' products are in flight at once, copied into shared memory (cp.async, no
+// registers held for them): the group worked on and the kPlanStages - 1 after it.
+constexpr int kPlanStages = 3;
 
 // One thread per column of the tile, walking kChunkRows rows (plan_needs's choice): its column's facts are copied once
 // into the thread's own registers and local memory (where a warp's reads of the same field are coalesced, not 32 lines
@@ -63,7 +67,11 @@ constexpr int kPlanLoads = 4;
 // x 1024 0.355 -> 0.300, 16384 x 16384 x 4096 1.39-1.44 -> 1.24 (H200, the same bits of C). A group of kPlanLoads
 // rows that are finite, do not descend and whose code products all lie in the guess's window is answered at once
 // (each needs the guess, one run of the histogram): 35% fewer instructions, the plan 4096^3 0.080 -> 0.066 ms, 8192 x
-// 8192 x 1024 0.280 -> 0.231, 16384 x 16384 x 4096 1.10-1.18 -> 0.88-0.92 (H200, the same bits of C).
+// 8192 x 1024 0.280 -> 0.231, 16384 x 16384 x 4096 1.10-1.18 -> 0.88-0.92 (H200, the same bits of C). The codes'
+// products come through shared memory, kPlanStages groups in flight, the first issued before the chunk's facts: each
+// thread had waited a whole load for every group, and the chunk's setup for the first; the plan 4096^3 0.066-0.068 ->
+// 0.062 ms, 8192 x 8192 x 1024 0.231-0.233 -> 0.207-0.209, 16384 x 16384 x 4096 0.90-0.93 -> 0.80-0.84 (H200, the
+// same bits of C).
 constexpr int kDescendRows = 32;
 static_assert(kDescendRows % kPlanLoads == 0, "a group's first row is the only one that may descend");
 template <int kChunkRows>
@@ -83,6 +91,8 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
   // Each thread's least code products per count (code_thresholds), from kMinModuli on, a column a thread: out of the
   // registers, which the searches need.
   __shared__ int32_t thresholds[kMaxModuli - kMinModuli + 1][kThreads];
+  // Each thread's own column's codes' products, kPlanStages groups of rows by turns (only the thread reads its own).
+  __shared__ int32_t staged[kPlanStages][kPlanLoads][kThreads];
   // The thresholds of count g and of the count below it (INT32_MAX for none): a code product from the first and below
   // the second reaches count g's threshold and no fewer count's.
   const auto window = [&](int g, int32_t *low, int32_t *high) {
@@ -107,6 +117,30 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     const int64_t row_chunk = block / column_blocks % row_chunks, local_batch = block / column_blocks / row_chunks;
     const int64_t first_row = row_chunk * kChunkRows;
     const int chunk_rows = static_cast<int>(min(static_cast<int64_t>(kChunkRows), tile.rows - first_row));
+    const int groups = (chunk_rows + kPlanLoads - 1) / kPlanLoads;
+    // The chunk's first row of this column in the codes' products. Group g's copies (none past the chunk), committed
+    // as one: the first kPlanStages - 1 groups are issued here, before the chunk's facts are copied and its
+    // thresholds made, so that they arrive meanwhile.
+    const int32_t *staged_codes =
+        code_products + (local_batch * tile.padded_rows + first_row) * tile.padded_cols + local_col;
+    int staged_rows = 0;  // the rows issued so far
+    const auto stage = [&]() {
+      if (staged_rows < chunk_rows) {
+        int32_t *to = &staged[staged_rows / kPlanLoads % kPlanStages][0][threadIdx.x];
+#pragma unroll
+        for (int r = 0; r < kPlanLoads; ++r) {
+          const bool inside = staged_rows + r < chunk_rows;
+          copy_element(reinterpret_cast<float *>(to + r * kThreads),
+                       reinterpret_cast<const float *>(inside ? staged_codes + r * tile.padded_cols : staged_codes),
+                       inside ? 4 : 0);
+        }
+      }
+      commit_copies();
+      staged_rows += kPlanLoads;
+      staged_codes += kPlanLoads * tile.padded_cols;
+    };
+    if (local_col < tile.cols)
+      for (int g = 0; g < kPlanStages - 1; ++g) stage();
     bool rows_finite = false;  // no row of the chunk holds NaN or Inf
     {
       const auto *from = reinterpret_cast<const uint32_t *>(a_facts + (tile.first_batch + local_batch) * p.m +
@@ -159,17 +193,16 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
     }
     int32_t low = 0, high = 0;
     window(guess, &low, &high);
-    // The chunk's first row of this column, in the codes' products, the needs and C, each stepped a row at a time.
-    const int32_t *codes_at =
-        code_products + (local_batch * tile.padded_rows + first_row) * tile.padded_cols + local_col;
+    // The chunk's first row of this column in the needs and C, each stepped a row at a time.
     uint8_t *needs_at = needs + (batch * p.m + tile.first_row + first_row) * p.n + col;
     const float *c_at = p.c + batch * p.stride_c + (tile.first_row + first_row) * p.ldc + col;
     const bool finite = y_finite && rows_finite;
-    for (int group = 0; group < chunk_rows; group += kPlanLoads, codes_at += kPlanLoads * tile.padded_cols) {
+    for (int g = 0, group = 0; g < groups; ++g, group += kPlanLoads) {
+      stage();
+      wait_copies<kPlanStages - 1>();  // group g's have arrived (zeros past the chunk)
       int32_t codes[kPlanLoads];
 #pragma unroll
-      for (int r = 0; r < kPlanLoads; ++r)
-        codes[r] = group + r < chunk_rows ? __ldg(codes_at + r * tile.padded_cols) << code_shift : 0;
+      for (int r = 0; r < kPlanLoads; ++r) codes[r] = staged[g % kPlanStages][r][threadIdx.x] << code_shift;
       // A whole group of finite rows, none descending, whose code products all lie in the guess's window: each needs
       // the guess (shortcut_need), which the loop below would find element by element, with the same runs.
       bool in_window = finite && group + kPlanLoads <= chunk_rows && group % kDescendRows != 0;
