@@ -38,4 +38,14 @@ __device__ __forceinline__ Lines live_lines(Lines lines) {
   return lines;
 }
 
+// constants.scale_target[count] for a count that differs between threads (a thread a count), without indexing the
+// constants by a register (which would copy a kernel parameter's constants to local memory).
+__device__ __forceinline__ double scale_target_at(const CertificateConstants &constants, int count) {
+  double target = 0.0;
+#pragma unroll
+  for (int at = kMinModuli; at <= kMaxModuli; ++at)
+    if (count == at) target = constants.scale_target[at];
+  return target;
+}
+
 }  // namespace fastgemm::detail::ozaki

@@ -300,10 +300,34 @@ FG_OZAKI_INLINE int code_exponent_of(float largest) {
   return 7 - largest_exponent;
 }
 
+// A line's scale at one moduli count, whose scale target is `target`, as its facts hold it (line_facts' last step,
+// one count at a time): none (made false) for a line that holds NaN or Inf, or a count without a target (0). Reads
+// the line's flags, inverse_norm2 and integral_exponent only.
+struct CountScale {
+  bool made = false;
+  double inverse = 0;  // 1 / line_scale, rounded
+  bool rounds = false;
+};
+FG_OZAKI_INLINE CountScale count_scale(const LineFacts &line, double target) {
+  CountScale found;
+  if ((line.flags & kLineNonFinite) != 0 || target == 0.0) return found;
+  const LineScale scale = line_scale(line, target);
+  found.made = true;
+  found.inverse = 1.0 / scale.scale;
+  found.rounds = scale.rounds;
+  return found;
+}
+FG_OZAKI_INLINE void add_line_scale(LineFacts &line, int count, const CountScale &scale) {
+  if (!scale.made) return;
+  line.inverse_scale[count] = scale.inverse;
+  if (scale.rounds) line.rounding |= 1 << count;
+}
+
 // A line's facts from its sums in double (of at most 2^17 terms, within 2^-36 of the exact ones: the norms are
-// rounded up by 2^-30), its other statistics over the nonzero elements, and its scale at every moduli count.
-FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
-                                     int integral, bool finite, const CertificateConstants &constants) {
+// rounded up by 2^-30) and its other statistics over the nonzero elements, without its scales (add_line_scale).
+FG_OZAKI_INLINE LineFacts line_facts_unscaled(double squares, double absolutes, float largest, float smallest,
+                                              int nonzeros, int integral, bool finite,
+                                              const CertificateConstants &constants) {
   LineFacts line;
   if (!finite) {
     line.flags = kLineNonFinite;
@@ -321,11 +345,16 @@ FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float lar
     line.code_exponent = code_exponent_of(largest);
     if (ldexp(static_cast<double>(smallest), line.code_exponent) < 1.0) line.flags = 0;
   }
+  return line;
+}
+
+// A line's facts (line_facts_unscaled) and its scale at every moduli count.
+FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
+                                     int integral, bool finite, const CertificateConstants &constants) {
+  LineFacts line = line_facts_unscaled(squares, absolutes, largest, smallest, nonzeros, integral, finite, constants);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
     if (constants.scale_target[count] == 0.0) continue;
-    const LineScale scale = line_scale(line, constants.scale_target[count]);
-    line.inverse_scale[count] = 1.0 / scale.scale;
-    if (scale.rounds) line.rounding |= 1 << count;
+    add_line_scale(line, count, count_scale(line, constants.scale_target[count]));
   }
   return line;
 }

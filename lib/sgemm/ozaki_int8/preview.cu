@@ -17,12 +17,10 @@
 namespace fastgemm::detail::ozaki {
 namespace {
 
-// One block per sampled line, its threads along it.
+// One block per sampled line, its threads along it, each holding up to kHeld of its elements in registers between
+// the sums and the codes (lines up to kHeld * kLineThreads deep are read once).
 constexpr int kLineThreads = 1024;
-// Depth of the codes one block of the preview's products sums (more blocks for deeper products, up to
-// kMostSlices, each then summing more).
-constexpr int64_t kProductDepth = 64;
-constexpr int64_t kMostSlices = 256;
+constexpr int kHeld = 16;
 constexpr int kDecideThreads = 1024;
 
 // Sample line s (0 .. kPreviewLines - 1) of an operand with `count` lines: spread evenly; an operand of fewer than
@@ -40,14 +38,16 @@ __host__ __device__ inline int64_t sample_batch(int64_t t, int64_t batch) { retu
 
 // One block per sampled line of one operand of one sampled product (blockIdx.x = (t * 2 + operand) *
 // kPreviewLines + s): its facts, as the scan finds them (only the preview's choice depends on the order of the
-// sums), then its codes floor(|x| 2^g), zero past k and for a line holding NaN or Inf or past the operand. Block 0
-// also zeroes the products the next kernel adds to.
+// sums), then its codes floor(|x| 2^g), zero past k and for a line holding NaN or Inf or past the operand. The facts'
+// scales at each moduli count are found by a thread each.
 __global__ void __launch_bounds__(kLineThreads)
     preview_lines_kernel(Lines a, Lines b, int64_t batch, int64_t depth, CertificateConstants certificate,
-                         LineFacts *facts, int8_t *codes, int32_t *products) {
+                         LineFacts *facts, int8_t *codes) {
+  static_assert(kMaxModuli < kLineThreads && sizeof(LineFacts) % 4 == 0, "a thread a count; facts copied by words");
   __shared__ LineSums partial[kLineThreads / 32];
-  __shared__ LineSums line_total;
   __shared__ double scale;
+  __shared__ LineFacts found;
+  __shared__ CountScale scales[kMaxModuli + 1];
   a = live_lines(a);
   b = live_lines(b);
   const int64_t id = blockIdx.x;
@@ -55,14 +55,24 @@ __global__ void __launch_bounds__(kLineThreads)
   const int64_t t = id / kPreviewLines / 2;
   const Lines lines = operand == 0 ? a : b;  // by value: a reference to one of the two would put both in local memory
   const int64_t line = sample_line(static_cast<int>(id % kPreviewLines), lines.count);
-  if (id == 0)
-    for (int64_t e = threadIdx.x; e < sample_batches(batch) * kPreviewLines * kPreviewLines; e += blockDim.x)
-      products[e] = 0;
   const float *x = lines.data + sample_batch(t, batch) * lines.batch_stride + (line < 0 ? 0 : line) * lines.line_stride;
+  const bool holds = depth <= kHeld * kLineThreads;  // depth >= k
+  float held[kHeld] = {};
   LineSums sums;
   if (line >= 0) {
+    if (holds) {  // every load in flight at once, then the sums in the same order as the loop below
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i) {
+        const int64_t l = threadIdx.x + static_cast<int64_t>(i) * kLineThreads;
+        held[i] = l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
+      }
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i)
+        if (threadIdx.x + static_cast<int64_t>(i) * kLineThreads < lines.length) sums.add(held[i]);
+    } else {
 #pragma unroll 4
-    for (int64_t l = threadIdx.x; l < lines.length; l += kLineThreads) sums.add(__ldg(x + l * lines.element_stride));
+      for (int64_t l = threadIdx.x; l < lines.length; l += kLineThreads) sums.add(__ldg(x + l * lines.element_stride));
+    }
   }
   const LineSums warp = sums.warp_total();
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = warp;
@@ -70,45 +80,61 @@ __global__ void __launch_bounds__(kLineThreads)
   static_assert(kLineThreads == 32 * 32, "the first warp sums the warps' partial sums, one a lane");
   if (threadIdx.x < 32) {
     const LineSums total = partial[threadIdx.x].warp_total();
-    if (threadIdx.x == 0) {  // the codes' scale, line_facts' 2^code_exponent, at once: the facts come last
-      line_total = total;
+    if (threadIdx.x == 0) {  // the codes' scale, line_facts' 2^code_exponent, and the facts but their scales
       scale = line >= 0 && total.finite ? ldexp(1.0, total.nonzeros > 0 ? code_exponent_of(total.largest) : 0) : 0.0;
+      found = line_facts_unscaled(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
+                                  total.integral(), total.finite, certificate);
     }
   }
   __syncthreads();
+  // Thread c in [kMinModuli, kMaxModuli] finds the scale at count c (line_facts' loop), while the others write the
+  // codes.
+  if (threadIdx.x >= kMinModuli && threadIdx.x <= kMaxModuli)
+    scales[threadIdx.x] = count_scale(found, scale_target_at(certificate, static_cast<int>(threadIdx.x)));
   int8_t *out = codes + id * depth;
+  if (holds) {
+#pragma unroll
+    for (int i = 0; i < kHeld; ++i) {
+      const int64_t l = threadIdx.x + static_cast<int64_t>(i) * kLineThreads;
+      if (l < depth) out[l] = static_cast<int8_t>(floor(fabs((scale != 0.0 ? held[i] : 0.0f) * scale)));
+    }
+  } else {
 #pragma unroll 4
-  for (int64_t l = threadIdx.x; l < depth; l += kLineThreads) {
-    const float value = scale != 0.0 && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
-    out[l] = static_cast<int8_t>(floor(fabs(value * scale)));
+    for (int64_t l = threadIdx.x; l < depth; l += kLineThreads) {
+      const float value = scale != 0.0 && l < lines.length ? __ldg(x + l * lines.element_stride) : 0.0f;
+      out[l] = static_cast<int8_t>(floor(fabs(value * scale)));
+    }
   }
-  // The line's facts, by the thread that wrote the fewest codes (its scales' divisions no longer hold up the block).
-  if (threadIdx.x == kLineThreads - 1) {
-    const LineSums &total = line_total;
-    facts[id] = line_facts(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
-                           total.integral(), total.finite, certificate);
-  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int count = kMinModuli; count <= kMaxModuli; ++count) add_line_scale(found, count, scales[count]);
+  __syncthreads();
+  constexpr int kWords = static_cast<int>(sizeof(LineFacts) / 4);
+  if (threadIdx.x < kWords)
+    reinterpret_cast<uint32_t *>(facts + id)[threadIdx.x] = reinterpret_cast<const uint32_t *>(&found)[threadIdx.x];
 }
 
-// products[t][i][j] += the codes' product of sampled row i and column j of sampled product t over one slice of
-// `slice` (a multiple of 16): blockIdx.x the slice, blockIdx.y the product; each thread 4 columns of one row. INT32
-// sums stay exact (depth <= kMaxDepth).
-__global__ void preview_products_kernel(const int8_t *codes, int64_t depth, int64_t slice, int32_t *products) {
+// products[t][i][j] = the codes' product of sampled row i and column j of sampled product t: a block per row
+// (blockIdx.x) of a product (blockIdx.y), a warp per column, its lanes across the depth 16 bytes at a time (depth is
+// a multiple of 16), the lanes' sums then added (exact: INT32 sums stay exact, depth <= kMaxDepth).
+__global__ void __launch_bounds__(kPreviewLines * 32)
+    preview_products_kernel(const int8_t *codes, int64_t depth, int32_t *products) {
   const int64_t t = blockIdx.y;
-  const int row = threadIdx.x / (kPreviewLines / 4), col0 = threadIdx.x % (kPreviewLines / 4) * 4;
-  const int8_t *x = codes + ((t * 2) * kPreviewLines + row) * depth;
-  const int8_t *y = codes + ((t * 2 + 1) * kPreviewLines + col0) * depth;
-  const int64_t begin = blockIdx.x * slice;
-  const int64_t end = begin + slice < depth ? begin + slice : depth;
-  int sums[4] = {};
+  const int row = static_cast<int>(blockIdx.x), col = static_cast<int>(threadIdx.x / 32), lane = threadIdx.x % 32;
+  const auto *x = reinterpret_cast<const int4 *>(codes + ((t * 2) * kPreviewLines + row) * depth);
+  const auto *y = reinterpret_cast<const int4 *>(codes + ((t * 2 + 1) * kPreviewLines + col) * depth);
+  int sum = 0;
 #pragma unroll 4
-  for (int64_t l = begin; l < end; l += 4) {  // depth is a multiple of 16: whole words
-    const int word = *reinterpret_cast<const int *>(x + l);
-#pragma unroll
-    for (int c = 0; c < 4; ++c) sums[c] = __dp4a(word, *reinterpret_cast<const int *>(y + c * depth + l), sums[c]);
+  for (int64_t w = lane; w < depth / 16; w += 32) {
+    const int4 u = __ldg(x + w), v = __ldg(y + w);
+    sum = __dp4a(u.x, v.x, sum);
+    sum = __dp4a(u.y, v.y, sum);
+    sum = __dp4a(u.z, v.z, sum);
+    sum = __dp4a(u.w, v.w, sum);
   }
 #pragma unroll
-  for (int c = 0; c < 4; ++c) atomicAdd(&products[(t * kPreviewLines + row) * kPreviewLines + col0 + c], sums[c]);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane == 0) products[(t * kPreviewLines + row) * kPreviewLines + col] = sum;
 }
 
 // One block: every sampled element's need (the fewest counts that certify it, as the plan finds them from its
@@ -124,7 +150,9 @@ __global__ void __launch_bounds__(kDecideThreads)
   p = live_problem(p);
   const int64_t batches = sample_batches(p.batch);
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
-  for (int64_t line = threadIdx.x; line < batches * 2 * kPreviewLines; line += blockDim.x) lines[line] = facts[line];
+  constexpr int kWords = static_cast<int>(sizeof(LineFacts) / 4);  // copied by words, every thread a few
+  for (int64_t word = threadIdx.x; word < batches * 2 * kPreviewLines * kWords; word += blockDim.x)
+    reinterpret_cast<uint32_t *>(lines)[word] = reinterpret_cast<const uint32_t *>(facts)[word];
   __syncthreads();
   for (int64_t index = threadIdx.x; index < batches * kPreviewLines * kPreviewLines; index += blockDim.x) {
     const int64_t t = index / (kPreviewLines * kPreviewLines);
@@ -162,16 +190,13 @@ __global__ void __launch_bounds__(kDecideThreads)
 Status preview_choice(const GemmProblem &p, const CertificateConstants &certificate, const PreviewBuffers &buffers,
                       int64_t depth, cudaGraphConditionalHandle handle, DeviceChoice *choice, cudaStream_t stream) {
   const int64_t batches = sample_batches(p.batch);
+  if (depth % 16 != 0) return Status::failure(StatusCode::internal_error, "the preview's codes are not whole words");
   FG_RETURN_IF_ERROR(launch(preview_lines_kernel, dim3(static_cast<unsigned int>(batches * 2 * kPreviewLines)),
                             dim3(kLineThreads), 0, stream, rows_of_a(p), columns_of_b(p), p.batch, depth, certificate,
-                            buffers.facts, buffers.codes, buffers.products));
-  int64_t slices = divide_up(depth, kProductDepth);
-  slices = slices < 1 ? 1 : slices > kMostSlices ? kMostSlices : slices;
-  const int64_t slice = divide_up(divide_up(depth, slices), 16) * 16 + (depth == 0 ? 16 : 0);
-  FG_RETURN_IF_ERROR(
-      launch(preview_products_kernel,
-             dim3(static_cast<unsigned int>(divide_up(depth, slice)), static_cast<unsigned int>(batches)),
-             dim3(kPreviewLines * kPreviewLines / 4), 0, stream, buffers.codes, depth, slice, buffers.products));
+                            buffers.facts, buffers.codes));
+  FG_RETURN_IF_ERROR(launch(preview_products_kernel,
+                            dim3(static_cast<unsigned int>(kPreviewLines), static_cast<unsigned int>(batches)),
+                            dim3(kPreviewLines * 32), 0, stream, buffers.codes, depth, buffers.products));
   return launch(preview_decide_kernel, dim3(1), dim3(kDecideThreads), 0, stream, p, buffers.facts, buffers.products,
                 certificate, handle, choice, buffers.speculation);
 }
