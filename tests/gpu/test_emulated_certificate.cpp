@@ -43,28 +43,37 @@ bool is_integer_family(Hard family) {
 TEST_CASE("emulated: an element whose float overflows is FP32's; the others keep the guarantee", "[emulated]") {
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  const int64_t m = 200, n = 180, k = 300;
-  // Row 3 of A about 2^120 and column 5 of B about 2^10, all positive: their element is near k 2^129, past FLT_MAX,
-  // while every other element stays finite. The certificate passes it (nothing cancels); its float overflows.
-  Operands o = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 4100);
-  for (int64_t l = 0; l < k; ++l) {
-    o.a[3 * k + l] = std::ldexp(0.5f + 0.5f * std::fabs(o.a[3 * k + l]), 120);
-    o.b[l * n + 5] = std::ldexp(0.5f + 0.5f * std::fabs(o.b[l * n + 5]), 10);
-  }
-  const Reference reference = reference_of(o);
-  REQUIRE(reference.product[3 * n + 5] > std::ldexp(1.0, 128));
-  DeviceProduct product(o);
-  for (fg_sgemm_algo_t algo : {FG_SGEMM_OZAKI_INT8, FG_SGEMM_AUTO}) {
-    INFO("algorithm " << fg_sgemm_algo_name(algo));
-    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
-    product.poison();
-    REQUIRE_FG_OK(product.run(handle.get()));
-    std::vector<float> c = product.result();
-    CHECK(c[3 * n + 5] == std::numeric_limits<float>::infinity());  // FP32's sum overflows too
-    c[3 * n + 5] = 0.0f;                                            // the others against the guarantee
-    Reference others = reference;
-    others.product[3 * n + 5] = 0.0;
-    CHECK(guarantee_of(c, others, k).beyond == 0);
+  struct Size {
+    int64_t m, n, k;
+  };
+  // 300 deep: the moduli's INT32 sums; 1024^3: on Hopper, the own INT8 product's residues in bytes, and the
+  // reconstruction's rows of four elements rebuilt at once, which an overflow sends to the element-by-element path.
+  for (const Size &size : {Size{200, 180, 300}, Size{1024, 1024, 1024}}) {
+    const int64_t m = size.m, n = size.n, k = size.k;
+    INFO(m << " x " << n << " x " << k);
+    // Row 3 of A about 2^120 and column 5 of B about 2^10, all positive: their element is near k 2^129, past
+    // FLT_MAX, while every other element stays finite. The certificate passes it (nothing cancels); its float
+    // overflows.
+    Operands o = make_operands(Inputs{Distribution::uniform, 0}, m, n, k, 4100);
+    for (int64_t l = 0; l < k; ++l) {
+      o.a[3 * k + l] = std::ldexp(0.5f + 0.5f * std::fabs(o.a[3 * k + l]), 120);
+      o.b[l * n + 5] = std::ldexp(0.5f + 0.5f * std::fabs(o.b[l * n + 5]), 10);
+    }
+    const Reference reference = reference_of(o);
+    REQUIRE(reference.product[3 * n + 5] > std::ldexp(1.0, 128));
+    DeviceProduct product(o);
+    for (fg_sgemm_algo_t algo : {FG_SGEMM_OZAKI_INT8, FG_SGEMM_AUTO}) {
+      INFO("algorithm " << fg_sgemm_algo_name(algo));
+      REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+      product.poison();
+      REQUIRE_FG_OK(product.run(handle.get()));
+      std::vector<float> c = product.result();
+      CHECK(c[3 * n + 5] == std::numeric_limits<float>::infinity());  // FP32's sum overflows too
+      c[3 * n + 5] = 0.0f;                                            // the others against the guarantee
+      Reference others = reference;
+      others.product[3 * n + 5] = 0.0;
+      CHECK(guarantee_of(c, others, k).beyond == 0);
+    }
   }
 }
 
