@@ -115,17 +115,23 @@ __global__ void __launch_bounds__(kLineThreads)
 }
 
 // products[t][i][j] = the codes' product of sampled row i and column j of sampled product t: a block per row
-// (blockIdx.x) of a product (blockIdx.y), a warp per column, its lanes across the depth 16 bytes at a time (depth is
-// a multiple of 16), the lanes' sums then added (exact: INT32 sums stay exact, depth <= kMaxDepth).
-__global__ void __launch_bounds__(kPreviewLines * 32)
+// (blockIdx.x), group of kProductColumns columns (blockIdx.y) and product (blockIdx.z); each column's kColumnWarps
+// warps take every kColumnWarps-th run of 512 bytes of the depth, a lane 16 bytes (depth is a multiple of 16); the
+// warps' sums then added in order (exact: INT32 sums stay exact, depth <= kMaxDepth).
+constexpr int kProductColumns = 8, kColumnWarps = kLineThreads / 32 / kProductColumns;
+__global__ void __launch_bounds__(kLineThreads)
     preview_products_kernel(const int8_t *codes, int64_t depth, int32_t *products) {
-  const int64_t t = blockIdx.y;
-  const int row = static_cast<int>(blockIdx.x), col = static_cast<int>(threadIdx.x / 32), lane = threadIdx.x % 32;
+  static_assert(kPreviewLines % kProductColumns == 0, "whole groups of columns");
+  __shared__ int partial[kProductColumns][kColumnWarps];
+  const int64_t t = blockIdx.z;
+  const int row = static_cast<int>(blockIdx.x), warp = static_cast<int>(threadIdx.x / 32), lane = threadIdx.x % 32;
+  const int local = warp / kColumnWarps, part = warp % kColumnWarps;
+  const int col = static_cast<int>(blockIdx.y) * kProductColumns + local;
   const auto *x = reinterpret_cast<const int4 *>(codes + ((t * 2) * kPreviewLines + row) * depth);
   const auto *y = reinterpret_cast<const int4 *>(codes + ((t * 2 + 1) * kPreviewLines + col) * depth);
   int sum = 0;
 #pragma unroll 4
-  for (int64_t w = lane; w < depth / 16; w += 32) {
+  for (int64_t w = part * 32 + lane; w < depth / 16; w += kColumnWarps * 32) {
     const int4 u = __ldg(x + w), v = __ldg(y + w);
     sum = __dp4a(u.x, v.x, sum);
     sum = __dp4a(u.y, v.y, sum);
@@ -134,7 +140,13 @@ __global__ void __launch_bounds__(kPreviewLines * 32)
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  if (lane == 0) products[(t * kPreviewLines + row) * kPreviewLines + col] = sum;
+  if (lane == 0) partial[local][part] = sum;
+  __syncthreads();
+  if (threadIdx.x < kProductColumns) {
+    int total = 0;
+    for (int p = 0; p < kColumnWarps; ++p) total += partial[threadIdx.x][p];
+    products[(t * kPreviewLines + row) * kPreviewLines + blockIdx.y * kProductColumns + threadIdx.x] = total;
+  }
 }
 
 // One block: every sampled element's need (the fewest counts that certify it, as the plan finds them from its
@@ -194,9 +206,11 @@ Status preview_choice(const GemmProblem &p, const CertificateConstants &certific
   FG_RETURN_IF_ERROR(launch(preview_lines_kernel, dim3(static_cast<unsigned int>(batches * 2 * kPreviewLines)),
                             dim3(kLineThreads), 0, stream, rows_of_a(p), columns_of_b(p), p.batch, depth, certificate,
                             buffers.facts, buffers.codes));
-  FG_RETURN_IF_ERROR(launch(preview_products_kernel,
-                            dim3(static_cast<unsigned int>(kPreviewLines), static_cast<unsigned int>(batches)),
-                            dim3(kPreviewLines * 32), 0, stream, buffers.codes, depth, buffers.products));
+  FG_RETURN_IF_ERROR(
+      launch(preview_products_kernel,
+             dim3(static_cast<unsigned int>(kPreviewLines), static_cast<unsigned int>(kPreviewLines / kProductColumns),
+                  static_cast<unsigned int>(batches)),
+             dim3(kLineThreads), 0, stream, buffers.codes, depth, buffers.products));
   return launch(preview_decide_kernel, dim3(1), dim3(kDecideThreads), 0, stream, p, buffers.facts, buffers.products,
                 certificate, handle, choice, buffers.speculation);
 }
