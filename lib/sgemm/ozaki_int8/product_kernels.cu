@@ -306,6 +306,16 @@ __device__ __forceinline__ int word_at(const int4 &words, int t) {
 // as a uchar4 they were unpacked into four registers at once, and each thread waited there on the load it had just
 // issued (a third of the kernel's stall samples at 4096^3): 4096^3 0.116 -> 0.089 ms, 8192 x 8192 x 1024 0.441 ->
 // 0.330, 16384 x 16384 x 4096 1.86-1.95 -> 1.48-1.54 (H200, the same bits of C).
+// C's element from its rebuilt value V: alpha V + beta C0 in double, rounded to float once; *overflowed where the
+// rounding, not the value, is infinite (the bound does not hold past FLT_MAX: FP32 decides).
+__device__ __forceinline__ float rebuilt_element(double value, float alpha, float beta, float c0, bool *overflowed) {
+  double result = static_cast<double>(alpha) * value;
+  if (beta != 0.0f) result = fma(static_cast<double>(beta), static_cast<double>(c0), result);
+  const float rounded = static_cast<float>(result);
+  *overflowed = isinf(rounded) && !isinf(result);
+  return rounded;
+}
+
 template <int kCount, bool kBytes>
 __global__ void __launch_bounds__(kThreads, 2)
     reconstruct_kernel(GemmProblem p, ProductTile tile, const int32_t *products, const LineFacts *a_facts,
@@ -410,10 +420,10 @@ __global__ void __launch_bounds__(kThreads, 2)
         bool overflow = false;
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
-          double result = static_cast<double>(p.alpha) * (sums[t].value(constants) * current.x_inverse * y_inverse[t]);
-          if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(current.c0[t]), result);
-          rounded[t] = static_cast<float>(result);
-          overflow = overflow || (isinf(rounded[t]) && !isinf(result));
+          bool overflowed = false;
+          rounded[t] = rebuilt_element(sums[t].value(constants) * current.x_inverse * y_inverse[t], p.alpha, p.beta,
+                                       current.c0[t], &overflowed);
+          overflow = overflow || overflowed;
         }
         if (!overflow) {
           if (vector_row) {
@@ -444,10 +454,9 @@ __global__ void __launch_bounds__(kThreads, 2)
             continue;  // recompute_uncertified's
           needs_row[t] = static_cast<uint8_t>(kMinModuli);
         }
-        double result = static_cast<double>(p.alpha) * value;
-        if (p.beta != 0.0f) result = fma(static_cast<double>(p.beta), static_cast<double>(current.c0[t]), result);
-        const float rounded = static_cast<float>(result);
-        if (isinf(rounded) && !isinf(result)) {  // overflow: the bound does not hold past FLT_MAX, FP32 decides
+        bool overflowed = false;
+        const float rounded = rebuilt_element(value, p.alpha, p.beta, current.c0[t], &overflowed);
+        if (overflowed) {
           needs_row[t] = static_cast<uint8_t>(kNeedsFp32);
           atomicAdd(&summary->overflowed, 1ull);
           continue;
