@@ -52,9 +52,9 @@ constexpr int kTilePitch = kDepthTile + 4;  // floats; rows stay 16-byte aligned
 // Stores the line's facts, and its id in the list when it holds NaN or Inf.
 __device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,
                             ScanSummary *summary, const CertificateConstants &constants) {
-  facts[id] = line_facts(sums.squares, sums.absolutes, sums.largest, sums.smallest, sums.nonzeros, sums.integral(),
-                         sums.finite, constants);
-  if (!sums.finite) {
+  facts[id] = line_facts(sums.squares, sums.absolutes, sums.largest(), sums.smallest(), sums.nonzeros, sums.integral(),
+                         sums.finite(), constants);
+  if (!sums.finite()) {
     const unsigned long long slot = atomicAdd(&summary->flagged_lines[operand], 1ull);
     flagged[slot] = id;
   }

@@ -81,9 +81,10 @@ __global__ void __launch_bounds__(kLineThreads)
   if (threadIdx.x < 32) {
     const LineSums total = partial[threadIdx.x].warp_total();
     if (threadIdx.x == 0) {  // the codes' scale, line_facts' 2^code_exponent, and the facts but their scales
-      scale = line >= 0 && total.finite ? ldexp(1.0, total.nonzeros > 0 ? code_exponent_of(total.largest) : 0) : 0.0;
-      found = line_facts_unscaled(total.squares, total.absolutes, total.largest, total.smallest, total.nonzeros,
-                                  total.integral(), total.finite, certificate);
+      scale =
+          line >= 0 && total.finite() ? ldexp(1.0, total.nonzeros > 0 ? code_exponent_of(total.largest()) : 0) : 0.0;
+      found = line_facts_unscaled(total.squares, total.absolutes, total.largest(), total.smallest(), total.nonzeros,
+                                  total.integral(), total.finite(), certificate);
     }
   }
   __syncthreads();
