@@ -13,8 +13,7 @@ unchanged. Cases, all in float32 with TF32 off:
   random operands before each call;
 - cupy.matmul N x N x N for each size, timed the same way with CuPy's events;
 - torch.bmm of 64 products of 1024 x 1024 x 1024 and of 16 products of 2048 x 2048 x 2048 (the interposer's
-  size rule serves strided batches of 2048 and more on every edge whose products reach 2^34 together; 1024^3
-  stays with cuBLAS however many there are);
+  size rule serves strided batches of 1024 and more on every edge whose products reach 2^34 together);
 - a training loop: an MLP of 4 nn.Linear(8192, 8192) layers with ReLU between them, a batch of 8192 tokens,
   MSE loss (a mean over all elements) to a random target, plain SGD at a learning rate small for that loss
   (--lr, default 1.0), --steps steps: the median step time and the final loss. The plain loop runs with two

@@ -68,8 +68,8 @@ void log_line(const char *format, ...) {
   std::fputs(text.c_str(), stderr);
 }
 
-// The emulation's own rule, AUTO's (lib/tuning/tuning.hpp): every edge at least 1024 and m n k at least 2^34, or
-// a strided batch with every edge at least 2048 and all its products together at least 2^34. Below it fastgemm's
+// The emulation's own rule, AUTO's (lib/tuning/tuning.hpp): every edge at least 1024 and m n k at least 2^34, in one
+// product or in all the products of a strided batch together. Below it fastgemm's
 // AUTO runs FP32, which cuBLAS does as well, bit for bit as the program expects.
 const char *size_refusal(int64_t m, int64_t n, int64_t k, int64_t batch) {
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
@@ -80,8 +80,7 @@ const char *size_refusal(int64_t m, int64_t n, int64_t k, int64_t batch) {
     case fastgemm::tuning::EmulationSize::small_edge: return "a dimension below 1024, where the emulation does not pay";
     case fastgemm::tuning::EmulationSize::small_work: break;
   }
-  return batch > 1 ? "m n k below 2^34, and a batch of products below 2048 on an edge or 2^34 in all, where the "
-                     "emulation does not pay"
+  return batch > 1 ? "m n k of the batch's products below 2^34 in all, where the emulation does not pay"
                    : "m n k below 2^34, where the emulation does not pay";
 }
 

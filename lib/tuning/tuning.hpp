@@ -46,14 +46,14 @@ constexpr int64_t kDoubleBufferWideEdge = 4096, kDoubleBufferShallowDepth = 256;
 // --- The emulated mode's size rule (measured on 9.0) ----------------------------------------------------------------
 
 // Where the scan, the residues and the reconstruction around the INT8 products are paid back (bench/NOTES-emulated.md,
-// docs/benchmarks.md):
-// - single products need every edge from 1024 and m n k from 2^34 (1024 x 2048 x 8192, about 2580^3);
-// - a strided batch pays its fixed costs once: 2048^3 ran 1.23x cuBLAS FP32 in 4 products and 1.25x in 16, while
-//   1024^3 ran 0.62x in 8, 0.70x in 16 and 0.75x in 64 (the reconstruction's m n count outweighs products 1024
-//   deep), so batches need every edge from 2048 and all their products together from 2^34. On the H200 later:
-//   2048^3 1.40x in 4, 1.52x in 16; 1024^3 0.77x in 8, 0.86x in 16, 0.94x in 64.
+// docs/benchmarks.md): every edge from 1024, and m n k from 2^34 (1024 x 2048 x 8192, about 2580^3), in one product
+// or in all the products of a strided batch together. A batch pays its fixed costs once; its products 1024 deep
+// write as many elements of C for their work as 8192 x 8192 x 1024 does, and like it they pay less than deeper ones
+// (H200, AUTO: 1024^3 1.07x cuBLAS FP32 in 16 products, 1.13x in 32, 1.16x in 64, 1.11x in 128; 16 of 1024 x 1024 x
+// 2048 1.38x, 8 of 2048 x 2048 x 1024 1.39x, 8 of 1536^3 1.62x, 16 of 1024 x 4096 x 1024 1.34x; 2048^3 1.40x in 4).
+// Batches were held to edges from 2048 while 1024^3 ran 0.75-0.94x emulated; the residues written by the codes'
+// pass and the own product from 1024^3 a pair made them pay.
 constexpr int64_t kEmulationMinEdge = 1024;
-constexpr int64_t kEmulationMinBatchedEdge = 2048;
 constexpr double kEmulationMinWork = 17179869184.0;  // 2^34
 
 // The deepest product the emulation takes: its INT32 sums of int8 products stay exact while k 128^2 < 2^31
@@ -63,16 +63,13 @@ constexpr int64_t kEmulationMaxDepth = 131071;
 enum class EmulationSize {
   pays,
   small_edge,  // an edge below kEmulationMinEdge
-  small_work,  // m n k below kEmulationMinWork, and the batch does not make up for it
+  small_work,  // m n k, times the batch's products, below kEmulationMinWork
 };
 
 constexpr EmulationSize emulation_size(int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (m < kEmulationMinEdge || n < kEmulationMinEdge || k < kEmulationMinEdge) return EmulationSize::small_edge;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (work >= kEmulationMinWork) return EmulationSize::pays;
-  const bool batch_pays = batch >= 2 && m >= kEmulationMinBatchedEdge && n >= kEmulationMinBatchedEdge &&
-                          k >= kEmulationMinBatchedEdge && work * static_cast<double>(batch) >= kEmulationMinWork;
-  return batch_pays ? EmulationSize::pays : EmulationSize::small_work;
+  return work * static_cast<double>(batch) >= kEmulationMinWork ? EmulationSize::pays : EmulationSize::small_work;
 }
 
 // --- The rates the emulation's choice of moduli weighs (estimates on 9.0; only their ratios matter, and other

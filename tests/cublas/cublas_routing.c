@@ -110,10 +110,13 @@ static const struct classic_case kClassic[] = {
     {.name = "sgemm64_tf32", .entry = SGEMM_64, .handle = H_TF32, LARGE},
     {.name = "strided_large", .entry = SGEMM_STRIDED, LARGE},
     {.name = "strided_small", .entry = SGEMM_STRIDED, .m = 512, .n = 4096, .k = 8192},
-    /* The batched rule: 2048^3 twice is 2^34 in all; 2048^3 alone and 1024^3 64 times are not served. */
+    /* The batched rule: 2048^3 twice and 1024^3 16 times are 2^34 in all; 2048^3 alone and 1024^3 8 times are not
+     * served, nor 64 products with an edge of 1023. */
     {.name = "strided_2048_twice", .entry = SGEMM_STRIDED, .m = 2048, .n = 2048, .k = 2048, .batch = 2},
     {.name = "strided_2048_once", .entry = SGEMM_STRIDED, .m = 2048, .n = 2048, .k = 2048, .batch = 1},
-    {.name = "strided_1024_64_times", .entry = SGEMM_STRIDED, .m = 1024, .n = 1024, .k = 1024, .batch = 64},
+    {.name = "strided_1024_16_times", .entry = SGEMM_STRIDED, .m = 1024, .n = 1024, .k = 1024, .batch = 16},
+    {.name = "strided_1024_8_times", .entry = SGEMM_STRIDED, .m = 1024, .n = 1024, .k = 1024, .batch = 8},
+    {.name = "strided_1023_64_times", .entry = SGEMM_STRIDED, .m = 1024, .n = 1023, .k = 1024, .batch = 64},
     {.name = "strided_negative_stride", .entry = SGEMM_STRIDED, LARGE, .stride_c = -1},
     {.name = "strided_zero_batch", .entry = SGEMM_STRIDED, LARGE, .batch = -1},
     /* C's second batch starts inside the first */

@@ -150,6 +150,51 @@ TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_F
   }
 }
 
+TEST_CASE("emulated: AUTO emulates a strided batch of 16 products of 1024^3 (2^34 in all), not 8 of them",
+          "[emulated][emulated-large]") {
+  constexpr int64_t kEdge = 1024, kBatch = 16, kElements = kEdge * kEdge;
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  // Each product its own operands, uniform and wide exponents by turns (one moduli count serves the whole call).
+  std::vector<Operands> products;
+  std::vector<float> a, b;
+  for (int64_t i = 0; i < kBatch; ++i) {
+    const Inputs inputs = i % 2 == 0 ? Inputs{Distribution::uniform, 0} : Inputs{Distribution::exponents, 0};
+    products.push_back(make_operands(inputs, kEdge, kEdge, kEdge, 2100 + static_cast<uint64_t>(i)));
+    a.insert(a.end(), products.back().a.begin(), products.back().a.end());
+    b.insert(b.end(), products.back().b.begin(), products.back().b.end());
+  }
+  DeviceMemory a_device(a.size() * 4), b_device(b.size() * 4), c_device(static_cast<size_t>(kBatch * kElements) * 4);
+  upload(a_device, a);
+  upload(b_device, b);
+  const auto run = [&](int64_t batch) {
+    REQUIRE_CUDA_OK(cudaMemset(c_device.get(), 0xff, static_cast<size_t>(kBatch * kElements) * 4));  // NaN
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kEdge, kEdge, kEdge, 1.0f,
+                                           a_device.as<float>(), kEdge, kElements, b_device.as<float>(), kEdge,
+                                           kElements, 0.0f, c_device.as<float>(), kEdge, kElements, batch));
+    return download<float>(c_device, static_cast<size_t>(kBatch * kElements));
+  };
+  std::vector<float> c = run(kBatch);
+  CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+  CHECK(emulation_of(handle.get()).moduli >= 7);
+  for (int64_t i = 0; i < kBatch; ++i) {
+    INFO("product " << i);
+    const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
+    const Guarantee got = guarantee_of(slice, reference_of(products[i]), kEdge);
+    CHECK(got.beyond == 0);
+  }
+  // Half of them: 2^33 in all, FP32's products; nothing past the batch's C written.
+  c = run(kBatch / 2);
+  CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
+  for (int64_t i = 0; i < kBatch / 2; ++i) {
+    INFO("product " << i);
+    const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
+    CHECK(relative_error(slice, reference_of(products[i]).product) <= gemm_tolerance(kEdge));
+  }
+  CHECK(all_nan(std::vector<float>(c.begin() + kBatch / 2 * kElements, c.end())));
+}
+
 TEST_CASE("emulated: operands beyond the moduli's range are declined when forced and run in FP32 by AUTO",
           "[emulated][emulated-large]") {
   Handle handle;

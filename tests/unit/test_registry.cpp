@@ -154,7 +154,7 @@ TEST_CASE("cuBLAS's product in a kept graph may read the addresses at launch onl
   }
 }
 
-TEST_CASE("AUTO emulates where it pays: large single products, and strided batches of 2048 and more on every edge",
+TEST_CASE("AUTO emulates where it pays: every edge from 1024, and m n k from 2^34 in one product or a whole batch",
           "[auto]") {
   const detail::DeviceInfo hopper = simulated_hopper();
   const auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch) {
@@ -168,12 +168,16 @@ TEST_CASE("AUTO emulates where it pays: large single products, and strided batch
   CHECK(choice(2048, 1024, 8191, 1) != FG_SGEMM_OZAKI_INT8);
   CHECK(choice(1023, 4096, 8192, 1) != FG_SGEMM_OZAKI_INT8);
   CHECK(choice(2048, 2048, 2048, 1) != FG_SGEMM_OZAKI_INT8);
-  // Batches: 2048^3 twice is 2^34 in all; 1024^3 never, however many.
+  // Batches: 2048^3 twice and 1024^3 16 times are 2^34 in all; 1024^3 8 times is not, nor an edge below 1024.
   CHECK(choice(2048, 2048, 2048, 2) == FG_SGEMM_OZAKI_INT8);
   CHECK(choice(2048, 2048, 2048, 16) == FG_SGEMM_OZAKI_INT8);
-  CHECK(choice(1024, 1024, 1024, 64) != FG_SGEMM_OZAKI_INT8);
-  CHECK(choice(1024, 2048, 4096, 64) != FG_SGEMM_OZAKI_INT8);
-  CHECK(choice(2047, 2048, 2048, 8) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 1024, 1024, 16) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 1024, 1024, 64) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 2048, 4096, 64) == FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 1024, 1024, 15) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1024, 1024, 1024, 8) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(1023, 1024, 1024, 64) != FG_SGEMM_OZAKI_INT8);
+  CHECK(choice(2048, 2048, 1023, 64) != FG_SGEMM_OZAKI_INT8);
   // The FP32 mode never emulates.
   detail::GemmProblem fp32 = sgemm(8192, 8192, 8192, FG_MATH_FP32);
   CHECK(fgtest::auto_sgemm_choice(fp32, hopper) != FG_SGEMM_OZAKI_INT8);
