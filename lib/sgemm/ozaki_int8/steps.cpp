@@ -24,8 +24,8 @@ constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
 // its tiles fill the device's multiprocessors at least once: measured on the H200 against cuBLAS's strided batch,
 // 2048 x 2048 x 4096 0.531 -> 0.467 ms a call, 1024 x 4096 x 4096 0.635 -> 0.524; 16 products of 2048^3 3.83 ->
 // 3.50 ms (4 of them 0.96 either way); the codes' product of 1024 x 1024 x 16384 (64 tiles) grew from 0.099 to
-// 0.120 ms. With the residues in bytes from 1024 deep, 64 products of 1024^3 (the emulation forced; AUTO keeps them in
-// FP32) 2.95 -> 2.71 ms a call, 16 of them 0.805 -> 0.753 (bench/NOTES-emulated-runs.md).
+// 0.120 ms. With the residues in bytes from 1024 deep, 64 products of 1024^3 (the emulation forced) 2.95 -> 2.71 ms
+// a call, 16 of them 0.805 -> 0.753 (bench/NOTES-emulated-runs.md).
 constexpr double kOwnProductWork = 1024.0 * 1024.0 * 1024.0;
 
 // Whether int8_products runs the own product for `pairs` products of these sizes on a device of `processors`
