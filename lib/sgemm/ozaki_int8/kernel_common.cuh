@@ -38,6 +38,10 @@ __device__ __forceinline__ Lines live_lines(Lines lines) {
   return lines;
 }
 
+// A line's facts in 32-bit words: the kernels copy them a word a thread.
+static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
+constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
+
 // constants.scale_target[count] for a count that differs between threads (a thread a count), without indexing the
 // constants by a register (which would copy a kernel parameter's constants to local memory).
 __device__ __forceinline__ double scale_target_at(const CertificateConstants &constants, int count) {

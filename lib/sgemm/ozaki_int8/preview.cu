@@ -43,7 +43,7 @@ __host__ __device__ inline int64_t sample_batch(int64_t t, int64_t batch) { retu
 __global__ void __launch_bounds__(kLineThreads)
     preview_lines_kernel(Lines a, Lines b, int64_t batch, int64_t depth, CertificateConstants certificate,
                          LineFacts *facts, int8_t *codes) {
-  static_assert(kMaxModuli < kLineThreads && sizeof(LineFacts) % 4 == 0, "a thread a count; facts copied by words");
+  static_assert(kMaxModuli < kLineThreads, "a thread a count");
   __shared__ LineSums partial[kLineThreads / 32];
   __shared__ double scale;
   __shared__ LineFacts found;
@@ -110,8 +110,7 @@ __global__ void __launch_bounds__(kLineThreads)
   if (threadIdx.x == 0)
     for (int count = kMinModuli; count <= kMaxModuli; ++count) add_line_scale(found, count, scales[count]);
   __syncthreads();
-  constexpr int kWords = static_cast<int>(sizeof(LineFacts) / 4);
-  if (threadIdx.x < kWords)
+  if (threadIdx.x < kFactWords)
     reinterpret_cast<uint32_t *>(facts + id)[threadIdx.x] = reinterpret_cast<const uint32_t *>(&found)[threadIdx.x];
 }
 
@@ -163,8 +162,8 @@ __global__ void __launch_bounds__(kDecideThreads)
   p = live_problem(p);
   const int64_t batches = sample_batches(p.batch);
   for (int bin = threadIdx.x; bin <= kNeedsFp32; bin += blockDim.x) histogram[bin] = 0;
-  constexpr int kWords = static_cast<int>(sizeof(LineFacts) / 4);  // copied by words, every thread a few
-  for (int64_t word = threadIdx.x; word < batches * 2 * kPreviewLines * kWords; word += blockDim.x)
+  // The facts copied by words, every thread a few.
+  for (int64_t word = threadIdx.x; word < batches * 2 * kPreviewLines * kFactWords; word += blockDim.x)
     reinterpret_cast<uint32_t *>(lines)[word] = reinterpret_cast<const uint32_t *>(facts)[word];
   __syncthreads();
   for (int64_t index = threadIdx.x; index < batches * kPreviewLines * kPreviewLines; index += blockDim.x) {

@@ -82,8 +82,6 @@ __global__ void __launch_bounds__(kThreads, kPlanBlocksPerSm)
   // Counted per thread as runs of equal needs (neighbours mostly need the same count), each run added to the
   // block's histogram when it ends, and the block's to the summary.
   __shared__ unsigned int histogram[kNeedsFp32 + 1];
-  static_assert(sizeof(LineFacts) % sizeof(uint32_t) == 0, "the facts are copied in words");
-  constexpr int kFactWords = static_cast<int>(sizeof(LineFacts) / sizeof(uint32_t));
   __shared__ LineFacts row_facts[kChunkRows];
   __shared__ CodeBounds row_bounds;  // the largest of the chunk's rows'
   static_assert(kChunkRows % 32 == 0 && kChunkRows <= kThreads && kChunkRows % kPlanLoads == 0, "a warp per 32 rows");
