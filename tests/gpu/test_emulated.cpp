@@ -196,6 +196,50 @@ TEST_CASE("emulated: AUTO emulates a strided batch of 16 products of 1024^3 (2^3
   CHECK(all_nan(std::vector<float>(c.begin() + kBatch / 2 * kElements, c.end())));
 }
 
+TEST_CASE("emulated: 128 products of 1024^3 in one pass of byte sums, AUTO and forced: each product certified",
+          "[emulated][emulated-large]") {
+  // With the own product's sums written as bytes, the 128 products' moduli fit one pass (INT32 sums took two, 73 and
+  // 55 products): every product is written, and those about the old boundary and at the ends are checked whole.
+  constexpr int64_t kEdge = 1024, kBatch = 128, kElements = kEdge * kEdge;
+  Handle handle;
+  REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
+  std::vector<Operands> products;
+  std::vector<float> a, b;
+  a.reserve(static_cast<size_t>(kBatch * kElements));
+  b.reserve(static_cast<size_t>(kBatch * kElements));
+  for (int64_t i = 0; i < kBatch; ++i) {
+    const Inputs inputs = i % 2 == 0 ? Inputs{Distribution::uniform, 0} : Inputs{Distribution::exponents, 0};
+    products.push_back(make_operands(inputs, kEdge, kEdge, kEdge, 5100 + static_cast<uint64_t>(i)));
+    a.insert(a.end(), products.back().a.begin(), products.back().a.end());
+    b.insert(b.end(), products.back().b.begin(), products.back().b.end());
+  }
+  DeviceMemory a_device(a.size() * 4), b_device(b.size() * 4), c_device(static_cast<size_t>(kBatch * kElements) * 4);
+  upload(a_device, a);
+  upload(b_device, b);
+  const int64_t checked[] = {0, 1, 72, 73, 126, 127};
+  std::vector<Reference> references;
+  for (const int64_t i : checked) references.push_back(reference_of(products[static_cast<size_t>(i)]));
+  for (const fg_sgemm_algo_t algo : {FG_SGEMM_AUTO, FG_SGEMM_OZAKI_INT8}) {
+    INFO("algorithm " << static_cast<int>(algo));
+    REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
+    REQUIRE_CUDA_OK(cudaMemset(c_device.get(), 0xff, static_cast<size_t>(kBatch * kElements) * 4));  // NaN
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kEdge, kEdge, kEdge, 1.0f,
+                                           a_device.as<float>(), kEdge, kElements, b_device.as<float>(), kEdge,
+                                           kElements, 0.0f, c_device.as<float>(), kEdge, kElements, kBatch));
+    const std::vector<float> c = download<float>(c_device, static_cast<size_t>(kBatch * kElements));
+    CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
+    CHECK(emulation_of(handle.get()).moduli >= 7);
+    CHECK(std::none_of(c.begin(), c.end(), [](float x) { return std::isnan(x); }));
+    for (size_t at = 0; at < references.size(); ++at) {
+      const int64_t i = checked[at];
+      INFO("product " << i);
+      const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
+      CHECK(guarantee_of(slice, references[at], kEdge).beyond == 0);
+    }
+  }
+}
+
 TEST_CASE("emulated: operands beyond the moduli's range are declined when forced and run in FP32 by AUTO",
           "[emulated][emulated-large]") {
   Handle handle;

@@ -15,6 +15,7 @@
 #include "sgemm/ozaki_int8/choice.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "sgemm/ozaki_int8/wgmma_products.hpp"
 
 using namespace fastgemm::detail::ozaki;
 
@@ -909,57 +910,97 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
   struct Shape {
     int64_t m, n, k, batch;
   };
-  const Shape shapes[] = {
-      {1, 1, 1, 1},         {16384, 16384, 16384, 1}, {65536, 65536, 4096, 1},  {9000000, 3, 5, 1},
-      {70000, 8, 40000, 1}, {64, 64, 64, 100000},     {300, 100000, 131071, 1}, {1000, 1000, 1000, 3}};
-  for (const Shape &s : shapes)
-    for (int count = 1; count <= kMaxModuli; ++count) {  // 1: the codes' tiling, kCodeSets sets of codes
-      INFO(s.m << " x " << s.n << " x " << s.k << " x " << s.batch << ", moduli " << count);
-      const Tiling t = choose_tiling(s.m, s.n, s.k, s.batch, count);
-      CHECK(t.depth % kDepthAlignment == 0);
-      CHECK(t.depth >= s.k);
-      CHECK((t.rows >= 1 && t.rows <= s.m && t.cols >= 1 && t.cols <= s.n));
-      CHECK((t.batches >= 1 && t.batches <= s.batch));
-      if (t.batches > 1) CHECK((t.rows == s.m && t.cols == s.n));
-      CHECK(t.padded_rows % 4 == 0);
-      CHECK(t.padded_cols % 4 == 0);
-      CHECK(t.product_bytes <= (size_t{2} << 30));
-      CHECK(t.a_residue_bytes <= (size_t{2} << 30));
-      CHECK(t.b_residue_bytes <= (size_t{2} << 30));
-      const size_t sets = count == 1 ? kCodeSets : count;
-      CHECK(t.a_residue_bytes == t.batches * sets * t.padded_rows * t.depth);
-      CHECK(t.b_residue_bytes == t.batches * sets * t.padded_cols * t.depth);
-      CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
-      CHECK(t.batches * count < (int64_t{1} << 31));
-      const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);
-      CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch));
-      CHECK(layout.a_residues + t.a_residue_bytes <= layout.b_residues);
-      CHECK(layout.b_residues + t.b_residue_bytes <= layout.products);
-      CHECK(layout.products + t.product_bytes <= layout.total);
-      CHECK(layout.needs + static_cast<size_t>(s.m * s.n * s.batch) <= layout.a_residues);
-      CHECK(layout.speculation + sizeof(int) <= layout.a_lines);
-      // The codes' tiling leaves room before its buffers for the residues of kSpeculatedModuli moduli, where that
-      // count's tiling lays them out, wherever both take whole products in one pass (and only there).
-      const Tiling speculated = choose_tiling(s.m, s.n, s.k, s.batch, kSpeculatedModuli);
-      const auto whole = [&](const Tiling &x) { return x.batches == s.batch && x.rows == s.m && x.cols == s.n; };
-      if (count != 1 || !whole(t) || !whole(speculated)) {
-        CHECK(t.speculated_bytes == 0);
-      } else {
-        CHECK(t.speculated_bytes != 0);
-        const WorkspaceLayout at = workspace_layout(s.m, s.n, s.batch, speculated);
-        CHECK(at.a_residues + t.speculated_bytes == layout.a_residues);
-        CHECK(at.a_residues + speculated.a_residue_bytes <= at.b_residues);
-        CHECK(at.b_residues + speculated.b_residue_bytes <= layout.a_residues);
-        CHECK(speculated.padded_rows == t.padded_rows);
-        CHECK(speculated.padded_cols == t.padded_cols);
-        CHECK(speculated.depth == t.depth);
-        CHECK(scale_target(kSpeculatedModuli, s.k) + 1.0 < 0x1p28);
+  const Shape shapes[] = {{1, 1, 1, 1},
+                          {16384, 16384, 16384, 1},
+                          {65536, 65536, 4096, 1},
+                          {9000000, 3, 5, 1},
+                          {70000, 8, 40000, 1},
+                          {64, 64, 64, 100000},
+                          {300, 100000, 131071, 1},
+                          {1000, 1000, 1000, 3},
+                          {1024, 1024, 1024, 128},
+                          {16384, 16384, 4096, 1},
+                          {1024, 1024, 1024, 300},
+                          {1024, 1024, 1024, 4097},
+                          {2048, 2048, 1024, 1},
+                          {8192, 8192, 512, 1}};
+  // Without the own product (cuBLAS's INT32 sums throughout), and with it on 132 and on 16 multiprocessors.
+  const ProductPath paths[] = {{132, false}, {132, true}, {16, true}};
+  for (const ProductPath &path : paths)
+    for (const Shape &s : shapes)
+      for (int count = 1; count <= kMaxModuli; ++count) {  // 1: the codes' tiling, kCodeSets sets of codes
+        INFO(s.m << " x " << s.n << " x " << s.k << " x " << s.batch << ", moduli " << count << ", own product "
+                 << path.own_ready << " on " << path.processors);
+        const Tiling t = choose_tiling(s.m, s.n, s.k, s.batch, count, path);
+        CHECK(t.depth % kDepthAlignment == 0);
+        CHECK(t.depth >= s.k);
+        CHECK((t.rows >= 1 && t.rows <= s.m && t.cols >= 1 && t.cols <= s.n));
+        CHECK((t.batches >= 1 && t.batches <= s.batch));
+        if (t.batches > 1) CHECK((t.rows == s.m && t.cols == s.n));
+        CHECK(t.padded_rows % 4 == 0);
+        CHECK(t.padded_cols % 4 == 0);
+        CHECK(t.product_bytes <= (size_t{2} << 30));
+        CHECK(t.a_residue_bytes <= (size_t{2} << 30));
+        CHECK(t.b_residue_bytes <= (size_t{2} << 30));
+        const size_t sets = count == 1 ? kCodeSets : count;
+        CHECK(t.a_residue_bytes == t.batches * sets * t.padded_rows * t.depth);
+        CHECK(t.b_residue_bytes == t.batches * sets * t.padded_cols * t.depth);
+        // Byte sums only for the moduli's products of the whole problem in one pass, where the INT8 product of
+        // exactly that tiling writes them; INT32 sums otherwise.
+        const auto whole = [&](const Tiling &x) { return x.batches == s.batch && x.rows == s.m && x.cols == s.n; };
+        if (t.byte_sums) {
+          CHECK(count != 1);
+          CHECK(whole(t));
+          CHECK(residue_bytes_run(t.padded_rows, t.padded_cols, t.depth, t.batches * count, path));
+          CHECK(t.product_bytes == t.batches * count * t.padded_rows * residue_pitch(t.padded_cols));
+        } else {
+          CHECK(t.product_bytes == t.batches * count * t.padded_rows * t.padded_cols * 4);
+        }
+        if (!path.own_ready) CHECK_FALSE(t.byte_sums);
+        CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
+        CHECK(t.batches * count < (int64_t{1} << 31));
+        const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);
+        CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch, path.processors));
+        CHECK(layout.a_residues + t.a_residue_bytes <= layout.b_residues);
+        CHECK(layout.b_residues + t.b_residue_bytes <= layout.products);
+        CHECK(layout.products + t.product_bytes <= layout.total);
+        CHECK(layout.needs + static_cast<size_t>(s.m * s.n * s.batch) <= layout.a_residues);
+        CHECK(layout.speculation + sizeof(int) <= layout.a_lines);
+        // The codes' tiling leaves room before its buffers for the residues of kSpeculatedModuli moduli, where that
+        // count's tiling lays them out, wherever both take whole products in one pass (and only there).
+        const Tiling speculated = choose_tiling(s.m, s.n, s.k, s.batch, kSpeculatedModuli, path);
+        if (count != 1 || !whole(t) || !whole(speculated)) {
+          CHECK(t.speculated_bytes == 0);
+        } else {
+          CHECK(t.speculated_bytes != 0);
+          const WorkspaceLayout at = workspace_layout(s.m, s.n, s.batch, speculated);
+          CHECK(at.a_residues + t.speculated_bytes == layout.a_residues);
+          CHECK(at.a_residues + speculated.a_residue_bytes <= at.b_residues);
+          CHECK(at.b_residues + speculated.b_residue_bytes <= layout.a_residues);
+          CHECK(speculated.padded_rows == t.padded_rows);
+          CHECK(speculated.padded_cols == t.padded_cols);
+          CHECK(speculated.depth == t.depth);
+          CHECK(scale_target(kSpeculatedModuli, s.k) + 1.0 < 0x1p28);
+        }
       }
-    }
-  // Uniform 16384^3 (7 moduli): B's residues whole, C in four bands of rows.
-  const Tiling big = choose_tiling(16384, 16384, 16384, 1, 7);
+  // Uniform 16384^3 (7 moduli) with cuBLAS's INT32 sums: B's residues whole, C in four bands of rows. With the own
+  // product's byte sums, whole; so are 16384 x 16384 x 4096 and 128 products of 1024^3 (two passes of INT32 sums).
+  const ProductPath int32_sums{132, false}, byte_sums{132, true};
+  const Tiling big = choose_tiling(16384, 16384, 16384, 1, 7, int32_sums);
   CHECK(big.cols == 16384);
   CHECK(big.rows == 4096);
+  CHECK(choose_tiling(16384, 16384, 16384, 1, 7, byte_sums).rows == 16384);
+  CHECK(choose_tiling(16384, 16384, 4096, 1, 7, int32_sums).rows == 4096);
+  const Tiling wide = choose_tiling(16384, 16384, 4096, 1, 7, byte_sums);
+  CHECK((wide.rows == 16384 && wide.cols == 16384 && wide.byte_sums));
+  CHECK(choose_tiling(16384, 16384, 4096, 1, 1, byte_sums).speculated_bytes != 0);
+  CHECK(choose_tiling(16384, 16384, 4096, 1, 1, int32_sums).speculated_bytes == 0);
+  CHECK(choose_tiling(1024, 1024, 1024, 128, 7, int32_sums).batches < 128);
+  CHECK(choose_tiling(1024, 1024, 1024, 128, 7, byte_sums).batches == 128);
+  // Shallower than kResidueBytesDepth, the own product keeps INT32 sums.
+  CHECK_FALSE(choose_tiling(8192, 8192, 512, 1, 7, byte_sums).byte_sums);
+  // More batches than one pass of byte sums holds: INT32 sums' tiling, every pass alike.
+  CHECK_FALSE(choose_tiling(1024, 1024, 1024, 4097, 7, byte_sums).byte_sums);
 }
 
 TEST_CASE("ozaki: the plan's chunks of rows give each multiprocessor blocks where C allows, and are cut no further",

@@ -133,7 +133,8 @@ Status run_as_graph(const GemmProblem &p, const RunArgs &args) {
   if (cache == nullptr) return Status::failure(StatusCode::alloc_failed, "the handle's graph cache could not be made");
   GraphCache &graphs = *cache;
   const GraphCache::Key key = graph_key(p, args);
-  const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1));
+  const WorkspaceLayout layout =
+      workspace_layout(p.m, p.n, p.batch, choose_tiling(p.m, p.n, p.k, p.batch, 1, product_path(args)));
   LiveOperands *live = live_operands(static_cast<char *>(args.workspace), layout);
   DeviceChoice *slot = nullptr;
   GraphCache::Kept *kept = graphs.find(key, &slot);

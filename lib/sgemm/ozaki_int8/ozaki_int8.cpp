@@ -39,8 +39,8 @@ Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
   return Status::success();
 }
 
-size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &) {
-  return max_workspace_bytes(p.m, p.n, p.k, p.batch);
+size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &device) {
+  return max_workspace_bytes(p.m, p.n, p.k, p.batch, device.sm_count);
 }
 
 // AUTO's choice runs as a graph that chooses on the device (kDecidesOnDevice). The algorithm chosen by name reads

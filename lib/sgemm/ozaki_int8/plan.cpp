@@ -3,6 +3,7 @@
 
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
+#include "sgemm/ozaki_int8/wgmma_products.hpp"
 #include "tuning/tuning.hpp"
 
 namespace fastgemm::detail::ozaki {
@@ -132,6 +133,29 @@ CertificateConstants certificate_constants(int64_t k) {
   return constants;
 }
 
+namespace {
+
+// Products of at least this many multiply-adds run the own product (all pairs in one launch) where it can, and where
+// its tiles fill the device's multiprocessors at least once: measured on the H200 against cuBLAS's strided batch,
+// 2048 x 2048 x 4096 0.531 -> 0.467 ms a call, 1024 x 4096 x 4096 0.635 -> 0.524; 16 products of 2048^3 3.83 ->
+// 3.50 ms (4 of them 0.96 either way); the codes' product of 1024 x 1024 x 16384 (64 tiles) grew from 0.099 to
+// 0.120 ms. With the residues in bytes from 1024 deep, 64 products of 1024^3 (the emulation forced) 2.95 -> 2.71 ms
+// a call, 16 of them 0.805 -> 0.753 (bench/NOTES-emulated-runs.md).
+constexpr double kOwnProductWork = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs, const ProductPath &path) {
+  return path.own_ready && static_cast<double>(padded_rows) * padded_cols * depth >= kOwnProductWork &&
+         own_products_take(padded_rows, padded_cols, depth, pairs) &&
+         own_products_tiles(padded_rows, padded_cols, pairs) >= path.processors;
+}
+
+bool residue_bytes_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs,
+                       const ProductPath &path) {
+  return depth >= kResidueBytesDepth && own_products_run(padded_rows, padded_cols, depth, pairs, path);
+}
+
 int plan_chunk_rows(int64_t rows, int64_t cols, int64_t batches, int processors) {
   const auto blocks = [&](int height) {
     return batches * ((cols + kPlanColumns - 1) / kPlanColumns) * ((rows + height - 1) / height);
@@ -141,7 +165,7 @@ int plan_chunk_rows(int64_t rows, int64_t cols, int64_t batches, int processors)
   return height;
 }
 
-Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) {
+Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count, const ProductPath &path) {
   Tiling tiling;
   tiling.depth = round_up(k, kDepthAlignment);
   const int64_t sets = count == 1 ? kCodeSets : count;
@@ -151,15 +175,30 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   const auto product_bytes = [&](int64_t rows, int64_t cols) {
     return static_cast<size_t>(count * round_up(rows, 4) * round_up(cols, 4) * 4);
   };
-  if (residue_bytes(m) <= kResidueBudget && residue_bytes(n) <= kResidueBudget &&
-      product_bytes(m, n) <= kProductBudget) {
-    // Whole products, as many at a time as fit.
+  const auto byte_product_bytes = [&](int64_t rows, int64_t cols) {
+    return static_cast<size_t>(count * round_up(rows, 4) * residue_pitch(round_up(cols, 4)));
+  };
+  // Whole products, as many at a time as fit: `per_result` bytes of products each.
+  const auto whole_batches = [&](size_t per_result) {
     const size_t per_product = residue_bytes(m) > residue_bytes(n) ? residue_bytes(m) : residue_bytes(n);
     int64_t batches = static_cast<int64_t>(kResidueBudget / per_product);
-    const int64_t by_products = static_cast<int64_t>(kProductBudget / product_bytes(m, n));
+    const int64_t by_products = static_cast<int64_t>(kProductBudget / per_result);
     if (by_products < batches) batches = by_products;
     if (kMaxBatches < batches) batches = kMaxBatches;
-    tiling.batches = batches < batch ? batches : batch;
+    return batches < batch ? batches : batch;
+  };
+  const bool residues_fit = residue_bytes(m) <= kResidueBudget && residue_bytes(n) <= kResidueBudget;
+  // The moduli's products of every batch in one pass, their sums written as bytes: only where the INT8 product of
+  // exactly this tiling writes them (a pass over fewer batches, the last of several, might not).
+  if (count != 1 && residues_fit && byte_product_bytes(m, n) <= kProductBudget &&
+      whole_batches(byte_product_bytes(m, n)) == batch &&
+      residue_bytes_run(round_up(m, 4), round_up(n, 4), tiling.depth, batch * count, path)) {
+    tiling.batches = batch;
+    tiling.rows = m;
+    tiling.cols = n;
+    tiling.byte_sums = true;
+  } else if (residues_fit && product_bytes(m, n) <= kProductBudget) {
+    tiling.batches = whole_batches(product_bytes(m, n));
     tiling.rows = m;
     tiling.cols = n;
   } else {
@@ -180,13 +219,15 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count) 
   tiling.padded_cols = round_up(tiling.cols, 4);
   tiling.a_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.rows);
   tiling.b_residue_bytes = static_cast<size_t>(tiling.batches) * residue_bytes(tiling.cols);
-  tiling.product_bytes = static_cast<size_t>(tiling.batches) * product_bytes(tiling.rows, tiling.cols);
+  tiling.product_bytes =
+      static_cast<size_t>(tiling.batches) *
+      (tiling.byte_sums ? byte_product_bytes(tiling.rows, tiling.cols) : product_bytes(tiling.rows, tiling.cols));
   const auto whole = [&](const Tiling &t) { return t.batches == batch && t.rows == m && t.cols == n; };
   if (count == 1 && whole(tiling)) {
     // The residues of kSpeculatedModuli moduli in their own tiling's place, before the codes' buffers: the codes
     // pass writes them where that tiling's products then read them (narrow residues only: line_scale's integers
     // below 2^28).
-    const Tiling speculated = choose_tiling(m, n, k, batch, kSpeculatedModuli);
+    const Tiling speculated = choose_tiling(m, n, k, batch, kSpeculatedModuli, path);
     const double target = scale_target(kSpeculatedModuli, k);
     if (whole(speculated) && target > 0.0 && target + 1.0 < 0x1p28)
       tiling.speculated_bytes = round_up_256(speculated.a_residue_bytes) + round_up_256(speculated.b_residue_bytes);
@@ -224,11 +265,14 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   return layout;
 }
 
-size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch) {
-  size_t most = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, 1)).total;
-  for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count)).total;
-    if (bytes > most) most = bytes;
+size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors) {
+  size_t most = 0;
+  for (const bool own_ready : {false, true}) {
+    const ProductPath path{processors, own_ready};
+    for (int count = 1; count <= kMaxModuli; count = count == 1 ? kMinModuli : count + 1) {
+      const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count, path)).total;
+      if (bytes > most) most = bytes;
+    }
   }
   return most;
 }

@@ -131,12 +131,32 @@ struct Tiling {
   int64_t depth = 0;                         // k rounded up to kDepthAlignment
   size_t a_residue_bytes = 0;                // batches * count * padded_rows * depth (kCodeSets for count 1)
   size_t b_residue_bytes = 0;                // batches * count * padded_cols * depth (kCodeSets for count 1)
-  size_t product_bytes = 0;                  // batches * count * padded_rows * padded_cols * 4
+  // batches * count * padded_rows * padded_cols * 4, or, where byte_sums, batches * count * padded_rows *
+  // residue_pitch(padded_cols) (wgmma_products.hpp)
+  size_t product_bytes = 0;
+  // The moduli's products of the whole problem in one pass write each sum's residue in one byte (the own product's,
+  // residue_bytes_run): the product budget counts those bytes, not INT32 sums.
+  bool byte_sums = false;
   // The codes' tiling (count 1) where the residues may be speculated (whole products in one pass at both counts):
   // the bytes left free before its buffers, where kSpeculatedModuli's tiling lays out its residues; 0 elsewhere.
   size_t speculated_bytes = 0;
 };
-Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count);
+// Where the INT8 products of a tiling run, as the tiling must know it: the device's multiprocessors and whether the
+// project's own product runs there (wgmma_products.hpp's own_products_ready).
+struct ProductPath {
+  int processors = 0;
+  bool own_ready = false;
+};
+// Whether steps.cpp's int8_products runs the own product for `pairs` products of these padded sizes on `path`, and
+// whether, for the moduli's products, it writes their sums' residues in bytes (from kResidueBytesDepth deep).
+bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs, const ProductPath &path);
+constexpr int64_t kResidueBytesDepth = 1024;
+bool residue_bytes_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs, const ProductPath &path);
+// The tiling of the codes (count 1) or of `count` moduli's residues and products on `path`. Where the moduli's products
+// of the whole problem, all its batches in one pass, write bytes (residue_bytes_run), their budget counts bytes: more
+// problems stay whole (16384 x 16384 x 4096 and 128 products of 1024^3 at 7 moduli), so that the codes' pass may
+// write their residues (speculated_bytes) and A's residues are made once.
+Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count, const ProductPath &path);
 
 // The rows of C's tile that each block of the plan's kernel (kernels.hpp's plan_needs, kPlanColumns columns a block)
 // walks: kPlanMostRows, or half or a quarter of it (multiples of 8, the rows whose search descends) where chunks of
@@ -174,7 +194,8 @@ struct WorkspaceLayout {
 };
 WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling);
 
-// The most workspace any operands of this shape can need (the tiling of every moduli count).
-size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch);
+// The most workspace any operands of this shape can need on a device of `processors` multiprocessors (the tiling of
+// every moduli count, whether the own product runs there or not).
+size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors);
 
 }  // namespace fastgemm::detail::ozaki

@@ -20,50 +20,34 @@ namespace {
 
 // Products of at least this many multiply-adds run one cuBLAS call per pair, not a strided batch.
 constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
-// Products of at least this many multiply-adds run the own product (all pairs in one launch) where it can, and where
-// its tiles fill the device's multiprocessors at least once: measured on the H200 against cuBLAS's strided batch,
-// 2048 x 2048 x 4096 0.531 -> 0.467 ms a call, 1024 x 4096 x 4096 0.635 -> 0.524; 16 products of 2048^3 3.83 ->
-// 3.50 ms (4 of them 0.96 either way); the codes' product of 1024 x 1024 x 16384 (64 tiles) grew from 0.099 to
-// 0.120 ms. With the residues in bytes from 1024 deep, 64 products of 1024^3 (the emulation forced) 2.95 -> 2.71 ms
-// a call, 16 of them 0.805 -> 0.753 (bench/NOTES-emulated-runs.md).
-constexpr double kOwnProductWork = 1024.0 * 1024.0 * 1024.0;
-
-// Whether int8_products runs the own product for `pairs` products of these sizes on a device of `processors`
-// multiprocessors.
-bool own_products_run(int64_t padded_rows, int64_t padded_cols, int64_t depth, int64_t pairs, int processors) {
-  return static_cast<double>(padded_rows) * padded_cols * depth >= kOwnProductWork &&
-         own_products_take(padded_rows, padded_cols, depth, pairs) &&
-         own_products_tiles(padded_rows, padded_cols, pairs) >= processors && own_products_ready();
-}
-
 // products[b][l] = residues_a[b][l] residues_b[b][l]^T for the tile's batches and moduli: one INT8 tensor-core
 // product per pair, INT32 sums (exact: depth <= kMaxDepth). cuBLAS is column-major: the row-major products are
 // its (residues_b)^T-by-residues_a products, both operands k-contiguous (its fast "TN" form). Large products go
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes products from
-// kOwnProductWork that fill the device's `processors` (own_products_run), all pairs in one launch
-// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products 1024
-// deep or more, writes each sum's residue modulo its pair's modulus in one byte instead, residue_pitch(padded_cols)
-// bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With half_chunks, each pair's lines hold the
-// codes' kCodeSets sets (make_residues'): the own product takes the half-depth set where *half_chunks chose it, and
-// says so in *took_half; cuBLAS takes the first.
+// kOwnProductWork that fill the device's multiprocessors (plan.hpp's own_products_run on `path`), all pairs in one
+// launch
+// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products
+// kResidueBytesDepth deep or more (residue_bytes_run), writes each sum's residue modulo its pair's modulus in one byte
+// instead, residue_pitch(padded_cols) bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With
+// half_chunks, each pair's lines hold the codes' kCodeSets sets (make_residues'): the own product takes the half-depth
+// set where *half_chunks chose it, and says so in *took_half; cuBLAS takes the first.
 Status int8_products(cublasHandle_t handle, cudaStream_t stream, const int8_t *residues_a, const int8_t *residues_b,
                      int32_t *products, int64_t padded_rows, int64_t padded_cols, int64_t pitch, int64_t depth,
                      int64_t count, const CrtConstants *constants, int64_t *residue_bytes, CodeChunks *half_chunks,
-                     bool *took_half, int processors) {
+                     bool *took_half, const ProductPath &path) {
   const int32_t one = 1, zero = 0;
   const int64_t sets = half_chunks != nullptr ? kCodeSets : 1;
   const int64_t a_stride = sets * padded_rows * depth, b_stride = sets * padded_cols * depth;
   const int64_t product_stride = padded_rows * pitch;
   *residue_bytes = 0;
   if (took_half != nullptr) *took_half = false;
-  if (own_products_run(padded_rows, padded_cols, depth, count * sets, processors)) {
-    // All pairs in one launch. Residues in bytes pay from 1024 deep since the epilogue reduces a sum in seven
-    // operations (math.hpp's sum_residue_byte), measured on the H200 (AUTO, a call): 4096 x 4096 x 1024 0.649 ->
-    // 0.593 ms, 8192 x 8192 x 1024 2.16 -> 1.91, 8192 x 8192 x 2048 2.91 -> 2.65, 16 products of 2048^3 3.47 -> 3.21
-    // (bench/NOTES-emulated-runs.md); shallower products keep their INT32 sums (not measured).
-    constexpr int64_t kResidueBytesDepth = 1024;
-    if (constants != nullptr && depth >= kResidueBytesDepth) {
+  if (own_products_run(padded_rows, padded_cols, depth, count * sets, path)) {
+    // All pairs in one launch. Residues in bytes pay from kResidueBytesDepth (1024) deep since the epilogue reduces a
+    // sum in seven operations (math.hpp's sum_residue_byte), measured on the H200 (AUTO, a call): 4096 x 4096 x 1024
+    // 0.649 -> 0.593 ms, 8192 x 8192 x 1024 2.16 -> 1.91, 8192 x 8192 x 2048 2.91 -> 2.65, 16 products of 2048^3 3.47
+    // -> 3.21 (bench/NOTES-emulated-runs.md); shallower products keep their INT32 sums (not measured).
+    if (constants != nullptr && residue_bytes_run(padded_rows, padded_cols, depth, count, path)) {
       const int64_t byte_pitch = residue_pitch(padded_cols);
       FG_RETURN_IF_ERROR(own_int8_residues(residues_a, residues_b, reinterpret_cast<int8_t *>(products), padded_rows,
                                            padded_cols, byte_pitch, depth, count, constants->modulus, constants->count,
@@ -101,7 +85,7 @@ struct TileSteps {
   const CertificateConstants *certificate = nullptr;
   uint8_t *needs = nullptr;
   ScanSummary *summary = nullptr;
-  int processors = 0;  // the device's multiprocessors (the plan's blocks follow them)
+  ProductPath path;  // where the INT8 products run (the plan's blocks follow the device's multiprocessors)
   // A captured call's (PlanBuffers::speculation): the count whose residues the codes' pass writes, read on the device.
   const int *speculation = nullptr;
 };
@@ -127,7 +111,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
       (steps.constants == nullptr ? tiling.speculated_bytes != 0 : count == kSpeculatedModuli)) {
     a_speculation.count = b_speculation.count = steps.speculation;
     if (steps.constants == nullptr) {
-      const Tiling speculated = choose_tiling(p.m, p.n, p.k, p.batch, kSpeculatedModuli);
+      const Tiling speculated = choose_tiling(p.m, p.n, p.k, p.batch, kSpeculatedModuli, steps.path);
       const WorkspaceLayout at = workspace_layout(p.m, p.n, p.batch, speculated);
       if (at.b_residues + speculated.b_residue_bytes > layout.a_residues)
         return Status::failure(StatusCode::internal_error, "the speculated residues overlap the codes");
@@ -142,7 +126,7 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
   // The plan's codes carry their half-depth set where the own product takes the tiling's tiles.
   CodeChunks *const half_chunks =
       steps.constants == nullptr && own_products_run(tiling.padded_rows, tiling.padded_cols, tiling.depth,
-                                                     tiling.batches * kCodeSets, steps.processors)
+                                                     tiling.batches * kCodeSets, steps.path)
           ? &steps.summary->code_chunks
           : nullptr;
   for (int64_t first_batch = 0; first_batch < p.batch; first_batch += tiling.batches) {
@@ -162,18 +146,25 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
           a_tile = ResidueTile{first_batch, batches, first_row, rows, round_up_4(rows), tiling.depth};
           FG_RETURN_IF_ERROR(make_residues(a, a_facts, a_tile, steps.constants, a_residues, stream, half_chunks));
         }
+        // A tiling that counted the sums as bytes has room for no INT32 sums: the same rule chooses both.
+        if (tiling.byte_sums &&
+            (steps.constants == nullptr ||
+             !residue_bytes_run(a_tile.padded_lines, b_tile.padded_lines, tiling.depth, batches * count, steps.path)))
+          return Status::failure(StatusCode::internal_error,
+                                 "the tiling counted byte sums that the products would not write");
         int64_t residue_bytes = 0;
         bool took_half = false;
         FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
                                          b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count,
-                                         steps.constants, &residue_bytes, half_chunks, &took_half, steps.processors));
+                                         steps.constants, &residue_bytes, half_chunks, &took_half, steps.path));
+
         ProductTile tile{first_batch,         batches,   first_row, rows,
                          a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
         tile.residue_pitch = residue_bytes;
         tile.half_codes = took_half;
         if (steps.constants == nullptr)
           FG_RETURN_IF_ERROR(plan_needs(p, tile, products, a_facts, b_facts, *steps.certificate, steps.needs,
-                                        steps.summary, steps.processors, stream));
+                                        steps.summary, steps.path.processors, stream));
         else
           FG_RETURN_IF_ERROR(reconstruct(p, tile, products, a_facts, b_facts, *steps.constants, *steps.certificate,
                                          steps.needs, steps.summary, stream));
@@ -185,9 +176,12 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
 
 }  // namespace
 
+ProductPath product_path(const RunArgs &args) { return ProductPath{args.device->sm_count, own_products_ready()}; }
+
 Status products_at(const GemmProblem &p, int count, const RunArgs &args, const PlanBuffers &plan,
                    const CertificateConstants &certificate, bool counted, int64_t flagged_rows, int64_t flagged_cols) {
-  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count);
+  const ProductPath path = product_path(args);
+  const Tiling tiling = choose_tiling(p.m, p.n, p.k, p.batch, count, path);
   const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, tiling);
   if (layout.total > args.workspace_bytes)
     return Status::failure(StatusCode::internal_error, "the tiling outgrew its workspace");
@@ -197,7 +191,7 @@ Status products_at(const GemmProblem &p, int count, const RunArgs &args, const P
   steps.certificate = &certificate;
   steps.needs = plan.needs;
   steps.summary = plan.summary;
-  steps.processors = args.device->sm_count;
+  steps.path = path;
   steps.speculation = plan.speculation;
   FG_RETURN_IF_ERROR(run_tiles(p, tiling, layout, plan.workspace, steps, args.cublas, args.stream));
   if (counted)
@@ -286,7 +280,8 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
                     PlanBuffers *plan, int *speculation) {
   const cudaStream_t stream = args.stream;
   plan->workspace = static_cast<char *>(args.workspace);
-  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
+  const ProductPath path = product_path(args);
+  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1, path);
   const WorkspaceLayout plan_layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
   plan->summary = reinterpret_cast<ScanSummary *>(plan->workspace + plan_layout.summary);
   plan->a_facts = reinterpret_cast<LineFacts *>(plan->workspace + plan_layout.a_lines);
@@ -302,7 +297,7 @@ Status enqueue_plan(const GemmProblem &p, const RunArgs &args, const Certificate
   steps.certificate = &certificate;
   steps.needs = plan->needs;
   steps.summary = plan->summary;
-  steps.processors = args.device->sm_count;
+  steps.path = path;
   steps.speculation = speculation;
   return run_tiles(p, plan_tiling, plan_layout, plan->workspace, steps, args.cublas, stream);
 }
@@ -312,7 +307,7 @@ Status enqueue_captured(const GemmProblem &p, const RunArgs &args, DeviceChoice 
   if (args.fallback == nullptr)
     return Status::failure(StatusCode::internal_error, "a captured emulation needs the FP32 product");
   const CertificateConstants certificate = certificate_constants(p.k);
-  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1);
+  const Tiling plan_tiling = choose_tiling(p.m, p.n, p.k, p.batch, 1, product_path(args));
   const WorkspaceLayout layout = workspace_layout(p.m, p.n, p.batch, plan_tiling);
   char *workspace = static_cast<char *>(args.workspace);
   PreviewBuffers preview;

@@ -36,6 +36,10 @@ struct GivenNodes {
   bool fp32_read_addresses = true;
 };
 
+// Where the call's INT8 products run: its device's multiprocessors, and whether the own product runs on the current
+// device (the call's). Every tiling of the call is chosen for it.
+ProductPath product_path(const RunArgs &args);
+
 // The products over `count` moduli, the reconstruction, and the elements computed in FP32: those no count certifies,
 // and those NaN or Inf reach (`flagged_rows` and `flagged_cols` of them, or, with `counted`, as many as the scan
 // counted on the device).
