@@ -960,7 +960,7 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
         CHECK(t.padded_rows < (int64_t{1} << 31));  // the INT8 products' sizes are ints
         CHECK(t.batches * count < (int64_t{1} << 31));
         const WorkspaceLayout layout = workspace_layout(s.m, s.n, s.batch, t);
-        CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch, path.processors));
+        CHECK(layout.total <= max_workspace_bytes(s.m, s.n, s.k, s.batch, path.processors, path.own_ready));
         CHECK(layout.a_residues + t.a_residue_bytes <= layout.b_residues);
         CHECK(layout.b_residues + t.b_residue_bytes <= layout.products);
         CHECK(layout.products + t.product_bytes <= layout.total);
@@ -1001,6 +1001,17 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
   CHECK_FALSE(choose_tiling(8192, 8192, 512, 1, 7, byte_sums).byte_sums);
   // More batches than one pass of byte sums holds: INT32 sums' tiling, every pass alike.
   CHECK_FALSE(choose_tiling(1024, 1024, 1024, 4097, 7, byte_sums).byte_sums);
+  // The workspace: room for both paths where the device may run the own product, for INT32 sums' alone elsewhere.
+  const auto most = [](const ProductPath &path) {
+    size_t bytes = 0;
+    for (int count = 1; count <= kMaxModuli; ++count)
+      bytes =
+          std::max(bytes, workspace_layout(1024, 1024, 128, choose_tiling(1024, 1024, 1024, 128, count, path)).total);
+    return bytes;
+  };
+  CHECK(max_workspace_bytes(1024, 1024, 1024, 128, 132, false) == most(int32_sums));
+  CHECK(max_workspace_bytes(1024, 1024, 1024, 128, 132, true) == std::max(most(int32_sums), most(byte_sums)));
+  CHECK(most(byte_sums) > most(int32_sums));
 }
 
 TEST_CASE("ozaki: the plan's chunks of rows give each multiprocessor blocks where C allows, and are cut no further",

@@ -40,7 +40,8 @@ Status ozaki_can_implement(const GemmProblem &p, const DeviceInfo &) {
 }
 
 size_t ozaki_workspace_bytes(const GemmProblem &p, const DeviceInfo &device) {
-  return max_workspace_bytes(p.m, p.n, p.k, p.batch, device.sm_count);
+  // The own product runs on compute capability 9.0 only (wgmma_products.hpp): elsewhere its tilings need no room.
+  return max_workspace_bytes(p.m, p.n, p.k, p.batch, device.sm_count, device.cc_major == 9 && device.cc_minor == 0);
 }
 
 // AUTO's choice runs as a graph that chooses on the device (kDecidesOnDevice). The algorithm chosen by name reads

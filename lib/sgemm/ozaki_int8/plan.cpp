@@ -265,9 +265,9 @@ WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tili
   return layout;
 }
 
-size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors) {
+size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors, bool own_possible) {
   size_t most = 0;
-  for (const bool own_ready : {false, true}) {
+  for (const bool own_ready : {false, own_possible}) {
     const ProductPath path{processors, own_ready};
     for (int count = 1; count <= kMaxModuli; count = count == 1 ? kMinModuli : count + 1) {
       const size_t bytes = workspace_layout(m, n, batch, choose_tiling(m, n, k, batch, count, path)).total;

@@ -195,7 +195,7 @@ struct WorkspaceLayout {
 WorkspaceLayout workspace_layout(int64_t m, int64_t n, int64_t batch, const Tiling &tiling);
 
 // The most workspace any operands of this shape can need on a device of `processors` multiprocessors (the tiling of
-// every moduli count, whether the own product runs there or not).
-size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors);
+// every moduli count): where `own_possible` (compute capability 9.0), whether the own product runs there or not.
+size_t max_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, int processors, bool own_possible);
 
 }  // namespace fastgemm::detail::ozaki
