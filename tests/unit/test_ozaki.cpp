@@ -949,7 +949,7 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
         // exactly that tiling writes them; INT32 sums otherwise.
         const auto whole = [&](const Tiling &x) { return x.batches == s.batch && x.rows == s.m && x.cols == s.n; };
         if (t.byte_sums) {
-          CHECK(count != 1);
+          CHECK((count != 1 && count <= kSpeculatedModuli));
           CHECK(whole(t));
           CHECK(residue_bytes_run(t.padded_rows, t.padded_cols, t.depth, t.batches * count, path));
           CHECK(t.product_bytes == t.batches * count * t.padded_rows * residue_pitch(t.padded_cols));
@@ -1002,16 +1002,25 @@ TEST_CASE("ozaki: tiles cover C within the workspace bounds", "[ozaki]") {
   // More batches than one pass of byte sums holds: INT32 sums' tiling, every pass alike.
   CHECK_FALSE(choose_tiling(1024, 1024, 1024, 4097, 7, byte_sums).byte_sums);
   // The workspace: room for both paths where the device may run the own product, for INT32 sums' alone elsewhere.
-  const auto most = [](const ProductPath &path) {
+  // Byte sums only up to kSpeculatedModuli: 128 products of 1024^3 need no more than with INT32 sums (their counts
+  // from 8 on would take up to 2 GB more); 16384^3's whole 7 moduli take more.
+  const auto most = [](int64_t edge, int64_t batch, const ProductPath &path) {
     size_t bytes = 0;
     for (int count = 1; count <= kMaxModuli; ++count)
-      bytes =
-          std::max(bytes, workspace_layout(1024, 1024, 128, choose_tiling(1024, 1024, 1024, 128, count, path)).total);
+      bytes = std::max(bytes,
+                       workspace_layout(edge, edge, batch, choose_tiling(edge, edge, edge, batch, count, path)).total);
     return bytes;
   };
-  CHECK(max_workspace_bytes(1024, 1024, 1024, 128, 132, false) == most(int32_sums));
-  CHECK(max_workspace_bytes(1024, 1024, 1024, 128, 132, true) == std::max(most(int32_sums), most(byte_sums)));
-  CHECK(most(byte_sums) > most(int32_sums));
+  for (const int64_t edge : {int64_t{1024}, int64_t{16384}}) {
+    const int64_t batch = edge == 1024 ? 128 : 1;
+    INFO(edge << "^3 x " << batch);
+    CHECK(max_workspace_bytes(edge, edge, edge, batch, 132, false) == most(edge, batch, int32_sums));
+    CHECK(max_workspace_bytes(edge, edge, edge, batch, 132, true) ==
+          std::max(most(edge, batch, int32_sums), most(edge, batch, byte_sums)));
+  }
+  CHECK(most(1024, 128, byte_sums) == most(1024, 128, int32_sums));
+  CHECK(most(16384, 1, byte_sums) > most(16384, 1, int32_sums));
+  CHECK_FALSE(choose_tiling(1024, 1024, 1024, 128, kSpeculatedModuli + 1, byte_sums).byte_sums);
 }
 
 TEST_CASE("ozaki: the plan's chunks of rows give each multiprocessor blocks where C allows, and are cut no further",

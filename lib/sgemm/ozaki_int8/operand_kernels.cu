@@ -55,20 +55,13 @@ __device__ __forceinline__ void flag_line(int64_t id, int operand, int64_t *flag
   flagged[slot] = id;
 }
 
-// Stores the line's facts, and its id in the list when it holds NaN or Inf, by one thread.
-__device__ void finish_line(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,
-                            ScanSummary *summary, const CertificateConstants &constants) {
-  facts[id] = line_facts(sums.squares, sums.absolutes, sums.largest(), sums.smallest(), sums.nonzeros, sums.integral(),
-                         sums.finite(), constants);
-  if (!sums.finite()) flag_line(id, operand, flagged, summary);
-}
-
-// The same by the whole warp, each of whose lanes holds the line's sums. Every lane finds the facts but the scales
-// (line_facts_unscaled), lane c the scale at count c (line_facts' loop, a count a lane, the same values), and the warp
-// writes them through `staged`, its slot of shared memory, a word a lane. One lane finding all twelve scales (a double
-// division, frexp and ldexp each) had issued most of the scan's instructions at 1024 deep, the warp's other lanes idle:
-// the scan of 64 products of 1024^3 (one operand's lines contiguous) 0.287 -> 0.260 ms, 65536 x 1024 x 4096 0.354 ->
-// 0.327 (H200, the same facts).
+// Stores the line's facts, and its id in the list when it holds NaN or Inf, by the whole warp, each of whose lanes
+// holds the line's sums. Every lane finds the facts but the scales (line_facts_unscaled), lane c the scale at count c
+// (line_facts' loop, a count a lane, the same values), and the warp writes them through `staged`, its slot of shared
+// memory, a word a lane. One lane finding all twelve scales (a double division, frexp and ldexp each) had issued most
+// of the scan's instructions at 1024 deep, the warp's other lanes idle: the scan of 64 products of 1024^3 (one
+// operand's lines contiguous) 0.290 -> 0.249 ms, 65536 x 1024 x 4096 0.340-0.356 -> 0.317-0.321 (H200, the same
+// facts).
 __device__ void finish_line_by_warp(const LineSums &sums, int64_t id, int operand, LineFacts *facts, int64_t *flagged,
                                     ScanSummary *summary, const CertificateConstants &constants, LineFacts &staged) {
   static_assert(kMaxModuli < 32, "a lane a count");
@@ -149,8 +142,12 @@ constexpr int kScanRows = kThreads / kScanLines;
 __device__ void scan_strided(Lines lines, int64_t total_lines, int operand, LineFacts *facts, int64_t *flagged,
                              ScanSummary *summary, const CertificateConstants &constants, int64_t block,
                              int64_t blocks) {
+  constexpr int kCounts = kMaxModuli - kMinModuli + 1;
+  static_assert(kScanLines * kCounts % 32 == 0 && kScanLines <= 32,
+                "the tile's lines' counts in whole rounds of a warp");
   lines = live_lines(lines);
   __shared__ LineSums partial[kScanRows][kScanLines];
+  __shared__ LineFacts staged[kScanLines];
   const int column = threadIdx.x % kScanLines, row = threadIdx.x / kScanLines;
   const int64_t tiles_per_batch = divide_up(lines.count, kScanLines);
   const int64_t batches = total_lines / lines.count;
@@ -180,20 +177,46 @@ __device__ void scan_strided(Lines lines, int64_t total_lines, int operand, Line
     }
     partial[row][column] = sums;
     __syncthreads();
-    // The tile's 8 lines finished by 8 lanes of one warp, side by side (finished by a warp each, the scan of 64
-    // products of 1024^3 with both operands' lines strided took 0.289 -> 0.300 ms on the H200).
-    if (row == 0 && line < lines.count) {
+    // The tile's lines finished by the first warp: lane j < kScanLines merges line j's sums and finds its facts but the
+    // scales, side by side; then the warp's lanes find the 12 counts' scales of the 8 lines in three rounds, and write
+    // the facts a word a lane (the same facts as eight lanes each finding its line's twelve scales: the scan of 64
+    // products of 1024^3 with both operands' lines strided 0.288-0.290 -> 0.279-0.280 ms on the H200; finished by a
+    // warp each, as contiguous lines are, it took 0.289 -> 0.300).
+    if (threadIdx.x < 32) {
+      const int lane = static_cast<int>(threadIdx.x);
       LineSums total = sums;
-      for (int r = 1; r < kScanRows; ++r) total.merge(partial[r][column]);
-      finish_line(total, batch * lines.count + line, operand, facts, flagged, summary, constants);
+      if (lane < kScanLines) {
+        for (int r = 1; r < kScanRows; ++r) total.merge(partial[r][column]);
+        staged[lane] = line_facts_unscaled(total.squares, total.absolutes, total.largest(), total.smallest(),
+                                           total.nonzeros, total.integral(), total.finite(), constants);
+        if (line < lines.count && !total.finite()) flag_line(batch * lines.count + line, operand, flagged, summary);
+      }
+      __syncwarp();
+#pragma unroll 1
+      for (int pair = lane; pair < kScanLines * kCounts; pair += 32) {
+        const int j = pair / kCounts, count = kMinModuli + pair % kCounts;
+        const CountScale scale = count_scale(staged[j], scale_target_at(constants, count));
+        staged[j].inverse_scale[count] = scale.made ? scale.inverse : 0.0;
+        if (scale.made && scale.rounds) atomicOr(&staged[j].rounding, 1 << count);
+      }
+      __syncwarp();
+      const int64_t first = tile % tiles_per_batch * kScanLines;
+      for (int word = lane; word < kScanLines * kFactWords; word += 32) {
+        const int j = word / kFactWords;
+        if (first + j < lines.count)
+          reinterpret_cast<uint32_t *>(facts + batch * lines.count + first + j)[word % kFactWords] =
+              reinterpret_cast<const uint32_t *>(&staged[j])[word % kFactWords];
+      }
     }
     __syncthreads();
   }
 }
 
 // Both operands' scans in one launch, the first part's blocks first: each operand alone leaves the device idle where
-// it has few lines (one warp a contiguous line: 256 blocks for 2048 of them).
-__global__ void scan_kernel(ScanPart first, ScanPart second, ScanSummary *summary, CertificateConstants constants) {
+// it has few lines (one warp a contiguous line: 256 blocks for 2048 of them). Four blocks a multiprocessor (64
+// registers, none spilled); six (40 registers) made it slower everywhere.
+__global__ void __launch_bounds__(kThreads, 4)
+    scan_kernel(ScanPart first, ScanPart second, ScanSummary *summary, CertificateConstants constants) {
   const bool in_first = blockIdx.x < first.blocks;
   const ScanPart &part = in_first ? first : second;
   const int64_t block = in_first ? blockIdx.x : blockIdx.x - first.blocks;

@@ -189,8 +189,10 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int64_t batch, int count, 
   };
   const bool residues_fit = residue_bytes(m) <= kResidueBudget && residue_bytes(n) <= kResidueBudget;
   // The moduli's products of every batch in one pass, their sums written as bytes: only where the INT8 product of
-  // exactly this tiling writes them (a pass over fewer batches, the last of several, might not).
-  if (count != 1 && residues_fit && byte_product_bytes(m, n) <= kProductBudget &&
+  // exactly this tiling writes them (a pass over fewer batches, the last of several, might not), and at counts up to
+  // kSpeculatedModuli, whose residues the codes' pass may write (kept whole at larger counts, the residues' buffers
+  // would raise the workspace by up to 2 GB a call for counts that wide exponents alone need).
+  if (count != 1 && count <= kSpeculatedModuli && residues_fit && byte_product_bytes(m, n) <= kProductBudget &&
       whole_batches(byte_product_bytes(m, n)) == batch &&
       residue_bytes_run(round_up(m, 4), round_up(n, 4), tiling.depth, batch * count, path)) {
     tiling.batches = batch;
