@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu_internal/line_facts_reference.hpp"
 #include "sgemm/ozaki_int8/kernels.hpp"
 #include "sgemm/ozaki_int8/math.hpp"
 #include "sgemm/ozaki_int8/plan.hpp"
@@ -25,36 +26,6 @@
 namespace ozaki = fastgemm::detail::ozaki;
 
 namespace {
-
-// The least e such that x 2^e is an integer (x nonzero and finite).
-int lowest_bit_exponent(float x) {
-  int exponent = 0;
-  const double fraction = std::frexp(static_cast<double>(x), &exponent);  // x = fraction 2^exponent
-  auto significand = static_cast<int64_t>(std::ldexp(std::fabs(fraction), 24));
-  int trailing = 0;
-  while ((significand & 1) == 0) significand >>= 1, ++trailing;
-  return -(exponent - 24 + trailing);
-}
-
-// A line's facts as the scan makes them (math.hpp's line_facts from its sums and statistics).
-ozaki::LineFacts facts_of(const std::vector<float> &line, const ozaki::CertificateConstants &constants) {
-  double squares = 0, absolutes = 0;
-  float largest = 0, smallest = std::numeric_limits<float>::infinity();
-  int nonzeros = 0, integral = ozaki::kNoIntegralExponent;
-  bool finite = true;
-  for (const float x : line) {
-    if (!std::isfinite(x)) finite = false;
-    if (x == 0.0f || !std::isfinite(x)) continue;
-    squares += static_cast<double>(x) * x;
-    absolutes += std::fabs(static_cast<double>(x));
-    largest = std::fmax(largest, std::fabs(x));
-    smallest = std::fmin(smallest, std::fabs(x));
-    ++nonzeros;
-    const int e = lowest_bit_exponent(x);
-    integral = e > integral ? e : integral;
-  }
-  return ozaki::line_facts(squares, absolutes, largest, smallest, nonzeros, integral, finite, constants);
-}
 
 // The line's codes: floor(|x_l| 2^g), g its code exponent. A line holding NaN or Inf gets the codes of its finite
 // elements (the operands' pass writes zeros there): its elements' need is 0 whatever their codes' products.
@@ -111,9 +82,9 @@ void check_plan(int64_t m, int64_t n, int64_t k, float alpha, float beta, unsign
   std::vector<ozaki::LineFacts> a_facts, b_facts;
   std::vector<std::vector<int>> a_codes, b_codes;
   for (const auto &line : rows)
-    a_facts.push_back(facts_of(line, constants)), a_codes.push_back(codes_of(line, a_facts.back()));
+    a_facts.push_back(fgtest::facts_of(line, constants)), a_codes.push_back(codes_of(line, a_facts.back()));
   for (const auto &line : cols)
-    b_facts.push_back(facts_of(line, constants)), b_codes.push_back(codes_of(line, b_facts.back()));
+    b_facts.push_back(fgtest::facts_of(line, constants)), b_codes.push_back(codes_of(line, b_facts.back()));
 
   // The codes' products, rows of a pitch wider than n (as the products' tiles pad them), and C0.
   const int64_t pitch = n + 13;
