@@ -348,12 +348,14 @@ FG_OZAKI_INLINE LineFacts line_facts_unscaled(double squares, double absolutes, 
   return line;
 }
 
-// A line's facts (line_facts_unscaled) and its scale at every moduli count.
+// A line's facts (line_facts_unscaled) and its scale at every moduli count. The scan's kernels find the same facts by
+// parts, the counts' scales side by side (operand_kernels.cu's finishes; tests/gpu_internal/test_scan_facts.cpp).
 FG_OZAKI_INLINE LineFacts line_facts(double squares, double absolutes, float largest, float smallest, int nonzeros,
                                      int integral, bool finite, const CertificateConstants &constants) {
   LineFacts line = line_facts_unscaled(squares, absolutes, largest, smallest, nonzeros, integral, finite, constants);
   for (int count = kMinModuli; count <= kMaxModuli; ++count) {
-    // count_scale tests the target too; tested here as well, the scan's kernel keeps 64 registers (84 without).
+    // count_scale tests the target too (tested here as well, the scan's kernel had kept 64 registers, 84 without,
+    // when it called this).
     if (constants.scale_target[count] == 0.0) continue;
     add_line_scale(line, count, count_scale(line, constants.scale_target[count]));
   }
