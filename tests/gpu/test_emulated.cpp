@@ -150,50 +150,80 @@ TEST_CASE("emulated: AUTO runs the INT8 emulation on large products in FG_MATH_F
   }
 }
 
+// A strided batch of `batch` products of edge^3, row-major, each its own operands (product i's from inputs(i) and
+// seed + i), on the device; run() calls fg_sgemm_strided_batched over the first `count` of them with all of C
+// poisoned (NaN) first, and returns all of C.
+class SquareBatch {
+ public:
+  template <typename InputsOf>
+  SquareBatch(int64_t edge, int64_t batch, InputsOf inputs, uint64_t seed)
+      : edge_(edge),
+        batch_(batch),
+        a_(static_cast<size_t>(batch * edge * edge) * 4),
+        b_(static_cast<size_t>(batch * edge * edge) * 4),
+        c_(static_cast<size_t>(batch * edge * edge) * 4) {
+    std::vector<float> a, b;
+    a.reserve(static_cast<size_t>(batch * elements()));
+    b.reserve(static_cast<size_t>(batch * elements()));
+    for (int64_t i = 0; i < batch; ++i) {
+      products_.push_back(make_operands(inputs(i), edge, edge, edge, seed + static_cast<uint64_t>(i)));
+      a.insert(a.end(), products_.back().a.begin(), products_.back().a.end());
+      b.insert(b.end(), products_.back().b.begin(), products_.back().b.end());
+    }
+    upload(a_, a);
+    upload(b_, b);
+  }
+  int64_t elements() const { return edge_ * edge_; }
+  const Operands &product(int64_t i) const { return products_[static_cast<size_t>(i)]; }
+  std::vector<float> run(fg_handle_t handle, int64_t count) {
+    const size_t bytes = static_cast<size_t>(batch_ * elements()) * 4;
+    REQUIRE_CUDA_OK(cudaMemset(c_.get(), 0xff, bytes));  // NaN
+    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
+    REQUIRE_FG_OK(fg_sgemm_strided_batched(handle, FG_ROW_MAJOR, FG_OP_N, FG_OP_N, edge_, edge_, edge_, 1.0f,
+                                           a_.as<float>(), edge_, elements(), b_.as<float>(), edge_, elements(), 0.0f,
+                                           c_.as<float>(), edge_, elements(), count));
+    return download<float>(c_, static_cast<size_t>(batch_ * elements()));
+  }
+  // Product i's slice of C.
+  std::vector<float> slice(const std::vector<float> &c, int64_t i) const {
+    return std::vector<float>(c.begin() + i * elements(), c.begin() + (i + 1) * elements());
+  }
+
+ private:
+  int64_t edge_, batch_;
+  std::vector<Operands> products_;
+  DeviceMemory a_, b_, c_;
+};
+
 TEST_CASE("emulated: AUTO emulates a strided batch of 16 products of 1024^3 (2^34 in all), not 8 of them",
           "[emulated][emulated-large]") {
-  constexpr int64_t kEdge = 1024, kBatch = 16, kElements = kEdge * kEdge;
+  constexpr int64_t kEdge = 1024, kBatch = 16;
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
   // Each product its own operands, uniform and wide exponents by turns (one moduli count serves the whole call).
-  std::vector<Operands> products;
-  std::vector<float> a, b;
-  for (int64_t i = 0; i < kBatch; ++i) {
-    const Inputs inputs = i % 2 == 0 ? Inputs{Distribution::uniform, 0} : Inputs{Distribution::exponents, 0};
-    products.push_back(make_operands(inputs, kEdge, kEdge, kEdge, 2100 + static_cast<uint64_t>(i)));
-    a.insert(a.end(), products.back().a.begin(), products.back().a.end());
-    b.insert(b.end(), products.back().b.begin(), products.back().b.end());
-  }
-  DeviceMemory a_device(a.size() * 4), b_device(b.size() * 4), c_device(static_cast<size_t>(kBatch * kElements) * 4);
-  upload(a_device, a);
-  upload(b_device, b);
-  const auto run = [&](int64_t batch) {
-    REQUIRE_CUDA_OK(cudaMemset(c_device.get(), 0xff, static_cast<size_t>(kBatch * kElements) * 4));  // NaN
-    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
-    REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kEdge, kEdge, kEdge, 1.0f,
-                                           a_device.as<float>(), kEdge, kElements, b_device.as<float>(), kEdge,
-                                           kElements, 0.0f, c_device.as<float>(), kEdge, kElements, batch));
-    return download<float>(c_device, static_cast<size_t>(kBatch * kElements));
-  };
-  std::vector<float> c = run(kBatch);
+  SquareBatch batch(
+      kEdge, kBatch,
+      [](int64_t i) {
+        return i % 2 == 0 ? Inputs{Distribution::uniform, 0} : Inputs{Distribution::exponents, 0};
+      },
+      2100);
+  std::vector<float> c = batch.run(handle.get(), kBatch);
   CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
   CHECK(emulation_of(handle.get()).moduli >= 7);
   std::vector<Reference> references;
   for (int64_t i = 0; i < kBatch; ++i) {
     INFO("product " << i);
-    references.push_back(reference_of(products[i]));
-    const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
-    CHECK(guarantee_of(slice, references.back(), kEdge).beyond == 0);
+    references.push_back(reference_of(batch.product(i)));
+    CHECK(guarantee_of(batch.slice(c, i), references.back(), kEdge).beyond == 0);
   }
   // Half of them: 2^33 in all, FP32's products; nothing past the batch's C written.
-  c = run(kBatch / 2);
+  c = batch.run(handle.get(), kBatch / 2);
   CHECK(last_algo(handle.get()) != FG_SGEMM_OZAKI_INT8);
   for (int64_t i = 0; i < kBatch / 2; ++i) {
     INFO("product " << i);
-    const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
-    CHECK(relative_error(slice, references[i].product) <= gemm_tolerance(kEdge));
+    CHECK(relative_error(batch.slice(c, i), references[static_cast<size_t>(i)].product) <= gemm_tolerance(kEdge));
   }
-  CHECK(all_nan(std::vector<float>(c.begin() + kBatch / 2 * kElements, c.end())));
+  CHECK(all_nan(std::vector<float>(c.begin() + kBatch / 2 * batch.elements(), c.end())));
 }
 
 TEST_CASE("emulated: 128 products of 1024^3 in one pass of byte sums, AUTO and forced: each product certified",
@@ -201,42 +231,28 @@ TEST_CASE("emulated: 128 products of 1024^3 in one pass of byte sums, AUTO and f
   // With the own product's sums written as bytes, the 128 products' 7 moduli (uniform operands' need) fit one pass
   // (INT32 sums took two, 73 and 55 products): every product is written, and those about the old boundary and at the
   // ends are checked whole.
-  constexpr int64_t kEdge = 1024, kBatch = 128, kElements = kEdge * kEdge;
+  constexpr int64_t kEdge = 1024, kBatch = 128;
   Handle handle;
   REQUIRE_FG_OK(fg_set_math_mode(handle.get(), FG_MATH_FP32_EMULATED));
-  std::vector<Operands> products;
-  std::vector<float> a, b;
-  a.reserve(static_cast<size_t>(kBatch * kElements));
-  b.reserve(static_cast<size_t>(kBatch * kElements));
-  for (int64_t i = 0; i < kBatch; ++i) {
-    products.push_back(
-        make_operands(Inputs{Distribution::uniform, 0}, kEdge, kEdge, kEdge, 5100 + static_cast<uint64_t>(i)));
-    a.insert(a.end(), products.back().a.begin(), products.back().a.end());
-    b.insert(b.end(), products.back().b.begin(), products.back().b.end());
-  }
-  DeviceMemory a_device(a.size() * 4), b_device(b.size() * 4), c_device(static_cast<size_t>(kBatch * kElements) * 4);
-  upload(a_device, a);
-  upload(b_device, b);
+  SquareBatch batch(
+      kEdge, kBatch,
+      [](int64_t) {
+        return Inputs{Distribution::uniform, 0};
+      },
+      5100);
   const int64_t checked[] = {0, 1, 72, 73, 126, 127};
   std::vector<Reference> references;
-  for (const int64_t i : checked) references.push_back(reference_of(products[static_cast<size_t>(i)]));
+  for (const int64_t i : checked) references.push_back(reference_of(batch.product(i)));
   for (const fg_sgemm_algo_t algo : {FG_SGEMM_AUTO, FG_SGEMM_OZAKI_INT8}) {
     INFO("algorithm " << static_cast<int>(algo));
     REQUIRE_FG_OK(fg_set_sgemm_algo(handle.get(), algo));
-    REQUIRE_CUDA_OK(cudaMemset(c_device.get(), 0xff, static_cast<size_t>(kBatch * kElements) * 4));  // NaN
-    REQUIRE_CUDA_OK(cudaDeviceSynchronize());
-    REQUIRE_FG_OK(fg_sgemm_strided_batched(handle.get(), FG_ROW_MAJOR, FG_OP_N, FG_OP_N, kEdge, kEdge, kEdge, 1.0f,
-                                           a_device.as<float>(), kEdge, kElements, b_device.as<float>(), kEdge,
-                                           kElements, 0.0f, c_device.as<float>(), kEdge, kElements, kBatch));
-    const std::vector<float> c = download<float>(c_device, static_cast<size_t>(kBatch * kElements));
+    const std::vector<float> c = batch.run(handle.get(), kBatch);
     CHECK(last_algo(handle.get()) == FG_SGEMM_OZAKI_INT8);
     CHECK(emulation_of(handle.get()).moduli == 7);
     CHECK(std::none_of(c.begin(), c.end(), [](float x) { return std::isnan(x); }));
     for (size_t at = 0; at < references.size(); ++at) {
-      const int64_t i = checked[at];
-      INFO("product " << i);
-      const std::vector<float> slice(c.begin() + i * kElements, c.begin() + (i + 1) * kElements);
-      CHECK(guarantee_of(slice, references[at], kEdge).beyond == 0);
+      INFO("product " << checked[at]);
+      CHECK(guarantee_of(batch.slice(c, checked[at]), references[at], kEdge).beyond == 0);
     }
   }
 }
