@@ -26,8 +26,7 @@ constexpr double kOneCallWork = 3072.0 * 3072.0 * 3072.0;
 // one call per pair: cuBLAS's heuristic picks faster kernels for them alone than for the strided batch, and slower
 // ones for smaller products (bench/NOTES-emulated.md); on Hopper, the project's own product takes products from
 // kOwnProductWork that fill the device's multiprocessors (plan.hpp's own_products_run on `path`), all pairs in one
-// launch
-// (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products
+// launch (wgmma_products.hpp), and, with `constants` (the moduli's products, not the codes') on products
 // kResidueBytesDepth deep or more (residue_bytes_run), writes each sum's residue modulo its pair's modulus in one byte
 // instead, residue_pitch(padded_cols) bytes a row: then *residue_bytes is that pitch (0 for INT32 sums). With
 // half_chunks, each pair's lines hold the codes' kCodeSets sets (make_residues'): the own product takes the half-depth
@@ -157,7 +156,6 @@ Status run_tiles(const GemmProblem &p, const Tiling &tiling, const WorkspaceLayo
         FG_RETURN_IF_ERROR(int8_products(handle, stream, a_residues, b_residues, products, a_tile.padded_lines,
                                          b_tile.padded_lines, tiling.padded_cols, tiling.depth, batches * count,
                                          steps.constants, &residue_bytes, half_chunks, &took_half, steps.path));
-
         ProductTile tile{first_batch,         batches,   first_row, rows,
                          a_tile.padded_lines, first_col, cols,      tiling.padded_cols};
         tile.residue_pitch = residue_bytes;
