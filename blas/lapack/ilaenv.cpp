@@ -17,9 +17,7 @@
 // on stderr. A program that defines ilaenv_ itself (LAPACK's test programs do) keeps its own: the executable's
 // symbol comes before any preloaded library's.
 #include "blas/block_setting.hpp"
-
-#include <dlfcn.h>
-#include <link.h>
+#include "blas/lapack/symbols.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -27,8 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
-#include <vector>
 
 namespace {
 
@@ -44,58 +40,12 @@ constexpr long long kLargestBlockTimesOrder = 1LL << 29;
 using Ilaenv = int (*)(const int *, const char *, const char *, const int *, const int *, const int *, const int *,
                        size_t, size_t);
 
-// Whether `symbol` is this library's own.
-bool is_own(const void *symbol) {
-  static const void *const own_base = [] {
-    Dl_info info = {};
-    return dladdr(reinterpret_cast<const void *>(&is_own), &info) != 0 ? info.dli_fbase : nullptr;
-  }();
-  Dl_info info = {};
-  return dladdr(symbol, &info) != 0 && info.dli_fbase == own_base;
-}
-
-// The names of the loaded objects, in load order (collected first: the loader is not asked to open anything while
-// it lists them).
-int collect_name(struct dl_phdr_info *object, size_t, void *names) {
-  if (object->dlpi_name == nullptr || object->dlpi_name[0] == '\0') return 0;
-  try {
-    static_cast<std::vector<std::string> *>(names)->emplace_back(object->dlpi_name);
-    return 0;
-  } catch (...) {
-    return 1;  // no memory: the list stops here (nothing is thrown through the loader)
-  }
-}
-
-// The first loaded object, in load order, that defines an ilaenv_ other than this library's; null if none.
-void *find_loaded() {
-  std::vector<std::string> names;
-  dl_iterate_phdr(collect_name, &names);
-  for (const std::string &name : names) {
-    void *handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (handle == nullptr) continue;
-    void *symbol = dlsym(handle, "ilaenv_");
-    dlclose(handle);  // RTLD_NOLOAD took a reference of its own; the object stays loaded
-    if (symbol != nullptr && !is_own(symbol)) return symbol;
-  }
-  return nullptr;
-}
-
 // LAPACK's ilaenv_, or null where none is loaded or loadable. Found once; not remembered while none is found.
 Ilaenv lapack_ilaenv() {
   static std::atomic<Ilaenv> found{nullptr};
   Ilaenv next = found.load(std::memory_order_acquire);
   if (next != nullptr) return next;
-  void *symbol = dlsym(RTLD_NEXT, "ilaenv_");
-  if (symbol == nullptr || is_own(symbol)) {
-    symbol = find_loaded();
-  }
-  if (symbol == nullptr) {
-    if (void *library = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL)) {  // kept open: its function is used
-      symbol = dlsym(library, "ilaenv_");
-      if (symbol != nullptr && is_own(symbol)) symbol = nullptr;
-    }
-  }
-  next = reinterpret_cast<Ilaenv>(symbol);
+  next = reinterpret_cast<Ilaenv>(fastgemm_lapack::lapack_symbol("ilaenv_"));
   if (next != nullptr) found.store(next, std::memory_order_release);
   return next;
 }

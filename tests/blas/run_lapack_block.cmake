@@ -5,7 +5,8 @@
 # BLAS_PRELOAD, libfastgemm_blas.so, before it in one case), the results must stay right whatever block it gives,
 # and with FASTGEMM_LOG=1 its log must say which routines it gave which block: the block for the problems of at
 # least 8 blocks on every side, LAPACK's own for the smaller ones, for any setting that is no block, and without
-# the preload; ILAENV's answers asked directly, and through a LAPACK opened out of the global scope.
+# the preload; ILAENV's answers asked directly, and through a LAPACK opened out of the global scope; the QR's panels
+# in halves where the block is 128 or more.
 cmake_policy(VERSION 3.24)
 set(problems "")
 # run(<name> <preload> <order> <routines> <setting or "unset"> <log regexes that must match> <regexes that must not>)
@@ -52,6 +53,13 @@ run("block 16 beside the drop-in" "${BLAS_PRELOAD}:${LAPACK_PRELOAD}" 300 "${all
 run("block 37, order 296" "${LAPACK_PRELOAD}" 296 "dpotrf dgetrf" 37
     "DPOTRF orders 296 [^\n]*: block 37;DGETRF orders 296 296 [^\n]*: block 37" "")
 run("block 37, order 295" "${LAPACK_PRELOAD}" 295 "dpotrf dgetrf" 37 "" "fastgemm_lapack")
+# A block of 128 at order 1100: the QR's panels of 128 columns are factored and their T built in halves (qr_panel.cpp),
+# beside the drop-in too; the block of 16 leaves them to LAPACK.
+set(halves "DGEQRF orders 1100 [^\n]*: block 128" "DGEQR2 [0-9]+ x 128: in halves" "DLARFT [0-9]+ x 128: in halves"
+           "SGEQR2 [0-9]+ x 128: in halves" "SLARFT [0-9]+ x 128: in halves")
+run("block 128, order 1100" "${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 128 "${halves}" "")
+run("block 128 beside the drop-in" "${BLAS_PRELOAD}:${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 128 "${halves}" "")
+run("block 16, order 1100" "${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 16 "" "in halves")
 run("the default block, order 300" "${LAPACK_PRELOAD}" 300 "dpotrf sgeqrf" unset "" "fastgemm_lapack")
 run("an empty setting, order 300" "${LAPACK_PRELOAD}" 300 "dgetrf" "" "" "fastgemm_lapack")
 foreach(bad IN ITEMS 0 -8 08 12x " 16" 99999999999999999999)
