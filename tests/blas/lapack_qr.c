@@ -6,6 +6,9 @@
      of A (in double), the rows past M untouched, tau poisoned with NaN before the call;
    - ?larft_ (forward, columnwise) on the reference's reflectors, some tau set to 0: T's upper triangle within the
      tolerance of the reference's (poisoned with NaN before), its strictly lower part untouched;
+   - ?larfb_ of the reference's reflectors on a random C (the rows past M a sentinel, the workspace NaN before), taken
+     (from the left, forward, columnwise; H and its transpose; large enough to be split among threads) or not: the
+     reference's bits, since it makes the same BLAS calls;
    - the calls it leaves to LAPACK (fewer than 128 columns, m < n, backward or rowwise T): the reference's bits.
    lapack_qr REFERENCE_LAPACK FASTGEMM_LAPACK: "ok", or each case that fails (exit status 1). */
 #include <dlfcn.h>
@@ -17,6 +20,9 @@
 typedef void (*Geqr2)(const int *, const int *, void *, const int *, void *, void *, int *);
 typedef void (*Larft)(const char *, const char *, const int *, const int *, const void *, const int *, const void *,
                       void *, const int *, size_t, size_t);
+typedef void (*Larfb)(const char *, const char *, const char *, const char *, const int *, const int *, const int *,
+                      const void *, const int *, const void *, const int *, void *, const int *, void *, const int *,
+                      size_t, size_t, size_t, size_t);
 
 static int failed = 0;
 static unsigned long long state = 7;
@@ -157,6 +163,34 @@ static void larft_case(Geqr2 ref_geqr2, Larft ref, Larft own, int dbl, const cha
   free(v), free(tau), free(work), free(t_a), free(t_b);
 }
 
+/* ?larfb_ of the k reflectors (V, T from the reference's QR of a random m x k matrix) on a random m x n C (ldc past
+   m, the rows past it a sentinel), the workspace NaN. */
+static void larfb_case(Geqr2 ref_geqr2, Larft ref_larft, Larfb ref, Larfb own, int dbl, const char *side,
+                       const char *trans, const char *direct, int m, int n, int k) {
+  const size_t size = dbl ? 8 : 4;
+  const int rows = side[0] == 'L' || side[0] == 'l' ? m : n; /* V's rows: the order of H */
+  const int ldv = rows + 1, ldt = k + 1, ldc = m + 2, ldwork = (n > m ? n : m) + 3;
+  void *v = malloc((size_t)ldv * k * size), *tau = malloc((size_t)k * size), *t = malloc((size_t)ldt * k * size);
+  void *c_a = malloc((size_t)ldc * n * size), *c_b = malloc((size_t)ldc * n * size);
+  void *w_a = malloc((size_t)ldwork * k * size), *w_b = malloc((size_t)ldwork * k * size);
+  for (size_t i = 0; i < (size_t)ldv * k; ++i) set(v, i, uniform(), dbl);
+  int info = 0;
+  ref_geqr2(&rows, &k, v, &ldv, tau, w_a, &info);
+  ref_larft("F", "C", &rows, &k, v, &ldv, tau, t, &ldt, 1, 1);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldc; ++i) set(c_a, (size_t)i + (size_t)j * ldc, i >= m ? ldexp(1.0, 100) : uniform(), dbl);
+  memcpy(c_b, c_a, (size_t)ldc * n * size);
+  for (size_t i = 0; i < (size_t)ldwork * k; ++i) set(w_a, i, NAN, dbl), set(w_b, i, NAN, dbl);
+  ref(side, trans, direct, "C", &m, &n, &k, v, &ldv, t, &ldt, c_a, &ldc, w_a, &ldwork, 1, 1, 1, 1);
+  own(side, trans, direct, "C", &m, &n, &k, v, &ldv, t, &ldt, c_b, &ldc, w_b, &ldwork, 1, 1, 1, 1);
+  if (memcmp(c_a, c_b, (size_t)ldc * n * size) != 0) {
+    printf("%clarfb %s%s%s %d x %d, %d reflectors: not the reference's bits\n", dbl ? 'd' : 's', side, trans, direct, m,
+           n, k);
+    failed = 1;
+  }
+  free(v), free(tau), free(t), free(c_a), free(c_b), free(w_a), free(w_b);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: lapack_qr REFERENCE_LAPACK FASTGEMM_LAPACK\n");
@@ -172,8 +206,11 @@ int main(int argc, char **argv) {
     Geqr2 own_geqr2 = (Geqr2)dlsym(own, dbl ? "dgeqr2_" : "sgeqr2_");
     Larft ref_larft = (Larft)dlsym(reference, dbl ? "dlarft_" : "slarft_");
     Larft own_larft = (Larft)dlsym(own, dbl ? "dlarft_" : "slarft_");
-    if (ref_geqr2 == NULL || own_geqr2 == NULL || ref_larft == NULL || own_larft == NULL) {
-      printf("?geqr2_ or ?larft_ missing\n");
+    Larfb ref_larfb = (Larfb)dlsym(reference, dbl ? "dlarfb_" : "slarfb_");
+    Larfb own_larfb = (Larfb)dlsym(own, dbl ? "dlarfb_" : "slarfb_");
+    if (ref_geqr2 == NULL || own_geqr2 == NULL || ref_larft == NULL || own_larft == NULL || ref_larfb == NULL ||
+        own_larfb == NULL) {
+      printf("?geqr2_, ?larft_ or ?larfb_ missing\n");
       return 2;
     }
     /* m, n, lda, upper triangular columns, taken */
@@ -190,6 +227,14 @@ int main(int argc, char **argv) {
     larft_case(ref_geqr2, ref_larft, own_larft, dbl, "F", "C", 500, 127, none, 0);
     larft_case(ref_geqr2, ref_larft, own_larft, dbl, "B", "C", 400, 200, none, 0);
     larft_case(ref_geqr2, ref_larft, own_larft, dbl, "F", "R", 400, 200, none, 0);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "T", "F", 500, 300, 128);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "T", "F", 200, 8200, 128);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "N", "F", 2000, 70, 33);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "N", "F", 1000, 257, 200);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "l", "c", "f", 130, 1, 130);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "T", "F", 500, 300, 127);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "R", "N", "F", 300, 500, 200);
+    larfb_case(ref_geqr2, ref_larft, ref_larfb, own_larfb, dbl, "L", "T", "F", 500, 0, 200);
   }
   if (!failed) printf("ok\n");
   return failed;

@@ -53,13 +53,15 @@ run("block 16 beside the drop-in" "${BLAS_PRELOAD}:${LAPACK_PRELOAD}" 300 "${all
 run("block 37, order 296" "${LAPACK_PRELOAD}" 296 "dpotrf dgetrf" 37
     "DPOTRF orders 296 [^\n]*: block 37;DGETRF orders 296 296 [^\n]*: block 37" "")
 run("block 37, order 295" "${LAPACK_PRELOAD}" 295 "dpotrf dgetrf" 37 "" "fastgemm_lapack")
-# A block of 128 at order 1100: the QR's panels of 128 columns are factored and their T built in halves (qr_panel.cpp),
-# beside the drop-in too; the block of 16 leaves them to LAPACK.
+# A block of 128 at order 1100: the QR's panels of 128 columns are factored and their T built in halves, and their
+# their reflectors applied with the workspace's copies by tiles (qr_panel.cpp), beside the drop-in too; the block of 16
+# leaves the panels to LAPACK.
 set(halves "DGEQRF orders 1100 [^\n]*: block 128" "DGEQR2 [0-9]+ x 128: in halves" "DLARFT [0-9]+ x 128: in halves"
-           "SGEQR2 [0-9]+ x 128: in halves" "SLARFT [0-9]+ x 128: in halves")
+           "SGEQR2 [0-9]+ x 128: in halves" "SLARFT [0-9]+ x 128: in halves"
+           "DLARFB LT [0-9]+ x [0-9]+, 128 reflectors: copies by tiles" "SLARFB LT [0-9]+ x [0-9]+, 128 reflectors")
 run("block 128, order 1100" "${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 128 "${halves}" "")
 run("block 128 beside the drop-in" "${BLAS_PRELOAD}:${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 128 "${halves}" "")
-run("block 16, order 1100" "${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 16 "" "in halves")
+run("block 16, order 1100" "${LAPACK_PRELOAD}" 1100 "sgeqrf dgeqrf" 16 "" "in halves|LARFB")
 run("the default block, order 300" "${LAPACK_PRELOAD}" 300 "dpotrf sgeqrf" unset "" "fastgemm_lapack")
 run("an empty setting, order 300" "${LAPACK_PRELOAD}" 300 "dgetrf" "" "" "fastgemm_lapack")
 foreach(bad IN ITEMS 0 -8 08 12x " 16" 99999999999999999999)
