@@ -5,9 +5,7 @@
 # panels of 128 columns and more are factored in halves: run on the distribution's LAPACK alone, then with
 # LAPACK_PRELOAD preloaded (FASTGEMM_LOG=1). Both runs must finish, run the same tests, and pass all of them, and the
 # preloaded run's log must show panels factored in halves. INPUT: the program's input (lapack_qr_<p>test.in);
-# WORK_DIR: where the outputs go. With BLAS_PRELOAD (libfastgemm_blas.so), the second run preloads it before the
-# library with every call it takes on the GPU (FASTGEMM_BLAS_MIN_FLOPS=0), and some must have run there. Prints
-# "SKIPPED: ..." without the package, or with BLAS_PRELOAD and no GPU.
+# WORK_DIR: where the outputs go. Prints "SKIPPED: ..." without the package.
 if(NOT PRECISION MATCHES "^[sd]$")
   message(FATAL_ERROR "PRECISION is s or d, not '${PRECISION}'")
 endif()
@@ -15,13 +13,6 @@ set(program "${LAPACK_DIR}/xlintst${PRECISION}")
 if(NOT EXISTS "${program}")
   message(STATUS "SKIPPED: LAPACK's test programs are not in ${LAPACK_DIR} (Debian: apt-get install liblapack-test)")
   return()
-endif()
-if(BLAS_PRELOAD)
-  execute_process(COMMAND nvidia-smi -L OUTPUT_VARIABLE devices RESULT_VARIABLE smi_status ERROR_QUIET)
-  if(NOT smi_status EQUAL 0 OR NOT devices MATCHES "GPU")
-    message(STATUS "SKIPPED: no CUDA device (nvidia-smi lists none)")
-    return()
-  endif()
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -31,9 +22,6 @@ foreach(where IN ITEMS plain preloaded)
     set(environment --unset=LD_PRELOAD)
   else()
     set(environment LD_PRELOAD=${LAPACK_PRELOAD} FASTGEMM_LOG=1)
-    if(BLAS_PRELOAD)
-      set(environment LD_PRELOAD=${BLAS_PRELOAD}:${LAPACK_PRELOAD} FASTGEMM_LOG=1 FASTGEMM_BLAS_MIN_FLOPS=0)
-    endif()
   endif()
   execute_process(COMMAND ${CMAKE_COMMAND} -E env ${environment} ${program} WORKING_DIRECTORY "${WORK_DIR}"
                   INPUT_FILE "${INPUT}" OUTPUT_FILE "${WORK_DIR}/${where}.out" ERROR_FILE "${WORK_DIR}/${where}.log"
@@ -50,28 +38,15 @@ endforeach()
 if(NOT summary_plain STREQUAL summary_preloaded)
   list(APPEND problems "not the same tests run or passed:\n${summary_plain}\n-- preloaded:\n${summary_preloaded}")
 endif()
-# The log holds a line for each BLAS call where the drop-in is preloaded (millions): read line by line, filtered.
 file(STRINGS "${WORK_DIR}/preloaded.log" halves REGEX "GEQR2 [0-9]+ x [0-9]+: in halves")
 list(LENGTH halves taken)
 if(taken EQUAL 0)
   list(APPEND problems "no panel was factored in halves (${PRECISION}GEQR2): ${WORK_DIR}/preloaded.log")
 endif()
-set(on_gpu "")
-if(BLAS_PRELOAD)
-  file(STRINGS "${WORK_DIR}/preloaded.log" gpu_calls REGEX " on the GPU \\(" LIMIT_COUNT 1)
-  file(STRINGS "${WORK_DIR}/preloaded.log" failures REGEX "failed on the GPU|no GPU for this" LIMIT_COUNT 3)
-  if(NOT gpu_calls OR failures)
-    list(APPEND problems "no call on the GPU, or failures there: ${failures} (${WORK_DIR}/preloaded.log)")
-  endif()
-  set(on_gpu ", every call the drop-in takes on the GPU")
-endif()
 if(problems)
   list(JOIN problems "\n  " problems)
   message(FATAL_ERROR "xlintst${PRECISION} with libfastgemm_lapack.so:\n  ${problems}")
 endif()
-if(BLAS_PRELOAD)
-  file(REMOVE "${WORK_DIR}/preloaded.log")  # a few hundred MB; kept only where the test fails
-endif()
 list(LENGTH summary_preloaded paths)
-message(STATUS "xlintst${PRECISION}: ${paths} paths, the same tests run and passed with and without the preload"
-               "${on_gpu}; ${taken} panels factored in halves")
+message(STATUS "xlintst${PRECISION}: ${paths} paths, the same tests run and passed with and without the preload; "
+               "${taken} panels factored in halves")
